@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/app.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "diag/error.hpp"
+#include "envpin_version.hpp"
+
+namespace envpin::cli {
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit codes:\n"
+    "  0    success\n"
+    "  1    error (bad manifest, unreadable file, ...); nothing is written\n"
+    "  2    usage error\n"
+    "  3    generate --check: generated files are out of date\n"
+    "  130  interrupted\n";
+
+// CLI11's own wording is replaced with envpin's for the errors users meet most.
+diag::Error usage_error(const CLI::ParseError& e, const std::string& command) {
+  std::string hint = "run 'envpin " + (command.empty() ? std::string{} : command + " ") + "--help'";
+  std::string message = e.what();
+  if (!message.empty()) message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+  while (!message.empty() && (message.back() == '.' || message.back() == '\n')) message.pop_back();
+  return diag::Error(message, std::nullopt, hint);
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"envpin: a pinned, verifiable environment for GPU projects from one manifest", "envpin"};
+  app.set_version_flag("--version", std::string("envpin ") + kEnvpinVersion, "print the version and exit");
+  app.footer(std::string("\n") + kExitCodes);
+  app.require_subcommand(1);
+
+  std::vector<Command> table = {generate_command(), validate_command()};
+  std::function<int(Streams&)> action;
+  std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
+  for (Command& c : table) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    sub->footer(std::string("\n") + kExitCodes);
+    actions.emplace_back(sub, c.setup(*sub));
+  }
+
+  Streams streams{out, err};
+  std::string chosen;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    CLI::App* target = &app;
+    for (auto& [sub, _] : actions)
+      if (sub->parsed()) target = sub;
+    out << target->help();
+    return kOk;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return kOk;
+  } catch (const CLI::CallForVersion&) {
+    out << "envpin " << kEnvpinVersion << "\n";
+    return kOk;
+  } catch (const CLI::ParseError& e) {
+    for (auto& [sub, _] : actions)
+      if (sub->parsed()) chosen = sub->get_name();
+    if (argc <= 1) {
+      out << app.help();
+      return kUsage;
+    }
+    err << diag::format(usage_error(e, chosen));
+    return kUsage;
+  }
+
+  try {
+    for (auto& [sub, act] : actions)
+      if (sub->parsed()) return act(streams);
+  } catch (const diag::Error& e) {
+    err << diag::format(e);
+    return kError;
+  }
+  return kUsage;
+}
+
+}  // namespace envpin::cli

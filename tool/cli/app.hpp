@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <iosfwd>
+
+namespace envpin::cli {
+
+// Exit codes shared by every command (see README, "Exit codes").
+enum Exit : int {
+  kOk = 0,
+  kError = 1,
+  kUsage = 2,
+  kStale = 3,  // generate --check: artifacts on disk differ from what the manifest gives
+  kInterrupted = 130,
+};
+
+// Runs the envpin command line. Prints data to `out`, diagnostics to `err`; returns the exit code.
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace envpin::cli

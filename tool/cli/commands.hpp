@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace envpin::cli {
+
+// What a command needs at run time.
+struct Streams {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+// One row of the command table: registers the subcommand's options and returns the
+// action to run when it was chosen.
+struct Command {
+  const char* name;
+  const char* summary;
+  std::function<std::function<int(Streams&)>(CLI::App&)> setup;
+};
+
+Command generate_command();
+Command validate_command();
+
+}  // namespace envpin::cli

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <filesystem>
+#include <ostream>
+
+#include "cli/app.hpp"
+#include "cli/commands.hpp"
+#include "io/atomic_file.hpp"
+#include "manifest/load.hpp"
+#include "render/render.hpp"
+#include "resolve/environment.hpp"
+
+namespace envpin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GenerateOptions {
+  std::string manifest = "envpin.yaml";
+  bool check = false;
+  bool dry_run = false;
+};
+
+// Where a project-relative artifact path is, as the user will type it.
+fs::path shown_path(const manifest::Manifest& m, const std::string& rel) {
+  return (m.project_dir == "." ? fs::path(rel) : m.project_dir / rel).lexically_normal();
+}
+
+int generate(const GenerateOptions& o, Streams& io) {
+  const manifest::Manifest m = manifest::load(o.manifest);
+  const resolve::Environment env = resolve::resolve(m);
+  const std::vector<render::Artifact> artifacts = render::render_all(m, env);
+  for (const auto& w : env.warnings) io.err << w;
+
+  std::vector<const render::Artifact*> changed;
+  for (const auto& a : artifacts) {
+    const fs::path path = m.project_dir / a.path;
+    const auto current = io::read_file(path);
+    if (!current || *current != a.bytes || io::is_executable(path) != a.executable)
+      changed.push_back(&a);
+  }
+
+  if (o.check) {
+    for (const auto* a : changed) io.out << "stale " << shown_path(m, a->path).generic_string() << "\n";
+    if (changed.empty()) return kOk;
+    io.err << diag::format(diag::Error(
+        std::to_string(changed.size()) + " generated file(s) differ from what " + m.file + " gives",
+        std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result"));
+    return kStale;
+  }
+  for (const auto& a : artifacts) {
+    const bool differs = std::find(changed.begin(), changed.end(), &a) != changed.end();
+    if (differs && !o.dry_run) io::write_atomic(m.project_dir / a.path, a.bytes, a.executable);
+    io.out << (differs ? (o.dry_run ? "would write " : "wrote ") : "unchanged ")
+           << shown_path(m, a.path).generic_string() << "\n";
+  }
+  return kOk;
+}
+
+int validate(const std::string& file, Streams& io) {
+  const manifest::Manifest m = manifest::load(file);
+  const resolve::Environment env = resolve::resolve(m);
+  for (const auto& w : env.warnings) io.err << w;
+  io.out << m.file << ": ok (base image " << env.base_image << ")\n";
+  return kOk;
+}
+
+}  // namespace
+
+Command generate_command() {
+  return {"generate", "write Dockerfile, devcontainer.json, check_env.sh and .dockerignore from the manifest",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<GenerateOptions>();
+            app.add_option("-f,--manifest", o->manifest, "the manifest to read")
+                ->capture_default_str();
+            app.add_flag("--check", o->check,
+                         "write nothing; exit 3 and list the files that differ from what the manifest gives");
+            app.add_flag("-n,--dry-run", o->dry_run, "write nothing; list what would be written");
+            return [o](Streams& io) { return generate(*o, io); };
+          }};
+}
+
+Command validate_command() {
+  return {"validate", "check the manifest and report the first error, writing nothing",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto file = std::make_shared<std::string>("envpin.yaml");
+            app.add_option("-f,--manifest", *file, "the manifest to read")->capture_default_str();
+            return [file](Streams& io) { return validate(*file, io); };
+          }};
+}
+
+}  // namespace envpin::cli

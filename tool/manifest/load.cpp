@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: Apache-2.0
+// The only user of yaml-cpp. Turns envpin.yaml into a Manifest, validating as it goes,
+// so that every message can name the line and column the user wrote.
+#include "manifest/load.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "diag/suggest.hpp"
+
+namespace envpin::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+using diag::Error;
+
+constexpr std::string_view kTopKeys[] = {
+    "envpin", "name",   "platforms", "os",      "base",         "cuda",   "python", "apt",
+    "env",    "secrets", "paths",    "workdir", "user",         "context", "devcontainer",
+    "outputs"};
+constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver"};
+constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements", "index",
+                                            "extra_index"};
+constexpr std::string_view kUserKeys[] = {"name", "uid"};
+constexpr std::string_view kContextKeys[] = {"exclude"};
+constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
+constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env",
+                                            "dockerignore"};
+constexpr std::string_view kOsValues[] = {"ubuntu20.04", "ubuntu22.04", "ubuntu24.04",
+                                          "debian11",    "debian12",    "debian13"};
+constexpr std::string_view kPlatforms[] = {"linux/amd64", "linux/arm64"};
+constexpr std::string_view kFlavors[] = {"base", "runtime", "devel"};
+constexpr std::string_view kGpuValues[] = {"required", "optional", "none"};
+
+// yaml-cpp's parser messages, reworded for users (yaml-cpp's own text never reaches them).
+std::string describe_yaml_error(const std::string& msg) {
+  static const std::pair<std::string_view, std::string_view> table[] = {
+      {"end of map not found", "a mapping is not closed: check the indentation of this line"},
+      {"end of map flow not found", "'{' is not closed by '}'"},
+      {"end of sequence not found", "a list is not closed: check the indentation of this line"},
+      {"end of sequence flow not found", "'[' is not closed by ']'"},
+      {"illegal map value", "a ':' where no value may start (quote the value if it contains ': ')"},
+      {"illegal map key", "a key where none may start"},
+      {"illegal block entry", "a '- ' list item where a mapping value was expected"},
+      {"illegal flow end", "a ']' or '}' that closes nothing"},
+      {"illegal EOF in scalar", "a quoted string is not closed before the end of the file"},
+      {"illegal character in scalar", "a character that cannot appear in an unquoted value"},
+      {"illegal document indicator in scalar", "'---' or '...' inside a value"},
+      {"unknown token", "a character YAML does not allow here"},
+      {"unknown escape character: ", "an unknown '\\' escape in a double-quoted string"},
+      {"alias not found after *", "'*' must be followed by an anchor name"},
+      {"anchor not found after &", "'&' must be followed by an anchor name"},
+      {"the referenced anchor is not defined", "an alias refers to an anchor that is not defined"},
+      {"unexpected character in block scalar", "a character that breaks the block scalar"},
+      {"cannot assign multiple tags to the same node", "a value with two tags"},
+      {"cannot assign multiple anchors to the same node", "a value with two anchors"},
+  };
+  for (const auto& [yaml, ours] : table)
+    if (msg.starts_with(yaml)) return "invalid YAML: " + std::string(ours);
+  return "invalid YAML syntax";
+}
+
+class Reader {
+ public:
+  Reader(std::string file, fs::path project_dir)
+      : file_(std::move(file)), project_dir_(std::move(project_dir)) {}
+
+  Location at(const YAML::Node& node) const {
+    const YAML::Mark m = node.Mark();
+    if (m.is_null()) return Location{file_, 0, 0};
+    return Location{file_, m.line + 1, m.column + 1};
+  }
+
+  [[noreturn]] void fail(const YAML::Node& node, std::string message, std::string hint = {}) const {
+    throw Error(std::move(message), at(node), std::move(hint));
+  }
+
+  static std::string kind(const YAML::Node& n) {
+    switch (n.Type()) {
+      case YAML::NodeType::Map: return "a mapping";
+      case YAML::NodeType::Sequence: return "a list";
+      case YAML::NodeType::Null: return "nothing";
+      default: return "'" + n.Scalar() + "'";
+    }
+  }
+
+  // Checks that `map` is a mapping with no duplicate or unknown keys, and returns its
+  // entries keyed by name, each with the key node (for locations) and value node.
+  std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> entries(
+      const YAML::Node& map, std::string_view section, std::span<const std::string_view> known) const {
+    if (!map.IsMap())
+      fail(map, std::string(section) + " must be a mapping, found " + kind(map));
+    std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> out;
+    std::map<std::string, Location> seen;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) fail(kv.first, "keys in " + std::string(section) + " must be plain names");
+      const std::string key = kv.first.Scalar();
+      if (auto it = seen.find(key); it != seen.end())
+        fail(kv.first, "duplicate key '" + key + "' (first set at line " +
+                           std::to_string(it->second.line) + ")",
+             "remove one of the two '" + key + "' entries");
+      seen.emplace(key, at(kv.first));
+      if (!known.empty() && std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string where = section == "the manifest" ? std::string{} : " in " + std::string(section);
+        fail(kv.first, "unknown key '" + key + "'" + where + diag::did_you_mean(key, known),
+             "valid keys" + where + ": " + join(known));
+      }
+      out.emplace_back(key, kv.first, kv.second);
+    }
+    return out;
+  }
+
+  static std::string join(std::span<const std::string_view> items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + std::string(items[i]);
+    return out;
+  }
+
+  Located<std::string> string(const YAML::Node& n, std::string_view key) const {
+    if (!n.IsScalar())
+      fail(n, "'" + std::string(key) + "' must be a string, found " + kind(n));
+    if (n.Scalar().empty()) fail(n, "'" + std::string(key) + "' must not be empty");
+    return {n.Scalar(), at(n)};
+  }
+
+  Located<bool> boolean(const YAML::Node& n, std::string_view key) const {
+    static const std::set<std::string> yes{"true", "True", "TRUE", "yes", "Yes", "on"};
+    static const std::set<std::string> no{"false", "False", "FALSE", "no", "No", "off"};
+    if (n.IsScalar()) {
+      if (yes.count(n.Scalar())) return {true, at(n)};
+      if (no.count(n.Scalar())) return {false, at(n)};
+    }
+    fail(n, "'" + std::string(key) + "' must be true or false, found " + kind(n));
+  }
+
+  Located<int> integer(const YAML::Node& n, std::string_view key, long lo, long hi) const {
+    static const std::regex digits(R"(^[0-9]+$)");
+    if (!n.IsScalar() || !std::regex_match(n.Scalar(), digits) || n.Scalar().size() > 9)
+      fail(n, "'" + std::string(key) + "' must be a whole number, found " + kind(n));
+    const long v = std::stol(n.Scalar());
+    if (v < lo || v > hi)
+      fail(n, "'" + std::string(key) + "' must be between " + std::to_string(lo) + " and " +
+                  std::to_string(hi) + ", found " + n.Scalar());
+    return {static_cast<int>(v), at(n)};
+  }
+
+  // A string from a fixed set.
+  Located<std::string> choice(const YAML::Node& n, std::string_view key,
+                              std::span<const std::string_view> allowed) const {
+    Located<std::string> s = string(n, key);
+    if (std::find(allowed.begin(), allowed.end(), s.value) == allowed.end())
+      fail(n, "'" + s.value + "' is not a valid " + std::string(key) + diag::did_you_mean(s.value, allowed),
+           "use one of: " + join(allowed));
+    return s;
+  }
+
+  std::vector<YAML::Node> list(const YAML::Node& n, std::string_view key) const {
+    if (n.IsNull()) return {};
+    if (!n.IsSequence()) fail(n, "'" + std::string(key) + "' must be a list, found " + kind(n));
+    std::vector<YAML::Node> out;
+    for (const auto& item : n) out.push_back(item);
+    return out;
+  }
+
+  std::vector<Located<std::string>> string_list(const YAML::Node& n, std::string_view key) const {
+    std::vector<Located<std::string>> out;
+    std::map<std::string, int> seen;
+    for (const YAML::Node& item : list(n, key)) {
+      Located<std::string> s = string(item, std::string(key) + " item");
+      if (auto it = seen.find(s.value); it != seen.end())
+        fail(item, "'" + s.value + "' is listed twice in '" + std::string(key) + "' (first at line " +
+                       std::to_string(it->second) + ")");
+      seen.emplace(s.value, s.where.line);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  // A relative path that stays inside the project directory.
+  Located<std::string> project_path(const YAML::Node& n, std::string_view key) const {
+    Located<std::string> s = string(n, key);
+    const fs::path p(s.value);
+    if (p.is_absolute())
+      fail(n, "'" + std::string(key) + "' must be relative to the project, found absolute path '" +
+                  s.value + "'",
+           "write it relative to the directory holding the manifest");
+    const fs::path norm = p.lexically_normal();
+    if (norm.empty() || norm == "." || *norm.begin() == "..")
+      fail(n, "'" + std::string(key) + "' points outside the project: '" + s.value + "'",
+           "write a path inside the directory holding the manifest");
+    s.value = norm.generic_string();
+    return s;
+  }
+
+  const std::string& file() const { return file_; }
+  const fs::path& project_dir() const { return project_dir_; }
+
+ private:
+  std::string file_;
+  fs::path project_dir_;
+};
+
+bool is_env_name(const std::string& s) {
+  static const std::regex re(R"(^[A-Za-z_][A-Za-z0-9_]*$)");
+  return std::regex_match(s, re);
+}
+
+Located<Requirement> requirement(const Reader& r, const YAML::Node& n, std::string_view key) {
+  Located<std::string> s = r.string(n, key);
+  std::string error;
+  std::size_t column = 0;
+  auto req = parse_requirement(s.value, error, column);
+  if (!req) {
+    Location where = s.where;
+    // A plain scalar starts where the text starts; quoted ones one column later.
+    if (where.column > 0) where.column += static_cast<int>(column) + (n.Tag() == "!" ? 1 : 0);
+    throw Error("invalid package spec '" + s.value + "': " + error, where,
+                "write it as pip does, e.g. 'numpy==1.26.4' or 'torch>=2.4,<2.5'");
+  }
+  return {std::move(*req), s.where};
+}
+
+void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
+  Cuda cuda;
+  bool has_version = false;
+  for (const auto& [key, k, v] : r.entries(node, "cuda", kCudaKeys)) {
+    if (key == "version") {
+      cuda.version = r.string(v, "cuda.version");
+      static const std::regex re(R"(^(auto|\d{1,2}\.\d{1,2}(\.\d{1,2})?)$)");
+      if (!std::regex_match(cuda.version.value, re))
+        r.fail(v, "invalid CUDA version '" + cuda.version.value + "'",
+               "write the toolkit as 'major.minor' or 'major.minor.patch', e.g. '12.4'");
+      has_version = true;
+    } else if (key == "flavor") {
+      Located<std::string> f = r.choice(v, "cuda.flavor", kFlavors);
+      cuda.flavor = {f.value == "base" ? CudaFlavor::base
+                     : f.value == "devel" ? CudaFlavor::devel
+                                          : CudaFlavor::runtime,
+                     f.where};
+    } else if (key == "cudnn") {
+      cuda.cudnn = r.boolean(v, "cuda.cudnn");
+    } else if (key == "gpus") {
+      cuda.gpus = r.string_list(v, "cuda.gpus");
+    } else if (key == "driver") {
+      Located<std::string> d = r.string(v, "cuda.driver");
+      std::string version = d.value;
+      if (version.starts_with(">=")) version = version.substr(2);
+      while (!version.empty() && version.front() == ' ') version.erase(0, 1);
+      if (!is_driver_version(version))
+        r.fail(v, "invalid driver version '" + d.value + "'",
+               "write the fleet's driver floor as '>=535.104.05' (what nvidia-smi prints)");
+      cuda.driver = Located<std::string>{version, d.where};
+    }
+  }
+  if (!has_version)
+    r.fail(node, "the cuda section needs 'version'", "add 'version: \"12.4\"' under cuda");
+  if (cuda.cudnn.value && cuda.flavor.value == CudaFlavor::base)
+    throw Error("cuDNN images exist only for the runtime and devel flavors", cuda.cudnn.where,
+                "set cuda.flavor to 'runtime' or 'devel'");
+  m.cuda = std::move(cuda);
+}
+
+std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const YAML::Node& n,
+                                                         const Located<std::string>& rel) {
+  const fs::path path = r.project_dir() / rel.value;
+  std::ifstream in(path, std::ios::binary);
+  if (!in || fs::is_directory(path))
+    r.fail(n, "requirements file '" + rel.value + "' does not exist",
+           "create it, or list packages under python.packages instead");
+  std::vector<Located<Requirement>> out;
+  std::map<std::string, int> seen;
+  std::string line;
+  int number = 0;
+  const std::string shown = (fs::path(r.file()).parent_path() / rel.value).generic_string();
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string text = line;
+    if (auto hash = text.find(" #"); hash != std::string::npos) text.erase(hash);
+    if (auto first = text.find_first_not_of(" \t"); first == std::string::npos || text[first] == '#')
+      continue;
+    std::size_t indent = text.find_first_not_of(" \t");
+    if (text[indent] == '-')
+      throw Error("pip options in a requirements file are not supported: '" + text.substr(indent) + "'",
+                  Location{shown, number, static_cast<int>(indent) + 1},
+                  "set the index with python.index in the manifest and list only packages here");
+    std::string error;
+    std::size_t column = 0;
+    auto req = parse_requirement(text, error, column);
+    if (!req)
+      throw Error("invalid package spec '" + text.substr(indent) + "': " + error,
+                  Location{shown, number, static_cast<int>(column) + 1},
+                  "write it as pip does, e.g. 'numpy==1.26.4'");
+    if (auto it = seen.find(req->normalized); it != seen.end())
+      throw Error("'" + req->name + "' is listed twice (first at line " + std::to_string(it->second) + ")",
+                  Location{shown, number, static_cast<int>(indent) + 1});
+    seen.emplace(req->normalized, number);
+    out.push_back({std::move(*req), Location{shown, number, static_cast<int>(indent) + 1}});
+  }
+  return out;
+}
+
+void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
+  Python py;
+  bool has_version = false;
+  std::optional<Location> packages_at;
+  for (const auto& [key, k, v] : r.entries(node, "python", kPythonKeys)) {
+    if (key == "version") {
+      py.version = r.string(v, "python.version");
+      if (!is_python_version(py.version.value))
+        r.fail(v, "invalid Python version '" + py.version.value + "'",
+               "write it as '3.11' or '3.11.9' (quote it: YAML reads 3.10 as 3.1)");
+      has_version = true;
+    } else if (key == "packages") {
+      std::map<std::string, int> seen;
+      for (const YAML::Node& item : r.list(v, "python.packages")) {
+        Located<Requirement> req = requirement(r, item, "python.packages item");
+        if (auto it = seen.find(req.value.normalized); it != seen.end())
+          r.fail(item, "'" + req.value.name + "' is listed twice in python.packages (first at line " +
+                           std::to_string(it->second) + ")");
+        seen.emplace(req.value.normalized, req.where.line);
+        py.packages.push_back(std::move(req));
+      }
+      packages_at = r.at(k);
+    } else if (key == "requirements") {
+      py.requirements = r.project_path(v, "python.requirements");
+      py.requirement_lines = read_requirements_file(r, v, *py.requirements);
+    } else if (key == "index") {
+      py.index = r.string(v, "python.index");
+    } else if (key == "extra_index") {
+      py.extra_index = r.string_list(v, "python.extra_index");
+    }
+  }
+  for (const auto* url : {py.index ? &*py.index : nullptr}) {
+    if (url && !url->value.starts_with("https://") && !url->value.starts_with("http://"))
+      throw Error("python.index must be an http(s) URL, found '" + url->value + "'", url->where);
+  }
+  for (const auto& url : py.extra_index)
+    if (!url.value.starts_with("https://") && !url.value.starts_with("http://"))
+      throw Error("python.extra_index must hold http(s) URLs, found '" + url.value + "'", url.where);
+  if (!has_version)
+    r.fail(node, "the python section needs 'version'", "add 'version: \"3.11\"' under python");
+  if (packages_at && py.requirements)
+    throw Error("python.packages and python.requirements are both set", *packages_at,
+                "keep one: list the packages in the manifest or in the requirements file");
+  m.python = std::move(py);
+}
+
+void read_apt(const Reader& r, const YAML::Node& node, Manifest& m) {
+  std::map<std::string, int> seen;
+  for (const YAML::Node& item : r.list(node, "apt")) {
+    Located<std::string> s = r.string(item, "apt item");
+    AptPackage pkg;
+    const auto eq = s.value.find('=');
+    pkg.name = s.value.substr(0, eq);
+    if (eq != std::string::npos) pkg.version = s.value.substr(eq + 1);
+    if (!is_deb_name(pkg.name))
+      r.fail(item, "invalid Debian package name '" + pkg.name + "'",
+             "names are lowercase letters, digits and + - . (e.g. 'libgl1')");
+    if (eq != std::string::npos && !is_deb_version(pkg.version))
+      r.fail(item, "invalid Debian version '" + pkg.version + "' for '" + pkg.name + "'",
+             "write 'name=version' as apt-cache policy prints it, e.g. 'git=1:2.39.5-0+deb12u2'");
+    if (auto it = seen.find(pkg.name); it != seen.end())
+      r.fail(item, "'" + pkg.name + "' is listed twice in apt (first at line " +
+                       std::to_string(it->second) + ")");
+    seen.emplace(pkg.name, s.where.line);
+    m.apt.push_back({std::move(pkg), s.where});
+  }
+}
+
+void read_env(const Reader& r, const YAML::Node& node, Manifest& m) {
+  if (node.IsNull()) return;
+  for (const auto& [key, k, v] : r.entries(node, "env", {})) {
+    if (!is_env_name(key))
+      r.fail(k, "invalid environment variable name '" + key + "'",
+             "use letters, digits and '_', not starting with a digit");
+    if (!v.IsScalar())
+      r.fail(v, "env '" + key + "' must be a string, found " + Reader::kind(v));
+    const std::string& value = v.Scalar();
+    if (std::any_of(value.begin(), value.end(), [](char c) { return c == '\n' || c == '\0'; }))
+      r.fail(v, "env '" + key + "' spans several lines", "environment values must be one line");
+    m.env.push_back({{key, r.at(k)}, {value, r.at(v)}});
+  }
+}
+
+void read_secrets(const Reader& r, const YAML::Node& node, Manifest& m) {
+  m.secrets = r.string_list(node, "secrets");
+  for (const auto& s : m.secrets) {
+    if (!is_env_name(s.value))
+      throw Error("invalid secret name '" + s.value + "'", s.where,
+                  "secrets are environment variable names, e.g. 'WANDB_API_KEY'");
+  }
+}
+
+void read_paths(const Reader& r, const YAML::Node& node, Manifest& m) {
+  if (node.IsNull()) return;
+  static const std::regex name_re(R"(^[A-Za-z][A-Za-z0-9_-]*$)");
+  for (const auto& [key, k, v] : r.entries(node, "paths", {})) {
+    if (!std::regex_match(key, name_re))
+      r.fail(k, "invalid path name '" + key + "'", "use letters, digits, '_' and '-'");
+    Located<std::string> s = r.string(v, "paths." + key);
+    m.paths.push_back({{key, r.at(k)}, std::move(s)});
+  }
+}
+
+void read_user(const Reader& r, const YAML::Node& node, Manifest& m) {
+  static const std::regex name_re(R"(^[a-z_][a-z0-9_-]{0,31}$)");
+  // yaml-cpp's Node::operator= assigns through to the node, so keep handles in a vector.
+  std::vector<YAML::Node> name_node;
+  if (node.IsMap()) {
+    for (const auto& [key, k, v] : r.entries(node, "user", kUserKeys)) {
+      if (key == "name") name_node.push_back(v);
+      if (key == "uid") m.user.uid = r.integer(v, "user.uid", 1, 60000);
+    }
+    if (name_node.empty()) r.fail(node, "the user section needs 'name'", "add 'name: dev' under user");
+  } else {
+    name_node.push_back(node);
+  }
+  const YAML::Node& n = name_node.front();
+  m.user.name = r.string(n, "user");
+  if (m.user.name.value == "root")
+    r.fail(n, "the container user must not be root",
+           "choose a non-root name such as 'dev'; root in an image is a security finding");
+  if (!std::regex_match(m.user.name.value, name_re))
+    r.fail(n, "invalid user name '" + m.user.name.value + "'",
+           "use lowercase letters, digits, '_' and '-', starting with a letter");
+}
+
+void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, bool& gpu_set) {
+  static const std::regex ext_re(R"(^[A-Za-z0-9][A-Za-z0-9-]*\.[A-Za-z0-9][A-Za-z0-9.-]*$)");
+  for (const auto& [key, k, v] : r.entries(node, "devcontainer", kDevcontainerKeys)) {
+    if (key == "extensions") {
+      m.devcontainer.extensions = r.string_list(v, "devcontainer.extensions");
+      for (const auto& e : m.devcontainer.extensions)
+        if (!std::regex_match(e.value, ext_re))
+          throw Error("invalid VS Code extension id '" + e.value + "'", e.where,
+                      "write it as 'publisher.name', e.g. 'ms-python.python'");
+    } else if (key == "forward_ports") {
+      std::set<int> seen;
+      for (const YAML::Node& p : r.list(v, "devcontainer.forward_ports")) {
+        Located<int> port = r.integer(p, "devcontainer.forward_ports item", 1, 65535);
+        if (!seen.insert(port.value).second)
+          r.fail(p, "port " + std::to_string(port.value) + " is listed twice");
+        m.devcontainer.forward_ports.push_back(port);
+      }
+    } else if (key == "gpu") {
+      Located<std::string> g;
+      if (v.IsScalar() && (v.Scalar() == "true" || v.Scalar() == "false"))
+        g = {v.Scalar() == "true" ? "required" : "none", r.at(v)};
+      else
+        g = r.choice(v, "devcontainer.gpu", kGpuValues);
+      m.devcontainer.gpu = {g.value == "required"   ? GpuRequirement::required
+                            : g.value == "optional" ? GpuRequirement::optional
+                                                    : GpuRequirement::none,
+                            g.where};
+      gpu_set = true;
+    }
+  }
+}
+
+void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
+  for (const auto& [key, k, v] : r.entries(node, "outputs", kOutputKeys)) {
+    Located<std::string> p = r.project_path(v, "outputs." + key);
+    if (key == "dockerfile") m.outputs.dockerfile = p;
+    if (key == "devcontainer") m.outputs.devcontainer = p;
+    if (key == "check_env") m.outputs.check_env = p;
+    if (key == "dockerignore") m.outputs.dockerignore = p;
+  }
+  const Located<std::string>* all[] = {&m.outputs.dockerfile, &m.outputs.devcontainer,
+                                       &m.outputs.check_env, &m.outputs.dockerignore};
+  for (std::size_t i = 0; i < std::size(all); ++i)
+    for (std::size_t j = i + 1; j < std::size(all); ++j)
+      if (all[i]->value == all[j]->value)
+        throw Error("two outputs are written to the same path '" + all[j]->value + "'",
+                    all[j]->where.line ? all[j]->where : all[i]->where,
+                    "give each artifact its own path under outputs");
+}
+
+// YAML forbids tabs in indentation; yaml-cpp's reaction to them is confusing, so look first.
+void reject_tabs(const std::string& source, const std::string& file) {
+  int line = 1;
+  std::size_t col = 0;
+  bool leading = true;
+  for (char c : source) {
+    if (c == '\n') {
+      ++line;
+      col = 0;
+      leading = true;
+      continue;
+    }
+    ++col;
+    if (!leading) continue;
+    if (c == '\t')
+      throw Error("tab character in indentation", Location{file, line, static_cast<int>(col)},
+                  "indent with spaces; YAML does not allow tabs");
+    if (c != ' ' && c != '-') leading = false;
+  }
+}
+
+}  // namespace
+
+std::span<const std::string_view> top_level_keys() { return kTopKeys; }
+
+Manifest parse(std::string source, const std::string& display_name, const fs::path& project_dir) {
+  Manifest m;
+  m.file = display_name;
+  m.project_dir = project_dir;
+  m.source = std::move(source);
+  reject_tabs(m.source, display_name);
+
+  YAML::Node root;
+  try {
+    root = YAML::Load(m.source);
+  } catch (const YAML::Exception& e) {
+    Location where{display_name, e.mark.is_null() ? 0 : e.mark.line + 1,
+                   e.mark.is_null() ? 0 : e.mark.column + 1};
+    throw Error(describe_yaml_error(e.msg), where, "fix the YAML syntax at this position");
+  }
+  if (!root.IsDefined() || root.IsNull())
+    throw Error("the manifest is empty", Location{display_name, 0, 0},
+                "start it with 'envpin: 1' and a 'name:' (see examples/)");
+  const Reader r(display_name, project_dir);
+  if (!root.IsMap())
+    r.fail(root, "the manifest must be a mapping of keys, found " + Reader::kind(root),
+           "start it with 'envpin: 1' and a 'name:' (see examples/)");
+
+  bool has_schema = false, has_name = false, has_platforms = false, gpu_set = false;
+  Location cuda_at;
+  for (const auto& [key, k, v] : r.entries(root, "the manifest", kTopKeys)) {
+    try {
+      if (key == "envpin") {
+        if (!v.IsScalar() || v.Scalar() != "1")
+          r.fail(v, "unsupported schema version " + Reader::kind(v),
+                 "this envpin reads schema version 1: write 'envpin: 1'");
+        m.schema = {1, r.at(v)};
+        has_schema = true;
+      } else if (key == "name") {
+        static const std::regex re(R"(^[a-z0-9][a-z0-9._-]{0,127}$)");
+        m.name = r.string(v, "name");
+        if (!std::regex_match(m.name.value, re))
+          r.fail(v, "invalid name '" + m.name.value + "'",
+                 "use lowercase letters, digits, '.', '_' and '-' (it names the image)");
+        has_name = true;
+      } else if (key == "platforms") {
+        has_platforms = true;
+        const auto items = r.list(v, "platforms");
+        if (items.empty()) r.fail(v, "'platforms' must list at least one platform");
+        std::set<std::string> seen;
+        for (const YAML::Node& item : items) {
+          Located<std::string> p = r.choice(item, "platform", kPlatforms);
+          if (!seen.insert(p.value).second) r.fail(item, "platform '" + p.value + "' is listed twice");
+          m.platforms.push_back({{p.value == "linux/arm64" ? Arch::arm64 : Arch::amd64}, p.where});
+        }
+      } else if (key == "os") {
+        m.os = r.choice(v, "os", kOsValues);
+      } else if (key == "base") {
+        m.base = r.string(v, "base");
+        static const std::regex re(R"(^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$)", std::regex::icase);
+        if (!std::regex_match(m.base->value, re) || m.base->value.find("//") != std::string::npos)
+          r.fail(v, "invalid image reference '" + m.base->value + "'",
+                 "write it as docker does, e.g. 'debian:bookworm-slim'");
+      } else if (key == "cuda") {
+        read_cuda(r, v, m);
+        cuda_at = r.at(k);
+      } else if (key == "python") {
+        read_python(r, v, m);
+      } else if (key == "apt") {
+        read_apt(r, v, m);
+      } else if (key == "env") {
+        read_env(r, v, m);
+      } else if (key == "secrets") {
+        read_secrets(r, v, m);
+      } else if (key == "paths") {
+        read_paths(r, v, m);
+      } else if (key == "workdir") {
+        m.workdir = r.string(v, "workdir");
+        if (!m.workdir.value.starts_with("/"))
+          r.fail(v, "workdir must be an absolute path inside the container, found '" +
+                        m.workdir.value + "'",
+                 "write it as '/workspace'");
+      } else if (key == "user") {
+        read_user(r, v, m);
+      } else if (key == "context") {
+        for (const auto& [ckey, ck, cv] : r.entries(v, "context", kContextKeys))
+          if (ckey == "exclude") m.context_exclude = r.string_list(cv, "context.exclude");
+      } else if (key == "devcontainer") {
+        read_devcontainer(r, v, m, gpu_set);
+      } else if (key == "outputs") {
+        read_outputs(r, v, m);
+      }
+    } catch (const YAML::Exception&) {
+      r.fail(v, "cannot read '" + key + "'");
+    }
+  }
+
+  if (!has_schema)
+    throw Error("missing 'envpin' (the schema version)", Location{display_name, 1, 1},
+                "add 'envpin: 1' as the first line");
+  if (!has_name)
+    throw Error("missing 'name'", Location{display_name, 1, 1},
+                "add 'name: my-project' (it names the image and the devcontainer)");
+  if (!has_platforms) m.platforms.push_back({{Arch::amd64}, {}});
+
+  if (m.cuda && m.base)
+    throw Error("'base' conflicts with 'cuda' (line " + std::to_string(cuda_at.line) +
+                    "), which picks the nvidia/cuda base image",
+                m.base->where, "remove 'base', or remove the cuda section");
+  if (m.cuda && m.os && !m.os->value.starts_with("ubuntu"))
+    throw Error("nvidia/cuda images are built on Ubuntu, not '" + m.os->value + "'", m.os->where,
+                "set os to 'ubuntu22.04' or 'ubuntu24.04'");
+
+  std::map<std::string, Location> env_names;
+  for (const auto& e : m.env) env_names.emplace(e.name.value, e.name.where);
+  for (const auto& s : m.secrets)
+    if (auto it = env_names.find(s.value); it != env_names.end())
+      throw Error("secret '" + s.value + "' is also set in env (line " +
+                      std::to_string(it->second.line) + "), which would bake it into the image",
+                  s.where, "remove '" + s.value + "' from env; secrets are passed at run time");
+
+  // Paths may refer to env variables as ${NAME}; each must be defined in env.
+  static const std::regex ref(R"(\$\{([^}]*)\})");
+  for (const auto& p : m.paths) {
+    const std::string& v = p.value.value;
+    for (auto it = std::sregex_iterator(v.begin(), v.end(), ref); it != std::sregex_iterator(); ++it) {
+      const std::string name = (*it)[1];
+      if (!env_names.count(name))
+        throw Error("path '" + p.name.value + "' refers to '${" + name + "}', which is not set in env",
+                    p.value.where, "add " + name + " to env, or write the path out");
+    }
+    const std::string without_refs = std::regex_replace(v, ref, "x");
+    if (without_refs.find('$') != std::string::npos || without_refs.find('`') != std::string::npos)
+      throw Error("path '" + p.name.value + "' may only refer to variables as ${NAME}", p.value.where);
+    if (!v.starts_with("/") && !v.starts_with("${"))
+      throw Error("path '" + p.name.value + "' must be absolute inside the container, found '" + v + "'",
+                  p.value.where, "write it as '/workspace/data' or '${DATA_DIR}'");
+  }
+
+  if (!gpu_set)
+    m.devcontainer.gpu.value = m.cuda ? GpuRequirement::optional : GpuRequirement::none;
+  else if (m.devcontainer.gpu.value != GpuRequirement::none && !m.cuda)
+    throw Error("devcontainer.gpu asks for a GPU but the manifest has no cuda section",
+                m.devcontainer.gpu.where, "add a cuda section, or set devcontainer.gpu to 'none'");
+  return m;
+}
+
+Manifest load(const std::string& file) {
+  const fs::path path(file);
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw Error("cannot read manifest: no such file", Location{file, 0, 0},
+                "create it (see examples/) or pass its path with --manifest");
+  if (fs::is_directory(path, ec))
+    throw Error("cannot read manifest: it is a directory", Location{file, 0, 0},
+                "pass the manifest file itself, e.g. --manifest " + (path / "envpin.yaml").generic_string());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read manifest: permission denied", Location{file, 0, 0});
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  return parse(buffer.str(), file, dir);
+}
+
+}  // namespace envpin::manifest

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+
+#include "pin/sha256.hpp"
+#include "render/quote.hpp"
+#include "render/render.hpp"
+#include "render/templates.hpp"
+
+namespace envpin::render {
+
+Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env) {
+  Data d;
+  d.set("manifest_name", manifest_name(m));
+  d.set("manifest_sha256", dockerfile_quote(pin::sha256_hex(m.source)));
+  const bool multi = env.platforms.size() > 1;
+  std::string platform_list;
+  for (const auto& p : env.platforms) platform_list += (platform_list.empty() ? "" : ",") + p;
+  d.set("multi_platform", multi);
+  d.set("platform_list", platform_list);
+  // One literal platform pins the image whatever the builder's host is; several use the
+  // per-platform build argument that buildx sets for each target.
+  d.set("platform", multi ? std::string("$TARGETPLATFORM") : env.platforms.front());
+  d.set("base_image", env.base_image);
+  d.set("base_label", dockerfile_quote(env.base_image));
+  d.set("title", dockerfile_quote(m.name.value));
+
+  if (!m.apt.empty()) {
+    std::vector<std::string> packages;
+    for (const auto& p : m.apt)
+      packages.push_back(p.value.version.empty() ? p.value.name : p.value.name + "=" + p.value.version);
+    std::sort(packages.begin(), packages.end());
+    Data apt;
+    apt.set("packages", list_of(packages));
+    d.set("apt", apt);
+  } else {
+    d.set("apt", false);
+  }
+
+  d.set("python_standalone", false);
+  d.set("python_image", false);
+  d.set("pip", false);
+  if (m.python) {
+    Data py;
+    py.set("version", m.python->version.value);
+    py.set("uv_image", resolve::kUvImage);
+    if (env.python_source == resolve::PythonSource::standalone) d.set("python_standalone", py);
+    if (env.python_source == resolve::PythonSource::image) d.set("python_image", py);
+
+    if (!m.python->packages.empty() || m.python->requirements) {
+      Data pip;
+      std::vector<std::string> packages;
+      for (const auto& r : m.python->packages) packages.push_back(sh_quote(r.value.text()));
+      std::sort(packages.begin(), packages.end());
+      pip.set("packages", list_of(packages));
+      pip.set("index", m.python->index ? list_of({sh_quote(m.python->index->value)}) : list_of({}));
+      std::vector<std::string> extra;
+      for (const auto& u : m.python->extra_index) extra.push_back(sh_quote(u.value));
+      pip.set("extra_index", list_of(extra));
+      if (m.python->requirements) {
+        Data req;
+        req.set("source", m.python->requirements->value);
+        pip.set("requirements", req);
+      } else {
+        pip.set("requirements", false);
+      }
+      d.set("pip", pip);
+    }
+  }
+
+  std::vector<std::string> env_lines;
+  for (std::size_t i = 0; i < m.env.size(); ++i)
+    env_lines.push_back((i ? " \\\n    " : "") + m.env[i].name.value + "=" +
+                        dockerfile_quote(m.env[i].value.value));
+  d.set("has_env", !env_lines.empty());
+  d.set("env", list_of(env_lines));
+
+  d.set("remove_ubuntu_user", env.remove_ubuntu_user);
+  d.set("user", m.user.name.value);
+  d.set("uid", std::to_string(m.user.uid.value));
+  d.set("workdir", m.workdir.value);
+  d.set("check_env_source", m.outputs.check_env.value);
+  return {m.outputs.dockerfile.value, render_template("Dockerfile.mustache", d), false};
+}
+
+}  // namespace envpin::render

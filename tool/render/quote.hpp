@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace envpin::render {
+
+// A POSIX shell word that expands to exactly `s`: 'it'\''s'.
+std::string sh_quote(std::string_view s);
+
+// A double-quoted Dockerfile value (ENV, LABEL) that expands to exactly `s`:
+// backslash, double quote and '$' are escaped so no variable is substituted.
+std::string dockerfile_quote(std::string_view s);
+
+// A shell word for a container path that may refer to variables as ${NAME}, each
+// with a default: "${NAME:-default}" keeps a runtime override and falls back to the
+// value the manifest bakes in. `lookup` gives each NAME's default.
+template <class Lookup>
+std::string sh_path_word(std::string_view path, Lookup lookup);
+
+}  // namespace envpin::render
+
+#include "render/quote_inl.hpp"

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/model.hpp"
+
+namespace envpin::resolve {
+
+// How the requested Python gets into the image.
+enum class PythonSource {
+  none,      // no python section
+  image,     // the official python:<version>-slim-<debian> base image carries it
+  standalone // uv installs a python-build-standalone CPython of that exact version
+};
+
+struct CudaChoice {
+  std::string toolkit;             // "12.4.1"
+  std::vector<int> sms;            // fleet compute capabilities, ascending, e.g. {80, 90}
+  std::string driver_floor;        // "535.104.05", may be empty
+};
+
+// Every decision generate needs, made from the manifest alone (pure: no I/O).
+struct Environment {
+  std::string base_image;        // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
+  std::string os_id;             // os-release ID ("ubuntu", "debian"); empty when unknown
+  std::string os_version;        // os-release VERSION_ID ("22.04", "12"); empty when unknown
+  std::vector<std::string> platforms;  // "linux/amd64", ...
+  std::vector<std::string> machines;   // matching `uname -m` values
+  PythonSource python_source = PythonSource::none;
+  std::optional<CudaChoice> cuda;
+  bool remove_ubuntu_user = false;     // ubuntu:24.04 images ship user 'ubuntu' with uid 1000
+  std::vector<std::string> warnings;   // formatted with diag::format_warning
+};
+
+// The uv release whose image provides `uv python install` in generated Dockerfiles.
+inline constexpr const char* kUvImage = "ghcr.io/astral-sh/uv:0.12.9";
+
+// Decides base image, OS, Python source and CUDA details for `m`.
+// Throws diag::Error (with the manifest location) when a request cannot be met,
+// e.g. a CUDA version without an nvidia/cuda tag or a GPU the toolkit cannot target.
+Environment resolve(const manifest::Manifest& m);
+
+}  // namespace envpin::resolve
