@@ -101,14 +101,11 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
 
   skip_space();
   const std::size_t name_start = i;
+  if (i < text.size() && text[i] == '-') return fail("an option, not a package requirement", name_start);
   while (i < text.size() && (is_alnum(text[i]) || text[i] == '-' || text[i] == '_' || text[i] == '.'))
     ++i;
   req.name = std::string(text.substr(name_start, i - name_start));
-  if (req.name.empty()) {
-    if (i < text.size() && (text[i] == '-' || text[i] == '.'))
-      return fail("an option, not a package requirement", name_start);
-    return fail("expected a package name", name_start);
-  }
+  if (req.name.empty()) return fail("expected a package name", name_start);
   if (!is_alnum(req.name.front()) || !is_alnum(req.name.back()))
     return fail("package name '" + req.name + "' must start and end with a letter or digit",
                 name_start);

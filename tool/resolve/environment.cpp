@@ -57,11 +57,14 @@ CudaChoice choose_cuda(const Manifest& m, const std::string& ubuntu) {
                 "name the toolkit, e.g. 'version: \"12.4\"'");
   const CudaRelease* release = find_cuda_release(c.version.value);
   if (!release) {
-    std::vector<std::string_view> minors;
-    for (const CudaRelease& r : cuda_releases()) minors.push_back(r.minor);
-    throw Error("no nvidia/cuda image exists for CUDA " + c.version.value +
-                    diag::did_you_mean(c.version.value, minors),
-                c.version.where, "choose one of: 11.8, 12.1, 12.4, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2");
+    const std::string major = c.version.value.substr(0, c.version.value.find('.'));
+    std::string same_major;
+    for (const CudaRelease& r : cuda_releases())
+      if (r.minor.substr(0, r.minor.find('.')) == major)
+        same_major += (same_major.empty() ? "" : ", ") + std::string(r.minor);
+    throw Error("no nvidia/cuda image exists for CUDA " + c.version.value, c.version.where,
+                same_major.empty() ? "supported CUDA lines: 11.x, 12.x, 13.x"
+                                   : "CUDA " + major + " images exist for " + same_major);
   }
   CudaChoice choice;
   const bool has_patch = std::count(c.version.value.begin(), c.version.value.end(), '.') == 2;

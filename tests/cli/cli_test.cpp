@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs the real envpin binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+
+namespace envpin {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+class Cli : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(testing::TempDir()) /
+           ("envpin-cli-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) {
+    const fs::path out = dir_ / ".out", err = dir_ / ".err";
+    const std::string cmd = "cd " + sh_quote(dir_.string()) + " && " + sh_quote(ENVPIN_BINARY) + " " + args +
+                            " >" + sh_quote(out.string()) + " 2>" + sh_quote(err.string());
+    const int status = std::system(cmd.c_str());
+    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, *io::read_file(out), *io::read_file(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  void write(const std::string& rel, const std::string& text) { io::write_atomic(dir_ / rel, text, false); }
+  std::vector<std::string> listing() {
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir_))
+      if (e.is_regular_file()) files.push_back(e.path().lexically_relative(dir_).generic_string());
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kManifest =
+    "envpin: 1\nname: demo\npython: {version: '3.11', packages: [numpy==1.26.4]}\n"
+    "env: {DATA_DIR: /data}\nsecrets: [HF_TOKEN]\n";
+
+TEST_F(Cli, GenerateWritesEveryArtifactThenLeavesThemAlone) {
+  write("envpin.yaml", kManifest);
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "wrote .devcontainer/devcontainer.json\nwrote .dockerignore\n"
+            "wrote .envpin/check_env.sh\nwrote Dockerfile\n");
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(listing(), (std::vector<std::string>{".devcontainer/devcontainer.json", ".dockerignore",
+                                                 ".envpin/check_env.sh", "Dockerfile", "envpin.yaml"}));
+  EXPECT_TRUE(io::is_executable(dir_ / ".envpin/check_env.sh"));
+  const auto before = fs::last_write_time(dir_ / "Dockerfile");
+  r = run("generate");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out,
+            "unchanged .devcontainer/devcontainer.json\nunchanged .dockerignore\n"
+            "unchanged .envpin/check_env.sh\nunchanged Dockerfile\n");
+  EXPECT_EQ(fs::last_write_time(dir_ / "Dockerfile"), before);
+}
+
+TEST_F(Cli, GenerateIsDeterministicAcrossDirectories) {
+  write("a/envpin.yaml", kManifest);
+  write("b/envpin.yaml", kManifest);
+  ASSERT_EQ(run("generate -f a/envpin.yaml").code, 0);
+  ASSERT_EQ(run("generate --manifest b/envpin.yaml").code, 0);
+  for (const char* f : {"Dockerfile", ".devcontainer/devcontainer.json", ".envpin/check_env.sh", ".dockerignore"})
+    EXPECT_EQ(io::read_file(dir_ / "a" / f), io::read_file(dir_ / "b" / f)) << f;
+}
+
+TEST_F(Cli, CheckReportsStaleFilesWithExitThree) {
+  write("envpin.yaml", kManifest);
+  Result r = run("generate --check");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.out,
+            "stale .devcontainer/devcontainer.json\nstale .dockerignore\nstale .envpin/check_env.sh\n"
+            "stale Dockerfile\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: 4 generated file(s) differ from what envpin.yaml gives\n"
+            "envpin: hint: run 'envpin generate --manifest envpin.yaml' and commit the result\n");
+  EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
+  ASSERT_EQ(run("generate").code, 0);
+  r = run("generate --check");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "");
+  write("Dockerfile", "FROM scratch\n");
+  r = run("generate --check");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.out, "stale Dockerfile\n");
+}
+
+TEST_F(Cli, DryRunWritesNothing) {
+  write("envpin.yaml", kManifest);
+  Result r = run("generate --dry-run");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.substr(0, 12), "would write ");
+  EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
+}
+
+TEST_F(Cli, BadManifestWritesNothingAndExitsOne) {
+  write("envpin.yaml", "envpin: 1\nname: demo\ncuda_vesion: '12.4'\n");
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
+            "envpin: error: envpin.yaml:3:1: unknown key 'cuda_vesion' (did you mean 'cuda'?)");
+  EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
+}
+
+TEST_F(Cli, ErrorAfterAGoodRunLeavesTheOldArtifacts) {
+  write("envpin.yaml", kManifest);
+  ASSERT_EQ(run("generate").code, 0);
+  const auto dockerfile = io::read_file(dir_ / "Dockerfile");
+  write("envpin.yaml", std::string(kManifest) + "platforms: [linux/amd65]\n");
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml:6:13: 'linux/amd65' is not a valid platform (did you mean 'linux/amd64'?)\n"
+            "envpin: hint: use one of: linux/amd64, linux/arm64\n");
+  EXPECT_EQ(io::read_file(dir_ / "Dockerfile"), dockerfile);
+}
+
+TEST_F(Cli, MissingManifest) {
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml: cannot read manifest: no such file\n"
+            "envpin: hint: create it (see examples/) or pass its path with --manifest\n");
+}
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  Result r = run("generate --frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.substr(0, 15), "envpin: error: ");
+  EXPECT_NE(r.err.find("envpin: hint: run 'envpin generate --help'"), std::string::npos) << r.err;
+  r = run("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  r = run("");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("Usage:"), std::string::npos);
+}
+
+TEST_F(Cli, HelpAndVersion) {
+  Result r = run("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("generate"), std::string::npos);
+  EXPECT_NE(r.out.find("3    generate --check: generated files are out of date"), std::string::npos);
+  r = run("generate --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--check"), std::string::npos);
+  EXPECT_EQ(r.err, "");
+  r = run("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.substr(0, 7), "envpin ");
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+}
+
+TEST_F(Cli, ValidateWritesNothing) {
+  write("envpin.yaml", kManifest);
+  Result r = run("validate");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "envpin.yaml: ok (base image python:3.11-slim-bookworm)\n");
+  EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
+}
+
+}  // namespace
+}  // namespace envpin

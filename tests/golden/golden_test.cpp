@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden tests: tests/golden/cases/<case>/ holds envpin.yaml (and any file it names); its
+// expected/ folder holds the exact artifacts. ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "manifest/load.hpp"
+#include "render/render.hpp"
+#include "resolve/environment.hpp"
+
+namespace envpin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCases = fs::path(ENVPIN_SOURCE_DIR) / "tests" / "golden" / "cases";
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(kCases))
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::map<std::string, std::string> files_under(const fs::path& root) {
+  std::map<std::string, std::string> files;
+  if (!fs::exists(root)) return files;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file())
+      files[e.path().lexically_relative(root).generic_string()] = *io::read_file(e.path());
+  return files;
+}
+
+std::string first_difference(const std::string& want, const std::string& got) {
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ha = static_cast<bool>(std::getline(a, la));
+    const bool hb = static_cast<bool>(std::getline(b, lb));
+    if (!ha && !hb) return "same lines, different line endings";
+    if (la != lb || ha != hb)
+      return "line " + std::to_string(line) + ":\n  expected: " + (ha ? la : "<end of file>") +
+             "\n  actual:   " + (hb ? lb : "<end of file>");
+  }
+}
+
+class Golden : public testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, ArtifactsMatchByteForByte) {
+  const fs::path dir = kCases / GetParam();
+  const manifest::Manifest m = manifest::load((dir / "envpin.yaml").string());
+  const std::vector<render::Artifact> artifacts = render::render_all(m, resolve::resolve(m));
+  const fs::path expected_dir = dir / "expected";
+
+  if (const char* update = std::getenv("ENVPIN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+    fs::remove_all(expected_dir);
+    for (const auto& a : artifacts) io::write_atomic(expected_dir / a.path, a.bytes, a.executable);
+    GTEST_SKIP() << "rewrote " << expected_dir;
+  }
+
+  const std::map<std::string, std::string> expected = files_under(expected_dir);
+  std::map<std::string, std::string> actual;
+  for (const auto& a : artifacts) actual[a.path] = a.bytes;
+  std::vector<std::string> want_paths, got_paths;
+  for (const auto& [p, _] : expected) want_paths.push_back(p);
+  for (const auto& [p, _] : actual) got_paths.push_back(p);
+  ASSERT_EQ(got_paths, want_paths) << "the set of generated paths differs";
+  for (const auto& [path, bytes] : expected)
+    EXPECT_EQ(actual[path], bytes) << path << ": " << first_difference(bytes, actual[path])
+                                   << "\n(run with ENVPIN_UPDATE_GOLDEN=1 to accept)";
+}
+
+TEST_P(Golden, RenderingIsDeterministic) {
+  const fs::path dir = kCases / GetParam();
+  const manifest::Manifest m = manifest::load((dir / "envpin.yaml").string());
+  const auto first = render::render_all(m, resolve::resolve(m));
+  const auto second = render::render_all(manifest::load((dir / "envpin.yaml").string()),
+                                         resolve::resolve(m));
+  ASSERT_EQ(first.size(), second.size());
+  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].bytes, second[i].bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Golden, testing::ValuesIn(case_names()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace envpin

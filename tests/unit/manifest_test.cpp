@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "diag/error.hpp"
+#include "manifest/load.hpp"
+#include "resolve/environment.hpp"
+
+namespace envpin::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Parses `yaml` as envpin.yaml in `dir` and resolves it; returns the formatted error, or "" if none.
+std::string error_of(const std::string& yaml, const fs::path& dir = ".") {
+  try {
+    Manifest m = parse(yaml, "envpin.yaml", dir);
+    resolve::resolve(m);
+  } catch (const diag::Error& e) {
+    return diag::format(e);
+  }
+  return {};
+}
+
+TEST(Manifest, ReadsEveryKeyWithLocations) {
+  const Manifest m = parse(R"(envpin: 1
+name: demo
+platforms: [linux/arm64]
+os: ubuntu24.04
+cuda:
+  version: "12.8"
+  flavor: devel
+  cudnn: yes
+  gpus: [H100, "8.0"]
+  driver: ">=570.86.10"
+python:
+  version: 3.12
+  packages: ["Torch[Extra]==2.6.0", numpy]
+  index: https://pypi.example/simple
+  extra_index: [https://download.pytorch.org/whl/cu128]
+apt: [git, curl=7.88.1-10+deb12u14]
+env: {DATA_DIR: /data, PORT: 8080}
+secrets: [HF_TOKEN]
+paths: {data: "${DATA_DIR}/raw"}
+workdir: /src
+user: {name: ml, uid: 2000}
+context: {exclude: [data/raw]}
+devcontainer: {extensions: [ms-python.python], forward_ports: [8888], gpu: required}
+outputs: {check_env: tools/check.sh}
+)",
+                           "envpin.yaml", ".");
+  EXPECT_EQ(m.name.value, "demo");
+  EXPECT_EQ(m.name.where.line, 2);
+  EXPECT_EQ(m.name.where.column, 7);
+  ASSERT_EQ(m.platforms.size(), 1u);
+  EXPECT_EQ(m.platforms[0].value.text(), "linux/arm64");
+  ASSERT_TRUE(m.cuda);
+  EXPECT_EQ(m.cuda->version.value, "12.8");
+  EXPECT_EQ(m.cuda->flavor.value, CudaFlavor::devel);
+  EXPECT_TRUE(m.cuda->cudnn.value);
+  EXPECT_EQ(m.cuda->driver->value, "570.86.10");
+  ASSERT_EQ(m.cuda->gpus.size(), 2u);
+  EXPECT_EQ(m.cuda->gpus[1].where.line, 9);
+  ASSERT_TRUE(m.python);
+  EXPECT_EQ(m.python->version.value, "3.12");
+  ASSERT_EQ(m.python->packages.size(), 2u);
+  EXPECT_EQ(m.python->packages[0].value.text(), "torch[extra]==2.6.0");
+  EXPECT_EQ(m.python->packages[1].value.text(), "numpy");
+  EXPECT_EQ(m.python->extra_index.size(), 1u);
+  ASSERT_EQ(m.apt.size(), 2u);
+  EXPECT_EQ(m.apt[1].value.name, "curl");
+  EXPECT_EQ(m.apt[1].value.version, "7.88.1-10+deb12u14");
+  ASSERT_EQ(m.env.size(), 2u);
+  EXPECT_EQ(m.env[1].value.value, "8080");
+  EXPECT_EQ(m.secrets[0].value, "HF_TOKEN");
+  EXPECT_EQ(m.paths[0].value.value, "${DATA_DIR}/raw");
+  EXPECT_EQ(m.workdir.value, "/src");
+  EXPECT_EQ(m.user.name.value, "ml");
+  EXPECT_EQ(m.user.uid.value, 2000);
+  EXPECT_EQ(m.context_exclude[0].value, "data/raw");
+  EXPECT_EQ(m.devcontainer.gpu.value, GpuRequirement::required);
+  EXPECT_EQ(m.devcontainer.forward_ports[0].value, 8888);
+  EXPECT_EQ(m.outputs.check_env.value, "tools/check.sh");
+  EXPECT_EQ(m.outputs.dockerfile.value, "Dockerfile");
+}
+
+TEST(Manifest, Defaults) {
+  const Manifest m = parse("envpin: 1\nname: x\n", "envpin.yaml", ".");
+  ASSERT_EQ(m.platforms.size(), 1u);
+  EXPECT_EQ(m.platforms[0].value.text(), "linux/amd64");
+  EXPECT_EQ(m.workdir.value, "/workspace");
+  EXPECT_EQ(m.user.name.value, "dev");
+  EXPECT_EQ(m.user.uid.value, 1000);
+  EXPECT_EQ(m.devcontainer.gpu.value, GpuRequirement::none);
+  EXPECT_EQ(m.outputs.devcontainer.value, ".devcontainer/devcontainer.json");
+  EXPECT_EQ(m.outputs.check_env.value, ".envpin/check_env.sh");
+  EXPECT_FALSE(m.cuda);
+  EXPECT_FALSE(m.python);
+}
+
+TEST(Manifest, GpuDefaultsToOptionalWithCuda) {
+  const Manifest m =
+      parse("envpin: 1\nname: x\ncuda: {version: '12.4'}\n", "envpin.yaml", ".");
+  EXPECT_EQ(m.devcontainer.gpu.value, GpuRequirement::optional);
+}
+
+struct ErrorCase {
+  const char* name;
+  const char* yaml;
+  const char* expected;
+};
+
+class ManifestError : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ManifestError, WholeMessage) {
+  EXPECT_EQ(error_of(GetParam().yaml), GetParam().expected);
+}
+
+// Each invalid input and the exact lines envpin prints for it.
+const ErrorCase kErrors[] = {
+    {"empty", "# nothing here\n",
+     "envpin: error: envpin.yaml: the manifest is empty\n"
+     "envpin: hint: start it with 'envpin: 1' and a 'name:' (see examples/)\n"},
+    {"not_a_mapping", "- a\n- b\n",
+     "envpin: error: envpin.yaml:1:1: the manifest must be a mapping of keys, found a list\n"
+     "envpin: hint: start it with 'envpin: 1' and a 'name:' (see examples/)\n"},
+    {"yaml_syntax", "envpin: 1\nname: [a, b\n",
+     "envpin: error: envpin.yaml:3:1: invalid YAML: '[' is not closed by ']'\n"
+     "envpin: hint: fix the YAML syntax at this position\n"},
+    {"yaml_colon_in_value", "envpin: 1\nname: x: y\n",
+     "envpin: error: envpin.yaml:2:8: invalid YAML: a ':' where no value may start (quote the value if it contains ': ')\n"
+     "envpin: hint: fix the YAML syntax at this position\n"},
+    {"yaml_bad_indentation", "envpin: 1\n- a\n",
+     "envpin: error: envpin.yaml:2:1: invalid YAML: a mapping is not closed: check the indentation of this line\n"
+     "envpin: hint: fix the YAML syntax at this position\n"},
+    {"tab_indentation", "envpin: 1\nname: x\ncuda:\n\tversion: '12.4'\n",
+     "envpin: error: envpin.yaml:4:1: tab character in indentation\n"
+     "envpin: hint: indent with spaces; YAML does not allow tabs\n"},
+    {"duplicate_key", "envpin: 1\nname: x\nname: y\n",
+     "envpin: error: envpin.yaml:3:1: duplicate key 'name' (first set at line 2)\n"
+     "envpin: hint: remove one of the two 'name' entries\n"},
+    {"unknown_key", "envpin: 1\nname: x\ncuda_vesion: 12.4\n",
+     "envpin: error: envpin.yaml:3:1: unknown key 'cuda_vesion' (did you mean 'cuda'?)\n"
+     "envpin: hint: valid keys: envpin, name, platforms, os, base, cuda, python, apt, env, secrets, "
+     "paths, workdir, user, context, devcontainer, outputs\n"},
+    {"unknown_nested_key", "envpin: 1\nname: x\ncuda:\n  verison: '12.4'\n",
+     "envpin: error: envpin.yaml:4:3: unknown key 'verison' in cuda (did you mean 'version'?)\n"
+     "envpin: hint: valid keys in cuda: version, flavor, cudnn, gpus, driver\n"},
+    {"wrong_type_list", "envpin: 1\nname: x\napt: git\n",
+     "envpin: error: envpin.yaml:3:6: 'apt' must be a list, found 'git'\n"},
+    {"wrong_type_string", "envpin: 1\nname: [x]\n",
+     "envpin: error: envpin.yaml:2:7: 'name' must be a string, found a list\n"},
+    {"wrong_type_bool", "envpin: 1\nname: x\ncuda: {version: '12.4', cudnn: maybe}\n",
+     "envpin: error: envpin.yaml:3:32: 'cuda.cudnn' must be true or false, found 'maybe'\n"},
+    {"schema_version", "envpin: 2\nname: x\n",
+     "envpin: error: envpin.yaml:1:9: unsupported schema version '2'\n"
+     "envpin: hint: this envpin reads schema version 1: write 'envpin: 1'\n"},
+    {"missing_schema", "name: x\n",
+     "envpin: error: envpin.yaml:1:1: missing 'envpin' (the schema version)\n"
+     "envpin: hint: add 'envpin: 1' as the first line\n"},
+    {"missing_name", "envpin: 1\n",
+     "envpin: error: envpin.yaml:1:1: missing 'name'\n"
+     "envpin: hint: add 'name: my-project' (it names the image and the devcontainer)\n"},
+    {"python_version", "envpin: 1\nname: x\npython: {version: '3.x'}\n",
+     "envpin: error: envpin.yaml:3:19: invalid Python version '3.x'\n"
+     "envpin: hint: write it as '3.11' or '3.11.9' (quote it: YAML reads 3.10 as 3.1)\n"},
+    {"python2", "envpin: 1\nname: x\npython: {version: '2.7'}\n",
+     "envpin: error: envpin.yaml:3:19: invalid Python version '2.7'\n"
+     "envpin: hint: write it as '3.11' or '3.11.9' (quote it: YAML reads 3.10 as 3.1)\n"},
+    {"package_spec_operator", "envpin: 1\nname: x\npython:\n  version: '3.11'\n  packages: [numpy=1.26]\n",
+     "envpin: error: envpin.yaml:5:19: invalid package spec 'numpy=1.26': '=' is not a version operator; use '=='\n"
+     "envpin: hint: write it as pip does, e.g. 'numpy==1.26.4' or 'torch>=2.4,<2.5'\n"},
+    {"package_spec_version", "envpin: 1\nname: x\npython:\n  version: '3.11'\n  packages: ['torch==2.4.x']\n",
+     "envpin: error: envpin.yaml:5:22: invalid package spec 'torch==2.4.x': invalid version '2.4.x' for 'torch'\n"
+     "envpin: hint: write it as pip does, e.g. 'numpy==1.26.4' or 'torch>=2.4,<2.5'\n"},
+    {"package_twice", "envpin: 1\nname: x\npython:\n  version: '3.11'\n  packages: [numpy, NumPy==1.26]\n",
+     "envpin: error: envpin.yaml:5:21: 'NumPy' is listed twice in python.packages (first at line 5)\n"},
+    {"driver_version", "envpin: 1\nname: x\ncuda: {version: '12.4', driver: '>=latest'}\n",
+     "envpin: error: envpin.yaml:3:33: invalid driver version '>=latest'\n"
+     "envpin: hint: write the fleet's driver floor as '>=535.104.05' (what nvidia-smi prints)\n"},
+    {"cuda_version", "envpin: 1\nname: x\ncuda: {version: twelve}\n",
+     "envpin: error: envpin.yaml:3:17: invalid CUDA version 'twelve'\n"
+     "envpin: hint: write the toolkit as 'major.minor' or 'major.minor.patch', e.g. '12.4'\n"},
+    {"platform", "envpin: 1\nname: x\nplatforms: [linux/amd65]\n",
+     "envpin: error: envpin.yaml:3:13: 'linux/amd65' is not a valid platform (did you mean 'linux/amd64'?)\n"
+     "envpin: hint: use one of: linux/amd64, linux/arm64\n"},
+    {"platform_twice", "envpin: 1\nname: x\nplatforms: [linux/amd64, linux/amd64]\n",
+     "envpin: error: envpin.yaml:3:26: platform 'linux/amd64' is listed twice\n"},
+    {"secret_in_env", "envpin: 1\nname: x\nenv: {HF_TOKEN: abc}\nsecrets: [HF_TOKEN]\n",
+     "envpin: error: envpin.yaml:4:11: secret 'HF_TOKEN' is also set in env (line 3), which would bake it into the image\n"
+     "envpin: hint: remove 'HF_TOKEN' from env; secrets are passed at run time\n"},
+    {"output_parent", "envpin: 1\nname: x\noutputs: {dockerfile: ../Dockerfile}\n",
+     "envpin: error: envpin.yaml:3:23: 'outputs.dockerfile' points outside the project: '../Dockerfile'\n"
+     "envpin: hint: write a path inside the directory holding the manifest\n"},
+    {"output_absolute", "envpin: 1\nname: x\noutputs: {check_env: /tmp/check.sh}\n",
+     "envpin: error: envpin.yaml:3:22: 'outputs.check_env' must be relative to the project, found absolute path '/tmp/check.sh'\n"
+     "envpin: hint: write it relative to the directory holding the manifest\n"},
+    {"output_same_path", "envpin: 1\nname: x\noutputs: {check_env: Dockerfile}\n",
+     "envpin: error: envpin.yaml:3:22: two outputs are written to the same path 'Dockerfile'\n"
+     "envpin: hint: give each artifact its own path under outputs\n"},
+    {"requirements_missing", "envpin: 1\nname: x\npython: {version: '3.11', requirements: no-such.txt}\n",
+     "envpin: error: envpin.yaml:3:41: requirements file 'no-such.txt' does not exist\n"
+     "envpin: hint: create it, or list packages under python.packages instead\n"},
+    {"root_user", "envpin: 1\nname: x\nuser: root\n",
+     "envpin: error: envpin.yaml:3:7: the container user must not be root\n"
+     "envpin: hint: choose a non-root name such as 'dev'; root in an image is a security finding\n"},
+    {"env_name", "envpin: 1\nname: x\nenv: {1X: a}\n",
+     "envpin: error: envpin.yaml:3:7: invalid environment variable name '1X'\n"
+     "envpin: hint: use letters, digits and '_', not starting with a digit\n"},
+    {"path_unknown_var", "envpin: 1\nname: x\npaths: {data: '${DATA}/x'}\n",
+     "envpin: error: envpin.yaml:3:15: path 'data' refers to '${DATA}', which is not set in env\n"
+     "envpin: hint: add DATA to env, or write the path out\n"},
+    {"base_and_cuda", "envpin: 1\nname: x\nbase: debian:bookworm\ncuda: {version: '12.4'}\n",
+     "envpin: error: envpin.yaml:3:7: 'base' conflicts with 'cuda' (line 4), which picks the nvidia/cuda base image\n"
+     "envpin: hint: remove 'base', or remove the cuda section\n"},
+    {"cuda_on_debian", "envpin: 1\nname: x\nos: debian12\ncuda: {version: '12.4'}\n",
+     "envpin: error: envpin.yaml:3:5: nvidia/cuda images are built on Ubuntu, not 'debian12'\n"
+     "envpin: hint: set os to 'ubuntu22.04' or 'ubuntu24.04'\n"},
+    {"cuda_no_tag", "envpin: 1\nname: x\ncuda: {version: '12.7'}\n",
+     "envpin: error: envpin.yaml:3:17: no nvidia/cuda image exists for CUDA 12.7\n"
+     "envpin: hint: CUDA 12 images exist for 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9\n"},
+    {"cuda_no_major", "envpin: 1\nname: x\ncuda: {version: '10.2'}\n",
+     "envpin: error: envpin.yaml:3:17: no nvidia/cuda image exists for CUDA 10.2\n"
+     "envpin: hint: supported CUDA lines: 11.x, 12.x, 13.x\n"},
+    {"cuda_old_patch", "envpin: 1\nname: x\ncuda: {version: '12.4.0'}\n",
+     "envpin: error: envpin.yaml:3:17: nvidia/cuda publishes no tag for CUDA 12.4.0 (kept: 12.4.1)\n"
+     "envpin: hint: write 'version: \"12.4\"' to get the newest published patch release\n"},
+    {"cuda_os_missing", "envpin: 1\nname: x\nos: ubuntu24.04\ncuda: {version: '12.4'}\n",
+     "envpin: error: envpin.yaml:3:5: nvidia/cuda has no CUDA 12.4.1 image for ubuntu24.04\n"
+     "envpin: hint: set os to one of: ubuntu20.04, ubuntu22.04\n"},
+    {"unknown_gpu", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H10O]}\n",
+     "envpin: error: envpin.yaml:3:32: unknown GPU 'H10O' (did you mean 'H100'?)\n"
+     "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},
+    {"v100_on_cuda13", "envpin: 1\nname: x\ncuda: {version: '13.0', gpus: [V100]}\n",
+     "envpin: error: envpin.yaml:3:32: CUDA 13.0.3 cannot build code for 'V100' (sm_70; this toolkit targets sm_75 to sm_121)\n"
+     "envpin: hint: choose a cuda.version that supports sm_70, or drop this GPU\n"},
+    {"blackwell_on_cuda124", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [RTX 5090]}\n",
+     "envpin: error: envpin.yaml:3:32: CUDA 12.4.1 cannot build code for 'RTX 5090' (sm_120; this toolkit targets sm_50 to sm_90)\n"
+     "envpin: hint: choose a cuda.version that supports sm_120, or drop this GPU\n"},
+    {"cudnn_base", "envpin: 1\nname: x\ncuda: {version: '12.4', flavor: base, cudnn: true}\n",
+     "envpin: error: envpin.yaml:3:46: cuDNN images exist only for the runtime and devel flavors\n"
+     "envpin: hint: set cuda.flavor to 'runtime' or 'devel'\n"},
+    {"gpu_without_cuda", "envpin: 1\nname: x\ndevcontainer: {gpu: required}\n",
+     "envpin: error: envpin.yaml:3:21: devcontainer.gpu asks for a GPU but the manifest has no cuda section\n"
+     "envpin: hint: add a cuda section, or set devcontainer.gpu to 'none'\n"},
+    {"port_range", "envpin: 1\nname: x\ndevcontainer: {forward_ports: [70000]}\n",
+     "envpin: error: envpin.yaml:3:32: 'devcontainer.forward_ports item' must be between 1 and 65535, found 70000\n"},
+    {"apt_version", "envpin: 1\nname: x\napt: ['git=latest']\n",
+     "envpin: error: envpin.yaml:3:7: invalid Debian version 'latest' for 'git'\n"
+     "envpin: hint: write 'name=version' as apt-cache policy prints it, e.g. 'git=1:2.39.5-0+deb12u2'\n"},
+    {"workdir_relative", "envpin: 1\nname: x\nworkdir: src\n",
+     "envpin: error: envpin.yaml:3:10: workdir must be an absolute path inside the container, found 'src'\n"
+     "envpin: hint: write it as '/workspace'\n"},
+};
+
+INSTANTIATE_TEST_SUITE_P(All, ManifestError, testing::ValuesIn(kErrors),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Manifest, MissingFile) {
+  try {
+    load("/nonexistent/envpin.yaml");
+    FAIL() << "expected an error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(diag::format(e),
+              "envpin: error: /nonexistent/envpin.yaml: cannot read manifest: no such file\n"
+              "envpin: hint: create it (see examples/) or pass its path with --manifest\n");
+  }
+}
+
+TEST(Manifest, RequirementsFileErrorsNameTheirLine) {
+  const fs::path dir = fs::path(testing::TempDir()) / "envpin-req-test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "req.txt") << "# pinned\nnumpy==1.26.4\ntorch=2.4\n";
+  EXPECT_EQ(error_of("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", dir),
+            "envpin: error: req.txt:3:6: invalid package spec 'torch=2.4': '=' is not a version operator; use '=='\n"
+            "envpin: hint: write it as pip does, e.g. 'numpy==1.26.4'\n");
+  std::ofstream(dir / "req.txt") << "--index-url https://x\nnumpy\n";
+  EXPECT_EQ(error_of("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", dir),
+            "envpin: error: req.txt:1:1: pip options in a requirements file are not supported: '--index-url https://x'\n"
+            "envpin: hint: set the index with python.index in the manifest and list only packages here\n");
+  std::ofstream(dir / "req.txt") << "numpy==1.26.4  # inline comment\nrich ; python_version < '3.12'\n";
+  const Manifest m = parse("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n",
+                           "envpin.yaml", dir);
+  ASSERT_EQ(m.python->requirement_lines.size(), 2u);
+  EXPECT_EQ(m.python->requirement_lines[0].value.pinned(), "1.26.4");
+  EXPECT_EQ(m.python->requirement_lines[1].value.marker, "python_version < '3.12'");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace envpin::manifest
