@@ -11,7 +11,7 @@ TEST(Quote, Shell) {
   EXPECT_EQ(sh_quote("plain"), "'plain'");
   EXPECT_EQ(sh_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(sh_quote(""), "''");
-  EXPECT_EQ(sh_quote("$HOME `x`"), "'$HOME `x`'");
+  EXPECT_EQ(sh_quote("$HOME `x` \"q\" 'a'"), "\"\\$HOME \\`x\\` \\\"q\\\" 'a'\"");
 }
 
 TEST(Quote, Dockerfile) {

@@ -127,7 +127,7 @@ check_manifest
 check_os 'debian' '12'
 check_arch 'x86_64'
 
-check_env_var GREETING 'it'\''s "quoted" $HOME'
+check_env_var GREETING "it's \"quoted\" \$HOME"
 check_env_var DATA_DIR '/data/my files'
 
 check_path 'data' "${DATA_DIR:-/data/my files}/raw"

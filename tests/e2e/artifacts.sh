@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Every generated artifact of every golden case and example, through the real tools that
+# consume it: shellcheck, dash and busybox parse check_env.sh; dockerfile-utils lints the
+# Dockerfile; ajv validates devcontainer.json against tests/schema; the devcontainer CLI reads it.
+. "$(dirname "$0")/lib.sh"
+need shellcheck dash busybox dockerfile-utils ajv devcontainer
+PATH="$TOOLS:$PATH"
+
+# Artifact roots: each golden case's expected/ folder and each example.
+roots=$(ls -d "$ROOT"/tests/golden/cases/*/expected "$ROOT"/examples/*/)
+for root in $roots; do
+  name=${root#"$ROOT"/}
+  found=0
+  for script in $(find "$root" -name '*.sh' | sort); do
+    found=1
+    if out=$(shellcheck -S style -s sh "$script" 2>&1); then pass; else fail "shellcheck $name: $out"; fi
+    if dash -n "$script" && busybox sh -n "$script"; then pass; else fail "dash/busybox -n $name"; fi
+  done
+  [ "$found" = 1 ] || fail "$name: no check_env script"
+
+  for dockerfile in $(find "$root" -name Dockerfile | sort); do
+    if out=$(dockerfile-utils lint "$dockerfile" 2>&1) && [ -z "$out" ]; then pass; else fail "dockerfile-utils $name: $out"; fi
+  done
+
+  for json in $(find "$root" -name devcontainer.json | sort); do
+    if out=$(ajv validate --strict=false -s "$ROOT/tests/schema/devcontainer.schema.json" -d "$json" 2>&1); then
+      pass
+    else
+      fail "ajv $name: $out"
+    fi
+    # The CLI finds the config from the workspace folder; a custom location is passed with --config.
+    workspace=$root
+    if out=$(devcontainer read-configuration --workspace-folder "$workspace" --config "$json" \
+          --docker-path "$(command -v true)" 2>/dev/null) &&
+       printf '%s' "$out" | grep -q '"configuration":{"build":'; then
+      pass
+    else
+      fail "devcontainer read-configuration $name"
+    fi
+  done
+done
+
+# The schema is not a rubber stamp: it rejects what the devcontainer spec rejects.
+bad=$(mktemp)
+printf '{"name":"x","build":{"dockerfile":"D","context":"."},"remoteUser":"dev","postCreateCommand":"c","hostRequirements":{"gpu":"yes"}}' > "$bad"
+if ajv validate --strict=false -s "$ROOT/tests/schema/devcontainer.schema.json" -d "$bad" >/dev/null 2>&1; then
+  fail "schema accepted hostRequirements.gpu = 'yes'"
+else
+  pass
+fi
+printf 'FROM\nRUNN x\n' > "$bad"
+if dockerfile-utils lint "$bad" >/dev/null 2>&1; then fail "dockerfile-utils accepted a broken Dockerfile"; else pass; fi
+rm -f "$bad"
+finish

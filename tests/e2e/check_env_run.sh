@@ -1,0 +1,177 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Runs the generated check_env.sh of the PyTorch example under dash and busybox sh in a
+# controlled environment (PATH stubs for uname, nvidia-smi and python3; os-release, env vars
+# and paths in a temp dir): once passing, then once for each kind of mismatch, asserting the
+# exact line printed and the exit bits.
+. "$(dirname "$0")/lib.sh"
+need dash busybox
+ENVPIN=${1:?usage: check_env_run.sh ENVPIN_BINARY}
+FIXTURE="$ROOT/tests/e2e/fixture/envpin.yaml"
+DATA=/tmp/envpin-e2e-check-env/data  # the fixture's DATA_DIR
+T=$(mktemp -d)
+trap 'rm -rf "$T" /tmp/envpin-e2e-check-env' EXIT
+mkdir -p "$T/bin" "$T/gpu" "$T/project" "$DATA"
+cp "$FIXTURE" "$T/project/envpin.yaml"
+"$ENVPIN" generate --manifest "$T/project/envpin.yaml" >/dev/null || { echo "FAIL: envpin generate"; exit 1; }
+
+cat > "$T/bin/uname" <<'STUB'
+#!/bin/sh
+echo "${STUB_UNAME_M:-x86_64}"
+STUB
+cat > "$T/gpu/nvidia-smi" <<'STUB'
+#!/bin/sh
+if [ -n "${STUB_SMI_FAIL:-}" ]; then echo "$STUB_SMI_FAIL"; exit 9; fi
+printf '%s\n' "$STUB_GPUS"
+STUB
+cat > "$T/bin/python3" <<'STUB'
+#!/bin/sh
+if [ "$1" = -c ]; then echo "${STUB_PY_VERSION:-3.11.9}"; exit 0; fi
+if [ "$1" = - ]; then
+  shift
+  cat >/dev/null
+  for n in "$@"; do
+    v=$(printf '%s\n' "$STUB_PKGS" | awk -v n="$n" '$1 == n { print $2 }')
+    echo "$n ${v:--}"
+  done
+fi
+STUB
+chmod +x "$T/bin/uname" "$T/gpu/nvidia-smi" "$T/bin/python3"
+printf 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n' > "$T/ubuntu"
+printf 'ID=debian\nVERSION_ID="12"\n' > "$T/debian"
+
+# Runs the script with the passing environment plus the "VAR=value" words given (a later
+# assignment wins); $OPTS holds check_env options. Sets $out and $rc.
+OPTS=""
+run_check() {
+  out=$(cd "$T/project" && env -i \
+    PATH="$T/bin:$T/gpu:/usr/bin:/bin" \
+    ENVPIN_OS_RELEASE="$T/ubuntu" \
+    CUDA_VERSION=12.4.1 \
+    STUB_GPUS="550.54.15, 9.0, NVIDIA H100 80GB HBM3
+550.54.15, 8.0, NVIDIA A100-SXM4-80GB" \
+    STUB_PKGS="numpy 1.26.4
+torch 2.4.1+cu124
+tqdm 4.66.5" \
+    DATA_DIR="$DATA" \
+    PYTHONUNBUFFERED=1 \
+    WANDB_API_KEY=s3cr3t-value \
+    "$@" \
+    "$shell" "$T/project/.envpin/check_env.sh" $OPTS 2>&1)
+  rc=$?
+  OPTS=""
+}
+
+# expect NAME RC LINE...: the exit code and each exact line of output.
+expect() {
+  case_name=$1
+  want_rc=$2
+  shift 2
+  ok=1
+  [ "$rc" = "$want_rc" ] || { ok=0; echo "  $case_name: exit $rc, expected $want_rc"; }
+  for want in "$@"; do
+    printf '%s\n' "$out" | grep -Fqx -- "$want" || { ok=0; echo "  $case_name: missing line: $want"; }
+  done
+  case $out in *s3cr3t-value*) ok=0; echo "  $case_name: the secret's value was printed" ;; esac
+  if [ "$ok" = 1 ]; then pass; else fail "$shell_name: $case_name"; printf '%s\n' "$out" | sed 's/^/    | /'; fi
+}
+
+for shell_name in dash busybox; do
+  if [ "$shell_name" = busybox ]; then
+    # busybox needs its applet name as the first argument.
+    cat > "$T/bin/bbsh" <<'STUB'
+#!/bin/sh
+exec busybox sh "$@"
+STUB
+    chmod +x "$T/bin/bbsh"
+    shell="$T/bin/bbsh"
+  else
+    shell=$(command -v dash)
+  fi
+
+  run_check
+  expect passing 0 \
+    "ok       manifest                 envpin.yaml matches the generated artifacts" \
+    "ok       system.os                ubuntu 22.04" \
+    "ok       system.arch              x86_64" \
+    "ok       cuda.toolkit             12.4.1" \
+    "ok       gpu.count                2 GPU(s) visible" \
+    "ok       gpu.driver               550.54.15 (>= 550.54.15)" \
+    "ok       gpu.0.arch               NVIDIA H100 80GB HBM3, compute capability 9.0" \
+    "ok       gpu.1.arch               NVIDIA A100-SXM4-80GB, compute capability 8.0" \
+    "ok       python.version           3.11.9" \
+    "ok       python.pkg.numpy         1.26.4 (>=1.26,<2.1)" \
+    "ok       python.pkg.torch         2.4.1+cu124 (==2.4.1)" \
+    "ok       python.pkg.tqdm          4.66.5" \
+    "ok       env.DATA_DIR             '$DATA'" \
+    "ok       secret.WANDB_API_KEY     set (value not shown)" \
+    "ok       path.data                $DATA exists" \
+    "check_env: 16 ok, 0 mismatch, 0 skipped"
+
+  OPTS=--quiet
+  run_check
+  expect quiet 0 "check_env: 16 ok, 0 mismatch, 0 skipped"
+  if [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ]; then pass; else fail "$shell_name: --quiet printed more than the summary"; fi
+
+  run_check ENVPIN_OS_RELEASE="$T/debian"
+  expect os 1 "MISMATCH system.os                expected ubuntu 22.04, found debian 12; fix: run inside the image built from the generated Dockerfile"
+
+  # busybox sh runs its own uname applet before any uname on PATH, so the stub reaches dash only.
+  if [ "$shell_name" = dash ]; then
+    run_check STUB_UNAME_M=aarch64
+    expect arch 1 "MISMATCH system.arch              expected x86_64, found aarch64; fix: build and run the image for linux/amd64"
+  fi
+
+  run_check CUDA_VERSION=12.1.1
+  expect toolkit 1 "MISMATCH cuda.toolkit             expected 12.4.1, found 12.1.1; fix: rebuild the image from the generated Dockerfile"
+
+  run_check "STUB_GPUS=535.104.05, 9.0, NVIDIA H100 80GB HBM3"
+  expect driver 1 "MISMATCH gpu.driver               expected >= 550.54.15, found 535.104.05; fix: upgrade the NVIDIA driver on this host, or lower cuda.driver"
+
+  run_check "STUB_GPUS=550.54.15, 7.0, Tesla V100-SXM2-32GB"
+  expect gpu_arch 1 "MISMATCH gpu.0.arch               expected one of 8.0 9.0, found 7.0 (Tesla V100-SXM2-32GB); fix: add '7.0' to cuda.gpus and rebuild"
+
+  run_check STUB_PY_VERSION=3.10.12
+  expect python 1 "MISMATCH python.version           expected 3.11, found 3.10.12; fix: use the image's interpreter, or set ENVPIN_PYTHON to Python 3.11"
+
+  run_check "STUB_PKGS=numpy 2.1.0
+torch 2.3.0"
+  expect packages 1 \
+    "MISMATCH python.pkg.numpy         expected >=1.26,<2.1, found 2.1.0; fix: pip install 'numpy>=1.26,<2.1'" \
+    "MISMATCH python.pkg.torch         expected ==2.4.1, found 2.3.0; fix: pip install 'torch==2.4.1'" \
+    "MISMATCH python.pkg.tqdm          expected tqdm, found not installed; fix: pip install 'tqdm'" \
+    "check_env: 13 ok, 3 mismatch, 0 skipped"
+
+  run_check PYTHONUNBUFFERED=0
+  expect env 1 "MISMATCH env.PYTHONUNBUFFERED     expected '1', found '0'; fix: export PYTHONUNBUFFERED='1'"
+
+  run_check WANDB_API_KEY=
+  expect secret 1 "MISMATCH secret.WANDB_API_KEY     expected set, found unset or empty; fix: pass it at run time, e.g. docker run -e WANDB_API_KEY"
+
+  rmdir "$DATA"
+  run_check
+  expect path 1 "MISMATCH path.data                expected $DATA to exist, found nothing there; fix: mount or create $DATA"
+  mkdir -p "$DATA"
+
+  run_check PATH="$T/bin:/usr/bin:/bin"
+  expect no_gpu 4 "skip     gpu                      nvidia-smi not found (no NVIDIA driver, or the container was started without --gpus); not checked"
+
+  OPTS=--allow-no-gpu
+  run_check PATH="$T/bin:/usr/bin:/bin"
+  expect no_gpu_allowed 0 "skip     gpu                      nvidia-smi not found; GPU checks skipped (--allow-no-gpu)"
+
+  run_check "STUB_SMI_FAIL=NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+  expect smi_fails 4 "skip     gpu                      nvidia-smi failed: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.; not checked"
+
+  OPTS=--frobnicate
+  run_check
+  expect bad_option 64 "check_env: unknown option --frobnicate (see --help)"
+
+  printf '# edited\n' >> "$T/project/envpin.yaml"
+  run_check
+  expect stale 2 "STALE    manifest                 envpin.yaml changed after this script was generated; fix: run 'envpin generate'"
+  run_check PYTHONUNBUFFERED=0
+  expect stale_and_mismatch 3
+  cp "$FIXTURE" "$T/project/envpin.yaml"
+done
+finish

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: Apache-2.0
+# Helpers shared by the e2e scripts. Exit 125 means "skipped" to CTest, unless
+# ENVPIN_REQUIRE_TOOLS=1 (as in CI), where a missing tool is a failure.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TOOLS="$ROOT/tests/tools/node_modules/.bin"
+failures=0
+passes=0
+
+need() {
+  for tool in "$@"; do
+    if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "$TOOLS/$tool" ]; then
+      if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then
+        echo "FAIL: required tool '$tool' is missing (run .ci/install-deps)"
+        exit 1
+      fi
+      echo "SKIP: '$tool' is not installed (run .ci/install-deps)"
+      exit 125
+    fi
+  done
+}
+
+pass() { passes=$((passes + 1)); }
+fail() {
+  failures=$((failures + 1))
+  echo "FAIL: $*"
+}
+
+finish() {
+  echo "$passes passed, $failures failed"
+  [ "$failures" -eq 0 ]
+}
