@@ -39,7 +39,6 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   app.require_subcommand(1);
 
   std::vector<Command> table = {generate_command(), validate_command()};
-  std::function<int(Streams&)> action;
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
   for (Command& c : table) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);

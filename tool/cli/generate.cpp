@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <ostream>
 
 #include "cli/app.hpp"

@@ -13,12 +13,16 @@
 #include <sstream>
 
 #include "diag/suggest.hpp"
+#include "manifest/yaml_reader.hpp"
 
 namespace envpin::manifest {
 namespace {
 
 namespace fs = std::filesystem;
 using diag::Error;
+using detail::describe_yaml_error;
+using detail::Reader;
+using detail::reject_tabs;
 
 constexpr std::string_view kTopKeys[] = {
     "envpin", "name",   "platforms", "os",      "base",         "cuda",   "python", "apt",
@@ -38,173 +42,6 @@ constexpr std::string_view kPlatforms[] = {"linux/amd64", "linux/arm64"};
 constexpr std::string_view kFlavors[] = {"base", "runtime", "devel"};
 constexpr std::string_view kGpuValues[] = {"required", "optional", "none"};
 
-// yaml-cpp's parser messages, reworded for users (yaml-cpp's own text never reaches them).
-std::string describe_yaml_error(const std::string& msg) {
-  static const std::pair<std::string_view, std::string_view> table[] = {
-      {"end of map not found", "a mapping is not closed: check the indentation of this line"},
-      {"end of map flow not found", "'{' is not closed by '}'"},
-      {"end of sequence not found", "a list is not closed: check the indentation of this line"},
-      {"end of sequence flow not found", "'[' is not closed by ']'"},
-      {"illegal map value", "a ':' where no value may start (quote the value if it contains ': ')"},
-      {"illegal map key", "a key where none may start"},
-      {"illegal block entry", "a '- ' list item where a mapping value was expected"},
-      {"illegal flow end", "a ']' or '}' that closes nothing"},
-      {"illegal EOF in scalar", "a quoted string is not closed before the end of the file"},
-      {"illegal character in scalar", "a character that cannot appear in an unquoted value"},
-      {"illegal document indicator in scalar", "'---' or '...' inside a value"},
-      {"unknown token", "a character YAML does not allow here"},
-      {"unknown escape character: ", "an unknown '\\' escape in a double-quoted string"},
-      {"alias not found after *", "'*' must be followed by an anchor name"},
-      {"anchor not found after &", "'&' must be followed by an anchor name"},
-      {"the referenced anchor is not defined", "an alias refers to an anchor that is not defined"},
-      {"unexpected character in block scalar", "a character that breaks the block scalar"},
-      {"cannot assign multiple tags to the same node", "a value with two tags"},
-      {"cannot assign multiple anchors to the same node", "a value with two anchors"},
-  };
-  for (const auto& [yaml, ours] : table)
-    if (msg.starts_with(yaml)) return "invalid YAML: " + std::string(ours);
-  return "invalid YAML syntax";
-}
-
-class Reader {
- public:
-  Reader(std::string file, fs::path project_dir)
-      : file_(std::move(file)), project_dir_(std::move(project_dir)) {}
-
-  Location at(const YAML::Node& node) const {
-    const YAML::Mark m = node.Mark();
-    if (m.is_null()) return Location{file_, 0, 0};
-    return Location{file_, m.line + 1, m.column + 1};
-  }
-
-  [[noreturn]] void fail(const YAML::Node& node, std::string message, std::string hint = {}) const {
-    throw Error(std::move(message), at(node), std::move(hint));
-  }
-
-  static std::string kind(const YAML::Node& n) {
-    switch (n.Type()) {
-      case YAML::NodeType::Map: return "a mapping";
-      case YAML::NodeType::Sequence: return "a list";
-      case YAML::NodeType::Null: return "nothing";
-      default: return "'" + n.Scalar() + "'";
-    }
-  }
-
-  // Checks that `map` is a mapping with no duplicate or unknown keys, and returns its
-  // entries keyed by name, each with the key node (for locations) and value node.
-  std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> entries(
-      const YAML::Node& map, std::string_view section, std::span<const std::string_view> known) const {
-    if (!map.IsMap())
-      fail(map, std::string(section) + " must be a mapping, found " + kind(map));
-    std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> out;
-    std::map<std::string, Location> seen;
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) fail(kv.first, "keys in " + std::string(section) + " must be plain names");
-      const std::string key = kv.first.Scalar();
-      if (auto it = seen.find(key); it != seen.end())
-        fail(kv.first, "duplicate key '" + key + "' (first set at line " +
-                           std::to_string(it->second.line) + ")",
-             "remove one of the two '" + key + "' entries");
-      seen.emplace(key, at(kv.first));
-      if (!known.empty() && std::find(known.begin(), known.end(), key) == known.end()) {
-        std::string where = section == "the manifest" ? std::string{} : " in " + std::string(section);
-        fail(kv.first, "unknown key '" + key + "'" + where + diag::did_you_mean(key, known),
-             "valid keys" + where + ": " + join(known));
-      }
-      out.emplace_back(key, kv.first, kv.second);
-    }
-    return out;
-  }
-
-  static std::string join(std::span<const std::string_view> items) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + std::string(items[i]);
-    return out;
-  }
-
-  Located<std::string> string(const YAML::Node& n, std::string_view key) const {
-    if (!n.IsScalar())
-      fail(n, "'" + std::string(key) + "' must be a string, found " + kind(n));
-    if (n.Scalar().empty()) fail(n, "'" + std::string(key) + "' must not be empty");
-    return {n.Scalar(), at(n)};
-  }
-
-  Located<bool> boolean(const YAML::Node& n, std::string_view key) const {
-    static const std::set<std::string> yes{"true", "True", "TRUE", "yes", "Yes", "on"};
-    static const std::set<std::string> no{"false", "False", "FALSE", "no", "No", "off"};
-    if (n.IsScalar()) {
-      if (yes.count(n.Scalar())) return {true, at(n)};
-      if (no.count(n.Scalar())) return {false, at(n)};
-    }
-    fail(n, "'" + std::string(key) + "' must be true or false, found " + kind(n));
-  }
-
-  Located<int> integer(const YAML::Node& n, std::string_view key, long lo, long hi) const {
-    static const std::regex digits(R"(^[0-9]+$)");
-    if (!n.IsScalar() || !std::regex_match(n.Scalar(), digits) || n.Scalar().size() > 9)
-      fail(n, "'" + std::string(key) + "' must be a whole number, found " + kind(n));
-    const long v = std::stol(n.Scalar());
-    if (v < lo || v > hi)
-      fail(n, "'" + std::string(key) + "' must be between " + std::to_string(lo) + " and " +
-                  std::to_string(hi) + ", found " + n.Scalar());
-    return {static_cast<int>(v), at(n)};
-  }
-
-  // A string from a fixed set.
-  Located<std::string> choice(const YAML::Node& n, std::string_view key,
-                              std::span<const std::string_view> allowed) const {
-    Located<std::string> s = string(n, key);
-    if (std::find(allowed.begin(), allowed.end(), s.value) == allowed.end())
-      fail(n, "'" + s.value + "' is not a valid " + std::string(key) + diag::did_you_mean(s.value, allowed),
-           "use one of: " + join(allowed));
-    return s;
-  }
-
-  std::vector<YAML::Node> list(const YAML::Node& n, std::string_view key) const {
-    if (n.IsNull()) return {};
-    if (!n.IsSequence()) fail(n, "'" + std::string(key) + "' must be a list, found " + kind(n));
-    std::vector<YAML::Node> out;
-    for (const auto& item : n) out.push_back(item);
-    return out;
-  }
-
-  std::vector<Located<std::string>> string_list(const YAML::Node& n, std::string_view key) const {
-    std::vector<Located<std::string>> out;
-    std::map<std::string, int> seen;
-    for (const YAML::Node& item : list(n, key)) {
-      Located<std::string> s = string(item, std::string(key) + " item");
-      if (auto it = seen.find(s.value); it != seen.end())
-        fail(item, "'" + s.value + "' is listed twice in '" + std::string(key) + "' (first at line " +
-                       std::to_string(it->second) + ")");
-      seen.emplace(s.value, s.where.line);
-      out.push_back(std::move(s));
-    }
-    return out;
-  }
-
-  // A relative path that stays inside the project directory.
-  Located<std::string> project_path(const YAML::Node& n, std::string_view key) const {
-    Located<std::string> s = string(n, key);
-    const fs::path p(s.value);
-    if (p.is_absolute())
-      fail(n, "'" + std::string(key) + "' must be relative to the project, found absolute path '" +
-                  s.value + "'",
-           "write it relative to the directory holding the manifest");
-    const fs::path norm = p.lexically_normal();
-    if (norm.empty() || norm == "." || *norm.begin() == "..")
-      fail(n, "'" + std::string(key) + "' points outside the project: '" + s.value + "'",
-           "write a path inside the directory holding the manifest");
-    s.value = norm.generic_string();
-    return s;
-  }
-
-  const std::string& file() const { return file_; }
-  const fs::path& project_dir() const { return project_dir_; }
-
- private:
-  std::string file_;
-  fs::path project_dir_;
-};
 
 bool is_env_name(const std::string& s) {
   static const std::regex re(R"(^[A-Za-z_][A-Za-z0-9_]*$)");
@@ -337,10 +174,8 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
       py.extra_index = r.string_list(v, "python.extra_index");
     }
   }
-  for (const auto* url : {py.index ? &*py.index : nullptr}) {
-    if (url && !url->value.starts_with("https://") && !url->value.starts_with("http://"))
-      throw Error("python.index must be an http(s) URL, found '" + url->value + "'", url->where);
-  }
+  if (py.index && !py.index->value.starts_with("https://") && !py.index->value.starts_with("http://"))
+    throw Error("python.index must be an http(s) URL, found '" + py.index->value + "'", py.index->where);
   for (const auto& url : py.extra_index)
     if (!url.value.starts_with("https://") && !url.value.starts_with("http://"))
       throw Error("python.extra_index must hold http(s) URLs, found '" + url.value + "'", url.where);
@@ -480,27 +315,6 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
         throw Error("two outputs are written to the same path '" + all[j]->value + "'",
                     all[j]->where.line ? all[j]->where : all[i]->where,
                     "give each artifact its own path under outputs");
-}
-
-// YAML forbids tabs in indentation; yaml-cpp's reaction to them is confusing, so look first.
-void reject_tabs(const std::string& source, const std::string& file) {
-  int line = 1;
-  std::size_t col = 0;
-  bool leading = true;
-  for (char c : source) {
-    if (c == '\n') {
-      ++line;
-      col = 0;
-      leading = true;
-      continue;
-    }
-    ++col;
-    if (!leading) continue;
-    if (c == '\t')
-      throw Error("tab character in indentation", Location{file, line, static_cast<int>(col)},
-                  "indent with spaces; YAML does not allow tabs");
-    if (c != ' ' && c != '-') leading = false;
-  }
 }
 
 }  // namespace
