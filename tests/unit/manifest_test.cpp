@@ -227,18 +227,18 @@ const ErrorCase kErrors[] = {
     {"cuda_old_patch", "envpin: 1\nname: x\ncuda: {version: '12.4.0'}\n",
      "envpin: error: envpin.yaml:3:17: nvidia/cuda publishes no tag for CUDA 12.4.0 (kept: 12.4.1)\n"
      "envpin: hint: write 'version: \"12.4\"' to get the newest published patch release\n"},
-    {"cuda_os_missing", "envpin: 1\nname: x\nos: ubuntu24.04\ncuda: {version: '12.4'}\n",
+    {"cuda_os_missing", "envpin: 1\nname: x\nos: ubuntu24.04\ncuda: {version: '12.4', gpus: [A100]}\n",
      "envpin: error: envpin.yaml:3:5: nvidia/cuda has no CUDA 12.4.1 image for ubuntu24.04\n"
      "envpin: hint: set os to one of: ubuntu20.04, ubuntu22.04\n"},
     {"unknown_gpu", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H10O]}\n",
      "envpin: error: envpin.yaml:3:32: unknown GPU 'H10O' (did you mean 'H100'?)\n"
      "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},
     {"v100_on_cuda13", "envpin: 1\nname: x\ncuda: {version: '13.0', gpus: [V100]}\n",
-     "envpin: error: envpin.yaml:3:32: CUDA 13.0.3 cannot build code for 'V100' (sm_70; this toolkit targets sm_75 to sm_121)\n"
-     "envpin: hint: choose a cuda.version that supports sm_70, or drop this GPU\n"},
+     "envpin: error: envpin.yaml:3:32: CUDA 13.0.3 (cuda.version at line 3) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can\n"
+     "envpin: hint: set cuda.version to 12.9 or older, or drop 'V100'\n"},
     {"blackwell_on_cuda124", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [RTX 5090]}\n",
-     "envpin: error: envpin.yaml:3:32: CUDA 12.4.1 cannot build code for 'RTX 5090' (sm_120; this toolkit targets sm_50 to sm_90)\n"
-     "envpin: hint: choose a cuda.version that supports sm_120, or drop this GPU\n"},
+     "envpin: error: envpin.yaml:3:32: CUDA 12.4.1 (cuda.version at line 3) cannot build code for 'RTX 5090' (sm_120); CUDA 12.8 to 13.2 can\n"
+     "envpin: hint: set cuda.version to 12.8 or newer, or drop 'RTX 5090'\n"},
     {"cudnn_base", "envpin: 1\nname: x\ncuda: {version: '12.4', flavor: base, cudnn: true}\n",
      "envpin: error: envpin.yaml:3:46: cuDNN images exist only for the runtime and devel flavors\n"
      "envpin: hint: set cuda.flavor to 'runtime' or 'devel'\n"},

@@ -65,6 +65,7 @@ Located<Requirement> requirement(const Reader& r, const YAML::Node& n, std::stri
 
 void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
   Cuda cuda;
+  cuda.gpus_where = r.at(node);
   bool has_version = false;
   for (const auto& [key, k, v] : r.entries(node, "cuda", kCudaKeys)) {
     if (key == "version") {
@@ -84,6 +85,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
       cuda.cudnn = r.boolean(v, "cuda.cudnn");
     } else if (key == "gpus") {
       cuda.gpus = r.string_list(v, "cuda.gpus");
+      cuda.gpus_where = r.at(v);
     } else if (key == "driver") {
       Located<std::string> d = r.string(v, "cuda.driver");
       std::string version = d.value;

@@ -37,6 +37,7 @@ struct Cuda {
   Located<CudaFlavor> flavor{CudaFlavor::runtime, {}};
   Located<bool> cudnn{false, {}};
   std::vector<Located<std::string>> gpus;  // product names or capabilities
+  Location gpus_where;                     // the list (or the cuda section when it is missing)
   std::optional<Located<std::string>> driver;  // the fleet's driver floor, "535.104.05"
 };
 

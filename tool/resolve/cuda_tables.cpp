@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <utility>
 
 namespace envpin::resolve {
 namespace {
@@ -40,27 +41,67 @@ const std::vector<CudaRelease>& releases() {
 }
 
 // Product -> compute capability. Source: NVIDIA "CUDA GPU Compute Capability",
-// https://developer.nvidia.com/cuda-gpus and https://developer.nvidia.com/cuda-legacy-gpus.
+// https://developer.nvidia.com/cuda-gpus and https://developer.nvidia.com/cuda-legacy-gpus
+// (reference/cuda-facts.md §2.1). A10G (AWS) = 8.6 and GTX 16xx = 7.5 are from third-party
+// catalogues (§8 item 5). Grace superchips (GH200, GB200, GB300, GB10) and Jetson modules
+// only exist in arm64 hosts.
+using enum GpuKind;
 constexpr GpuModel kGpus[] = {
-    {"GB10", 121},        {"RTX PRO 6000", 120},  {"RTX PRO 5000", 120}, {"RTX PRO 4500", 120},
-    {"RTX PRO 4000", 120}, {"RTX 5090", 120},     {"RTX 5080", 120},     {"RTX 5070 Ti", 120},
-    {"RTX 5070", 120},    {"RTX 5060 Ti", 120},   {"RTX 5060", 120},     {"Jetson T5000", 110},
-    {"Jetson T4000", 110}, {"GB300", 103},        {"B300", 103},         {"GB200", 100},
-    {"B200", 100},        {"GH200", 90},          {"H200", 90},          {"H100", 90},
-    {"H20", 90},          {"L40S", 89},           {"L40", 89},           {"L4", 89},
-    {"RTX 6000 Ada", 89}, {"RTX 4090", 89},       {"RTX 4080", 89},      {"RTX 4070 Ti", 89},
-    {"RTX 4070", 89},     {"RTX 4060 Ti", 89},    {"RTX 4060", 89},      {"Jetson AGX Orin", 87},
-    {"Jetson Orin NX", 87}, {"Jetson Orin Nano", 87}, {"A40", 86},       {"A10", 86},
-    {"A10G", 86},         {"A16", 86},            {"A2", 86},            {"RTX A6000", 86},
-    {"RTX A5000", 86},    {"RTX A4000", 86},      {"RTX 3090", 86},      {"RTX 3080", 86},
-    {"RTX 3070", 86},     {"RTX 3060", 86},       {"A100", 80},          {"A30", 80},
-    {"T4", 75},           {"RTX 2080 Ti", 75},    {"RTX 2080", 75},      {"RTX 2070", 75},
-    {"RTX 2060", 75},     {"Quadro RTX 8000", 75}, {"Quadro RTX 6000", 75}, {"Jetson AGX Xavier", 72},
-    {"Jetson Xavier NX", 72}, {"V100", 70},       {"TITAN V", 70},       {"P40", 61},
-    {"P4", 61},           {"GTX 1080 Ti", 61},    {"GTX 1080", 61},      {"P100", 60},
-    {"Jetson Nano", 53},  {"M60", 52},            {"M40", 52},           {"K80", 37},
+    // Blackwell
+    {"GB10", 121, data_center, HostArch::arm64},
+    {"RTX PRO 6000", 120, workstation}, {"RTX PRO 5000", 120, workstation},
+    {"RTX PRO 4500", 120, workstation}, {"RTX PRO 4000", 120, workstation},
+    {"RTX PRO 2000", 120, workstation},
+    {"RTX 5090", 120, consumer}, {"RTX 5080", 120, consumer}, {"RTX 5070 Ti", 120, consumer},
+    {"RTX 5070", 120, consumer}, {"RTX 5060 Ti", 120, consumer}, {"RTX 5060", 120, consumer},
+    {"RTX 5050", 120, consumer},
+    {"Jetson T5000", 110, jetson, HostArch::arm64}, {"Jetson T4000", 110, jetson, HostArch::arm64},
+    {"GB300", 103, data_center, HostArch::arm64}, {"B300", 103, data_center},
+    {"GB200", 100, data_center, HostArch::arm64}, {"B200", 100, data_center},
+    // Hopper
+    {"GH200", 90, data_center, HostArch::arm64}, {"H200", 90, data_center},
+    {"H100", 90, data_center}, {"H20", 90, data_center},
+    // Ada Lovelace
+    {"L40S", 89, data_center}, {"L40", 89, data_center}, {"L4", 89, data_center},
+    {"RTX 6000 Ada", 89, workstation}, {"RTX 5000 Ada", 89, workstation},
+    {"RTX 4500 Ada", 89, workstation}, {"RTX 4000 Ada", 89, workstation},
+    {"RTX 2000 Ada", 89, workstation},
+    {"RTX 4090", 89, consumer}, {"RTX 4080", 89, consumer}, {"RTX 4070 Ti", 89, consumer},
+    {"RTX 4070", 89, consumer}, {"RTX 4060 Ti", 89, consumer}, {"RTX 4060", 89, consumer},
+    {"RTX 4050", 89, consumer},
+    // Ampere
+    {"Jetson AGX Orin", 87, jetson, HostArch::arm64}, {"Jetson Orin NX", 87, jetson, HostArch::arm64},
+    {"Jetson Orin Nano", 87, jetson, HostArch::arm64},
+    {"A40", 86, data_center}, {"A10G", 86, data_center}, {"A10", 86, data_center},
+    {"A16", 86, data_center}, {"A2", 86, data_center},
+    {"RTX A6000", 86, workstation}, {"RTX A5000", 86, workstation}, {"RTX A4000", 86, workstation},
+    {"RTX A3000", 86, workstation}, {"RTX A2000", 86, workstation},
+    {"RTX 3090", 86, consumer}, {"RTX 3080", 86, consumer}, {"RTX 3070", 86, consumer},
+    {"RTX 3060", 86, consumer},
+    {"A100", 80, data_center}, {"A30", 80, data_center},
+    // Turing
+    {"T4", 75, data_center},
+    {"Quadro RTX 8000", 75, workstation}, {"Quadro RTX 6000", 75, workstation},
+    {"Quadro RTX 5000", 75, workstation}, {"Quadro RTX 4000", 75, workstation},
+    {"T1000", 75, workstation}, {"T600", 75, workstation}, {"T400", 75, workstation},
+    {"RTX 2080 Ti", 75, consumer}, {"RTX 2080", 75, consumer}, {"RTX 2070", 75, consumer},
+    {"RTX 2060", 75, consumer}, {"GTX 1660", 75, consumer}, {"GTX 1650", 75, consumer},
+    // Volta
+    {"Jetson AGX Xavier", 72, jetson, HostArch::arm64}, {"Jetson Xavier NX", 72, jetson, HostArch::arm64},
+    {"V100", 70, data_center}, {"Quadro GV100", 70, workstation}, {"TITAN V", 70, consumer},
+    // Pascal
+    {"Jetson TX2", 62, jetson, HostArch::arm64},
+    {"P40", 61, data_center}, {"P4", 61, data_center}, {"TITAN Xp", 61, consumer},
+    {"GTX 1080 Ti", 61, consumer}, {"GTX 1080", 61, consumer}, {"GTX 1070", 61, consumer},
+    {"GTX 1060", 61, consumer},
+    {"P100", 60, data_center}, {"Quadro GP100", 60, workstation},
+    // Maxwell, Kepler
+    {"Jetson Nano", 53, jetson, HostArch::arm64},
+    {"M60", 52, data_center}, {"M40", 52, data_center}, {"GTX 980", 52, consumer},
+    {"K80", 37, data_center}, {"K40", 35, data_center},
 };
 
+// "NVIDIA GeForce RTX 4090" -> "rtx4090": lowercase letters and digits, no vendor words.
 std::string normalize_gpu(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -70,6 +111,94 @@ std::string normalize_gpu(std::string_view s) {
   for (std::string_view vendor : {"nvidia", "geforce", "tesla"})
     if (out.starts_with(vendor)) out.erase(0, vendor.size());
   return out;
+}
+
+// Packaged Linux driver per toolkit release. Source: CUDA 13.2 Update 2 release notes,
+// Table 3 "CUDA Toolkit and Corresponding Driver Versions",
+// https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/ (cuda-facts.md §1.1).
+// "Update N" rows are written as the patch release they name.
+constexpr ToolkitDriver kToolkitDrivers[] = {
+    {"11.0.1", "450.36.06"},  {"11.0.2", "450.51.05"},  {"11.0.3", "450.51.06"},
+    {"11.1.0", "455.23"},     {"11.1.1", "455.32"},     {"11.2.0", "460.27.03"},
+    {"11.2.1", "460.32.03"},  {"11.2.2", "460.32.03"},  {"11.3.0", "465.19.01"},
+    {"11.3.1", "465.19.01"},  {"11.4.0", "470.42.01"},  {"11.4.1", "470.57.02"},
+    {"11.4.2", "470.57.02"},  {"11.4.3", "470.82.01"},  {"11.4.4", "470.82.01"},
+    {"11.5.0", "495.29.05"},  {"11.5.1", "495.29.05"},  {"11.5.2", "495.29.05"},
+    {"11.6.0", "510.39.01"},  {"11.6.1", "510.47.03"},  {"11.6.2", "510.47.03"},
+    {"11.7.0", "515.43.04"},  {"11.7.1", "515.48.07"},  {"11.8.0", "520.61.05"},
+    {"12.0.0", "525.60.13"},  {"12.0.1", "525.85.12"},  {"12.1.0", "530.30.02"},
+    {"12.1.1", "530.30.02"},  {"12.2.0", "535.54.03"},  {"12.2.1", "535.86.09"},
+    {"12.2.2", "535.104.05"}, {"12.3.0", "545.23.06"},  {"12.3.1", "545.23.08"},
+    {"12.4.0", "550.54.14"},  {"12.4.1", "550.54.15"},  {"12.5.0", "555.42.02"},
+    {"12.5.1", "555.42.06"},  {"12.6.0", "560.28.03"},  {"12.6.1", "560.35.03"},
+    {"12.6.2", "560.35.03"},  {"12.6.3", "560.35.05"},  {"12.8.0", "570.26"},
+    {"12.8.1", "570.124.06"}, {"12.9.0", "575.51.03"},  {"12.9.1", "575.57.08"},
+    {"13.0.0", "580.65.06"},  {"13.0.1", "580.82.07"},  {"13.0.2", "580.95.05"},
+    {"13.1.0", "590.44.01"},  {"13.1.1", "590.48.01"},  {"13.2.0", "595.45.04"},
+    {"13.2.1", "595.58.03"},  {"13.2.2", "595.71.05"},
+};
+
+// Minor-version compatibility floors. Source: same release notes, Table 2, and
+// https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+// (cuda-facts.md §1.2): 11.x needs R450 at 450.80.02, 12.x 525.60.13, 13.x R580.
+constexpr MinorCompat kMinorCompat[] = {
+    {11, "450.80.02"},
+    {12, "525.60.13"},
+    {13, "580"},
+};
+
+// PyTorch wheels. Variants per release: pytorch/pytorch RELEASE.md "Release Compatibility
+// Matrix", cross-checked with replicate/cog pkg/config/torch_compatibility.json (Aug 2026)
+// (cuda-facts.md §3.2). SASS/PTX per variant: TORCH_CUDA_ARCH_LIST in
+// pytorch/builder manywheel/build_cuda.sh and pytorch/pytorch .ci/manywheel/build_cuda.sh,
+// and cog's measured torch._C._cuda_getArchFlags() (§3.3). aarch64 lists only where verified.
+const std::vector<TorchRelease>& torch_table() {
+  const std::vector<int> kepler_to_ampere = {37, 50, 60, 70, 75, 80, 86};
+  const std::vector<int> kepler_to_hopper = {37, 50, 60, 70, 75, 80, 86, 90};
+  const std::vector<int> maxwell_to_hopper = {50, 60, 70, 75, 80, 86, 90};
+  const std::vector<int> volta_to_blackwell = {70, 75, 80, 86, 90, 100, 120};
+  const std::vector<int> turing_to_blackwell = {75, 80, 86, 90, 100, 120};
+  const std::vector<int> arm64_cu126 = {80, 90};
+  const std::vector<int> arm64_cu13 = {80, 90, 100, 110, 120};
+  auto variant = [](std::string_view tag, std::string_view cuda, std::vector<int> sass, int ptx = 0,
+                    std::vector<int> sass_arm64 = {}, int ptx_arm64 = 0) {
+    return TorchVariant{tag, cuda, std::move(sass), ptx, std::move(sass_arm64), ptx_arm64};
+  };
+  const TorchVariant cu117 = variant("cu117", "11.7", kepler_to_ampere);
+  const TorchVariant cu118 = variant("cu118", "11.8", kepler_to_hopper);
+  const TorchVariant cu121 = variant("cu121", "12.1", maxwell_to_hopper);
+  const TorchVariant cu124 = variant("cu124", "12.4", maxwell_to_hopper);
+  const TorchVariant cu126 = variant("cu126", "12.6", maxwell_to_hopper, 0, arm64_cu126);
+  const TorchVariant cu128_27 = variant("cu128", "12.8", turing_to_blackwell, 120);
+  const TorchVariant cu128 = variant("cu128", "12.8", volta_to_blackwell);
+  const TorchVariant cu129 = variant("cu129", "12.9", volta_to_blackwell, 120);
+  const TorchVariant cu130 = variant("cu130", "13.0", turing_to_blackwell, 120, arm64_cu13, 120);
+  const TorchVariant cu132 = variant("cu132", "13.2", turing_to_blackwell, 120, arm64_cu13, 120);
+  static const std::vector<TorchRelease> table = {
+      {"2.0", {cu117, cu118}},
+      {"2.1", {cu118, cu121}},
+      {"2.2", {cu118, cu121}},
+      {"2.3", {cu118, cu121}},
+      {"2.4", {cu118, cu121, cu124}},
+      {"2.5", {cu118, cu121, cu124}},
+      {"2.6", {cu118, cu124, cu126}},
+      {"2.7", {cu118, cu126, cu128_27}},
+      {"2.8", {cu126, cu128, cu129}},
+      {"2.9", {cu126, cu128, cu130}},
+      {"2.10", {cu126, cu128, cu130}},
+      {"2.11", {cu126, cu128, cu130}},
+      {"2.12", {cu126, cu130, cu132}},
+      {"2.13", {cu126, cu130, cu132}},
+      {"2.14", {cu126, cu130, cu132}},
+  };
+  return table;
+}
+
+std::pair<int, int> minor_numbers(std::string_view minor) {
+  const auto dot = minor.find('.');
+  const std::string major_text(minor.substr(0, dot));
+  const std::string rest(dot == std::string_view::npos ? "0" : minor.substr(dot + 1, minor.find('.', dot + 1) - dot - 1));
+  return {std::stoi(major_text), std::stoi(rest)};
 }
 
 }  // namespace
@@ -87,9 +216,9 @@ const CudaRelease* find_cuda_release(std::string_view version) {
 
 std::vector<int> compilable_sms(std::string_view minor) {
   // Source: CMake Modules/Internal/CMakeCUDAArchitecturesAll.cmake, cross-checked with the
-  // CUDA Features Archive (13.0 removed sm_50-72 and renamed sm_101 to sm_110).
-  const int major = std::stoi(std::string(minor.substr(0, minor.find('.'))));
-  const int sub = std::stoi(std::string(minor.substr(minor.find('.') + 1)));
+  // CUDA Features Archive (cuda-facts.md §2.3): 12.0 removed sm_35/37, 12.8 added
+  // sm_100/101/120, 12.9 sm_103/121, 13.0 removed sm_50-72 and renamed sm_101 to sm_110.
+  const auto [major, sub] = minor_numbers(minor);
   std::vector<int> sms;
   if (major >= 13) return {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
   if (major == 11) {
@@ -108,7 +237,67 @@ std::vector<int> compilable_sms(std::string_view minor) {
   return sms;
 }
 
+std::optional<DriverVersion> parse_driver(std::string_view text) {
+  static const std::regex re(R"(^(\d{2,4})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$)");
+  const std::string s(text);
+  std::smatch m;
+  if (!std::regex_match(s, m, re)) return std::nullopt;
+  DriverVersion v{};
+  for (int i = 0; i < 3; ++i) v[static_cast<std::size_t>(i)] = m[i + 1].matched ? std::stoi(m[i + 1]) : 0;
+  return v;
+}
+
+std::string driver_text(const DriverVersion& v) {
+  std::string out = std::to_string(v[0]);
+  if (v[1] || v[2]) out += "." + std::to_string(v[1]);
+  if (v[2]) out += (v[2] < 10 ? ".0" : ".") + std::to_string(v[2]);
+  return out;
+}
+
+std::span<const ToolkitDriver> toolkit_drivers() { return kToolkitDrivers; }
+
+std::string packaged_driver(std::string_view toolkit) {
+  const auto [major, sub] = minor_numbers(toolkit);
+  const std::string prefix = std::to_string(major) + "." + std::to_string(sub) + ".";
+  const auto last_dot = toolkit.rfind('.');
+  const int patch = toolkit.find('.') == last_dot ? 99 : std::stoi(std::string(toolkit.substr(last_dot + 1)));
+  std::string best;
+  for (const ToolkitDriver& row : kToolkitDrivers) {
+    if (!row.toolkit.starts_with(prefix)) continue;
+    if (std::stoi(std::string(row.toolkit.substr(prefix.size()))) <= patch) best = row.linux_driver;
+  }
+  return best;
+}
+
+std::span<const MinorCompat> minor_compat_floors() { return kMinorCompat; }
+
+std::string minor_compat_floor(int major) {
+  for (const MinorCompat& row : kMinorCompat)
+    if (row.major == major) return std::string(row.min_driver);
+  return {};
+}
+
 std::span<const GpuModel> gpu_models() { return kGpus; }
+
+const GpuModel* find_gpu(std::string_view name) {
+  const std::string wanted = normalize_gpu(name);
+  if (wanted.empty()) return nullptr;
+  for (const GpuModel& g : kGpus)
+    if (normalize_gpu(g.name) == wanted) return &g;
+  // nvidia-smi names carry a form factor and memory: "A100-SXM4-80GB", "H100 80GB HBM3",
+  // "H100 NVL". Take the longest product that the name starts with, when the next character
+  // cannot continue a model number ("A10" is not a prefix match of "A100").
+  const GpuModel* best = nullptr;
+  std::size_t best_len = 0;
+  for (const GpuModel& g : kGpus) {
+    const std::string n = normalize_gpu(g.name);
+    if (n.size() <= best_len || !wanted.starts_with(n)) continue;
+    if (std::isdigit(static_cast<unsigned char>(wanted[n.size()]))) continue;
+    best = &g;
+    best_len = n.size();
+  }
+  return best;
+}
 
 std::optional<int> gpu_sm(std::string_view text) {
   static const std::regex capability(R"(^(\d{1,2})\.(\d)$)");
@@ -117,13 +306,41 @@ std::optional<int> gpu_sm(std::string_view text) {
   std::smatch m;
   if (std::regex_match(s, m, capability)) return std::stoi(m[1]) * 10 + std::stoi(m[2]);
   if (std::regex_match(s, m, sm)) return std::stoi(m[1]) * 10 + std::stoi(m[2]);
-  const std::string wanted = normalize_gpu(text);
-  if (wanted.empty()) return std::nullopt;
-  for (const GpuModel& g : kGpus)
-    if (normalize_gpu(g.name) == wanted) return g.sm;
+  if (const GpuModel* g = find_gpu(text)) return g->sm;
   return std::nullopt;
 }
 
 std::string capability_text(int sm) { return std::to_string(sm / 10) + "." + std::to_string(sm % 10); }
+
+std::string_view architecture_name(int sm) {
+  // Source: NVIDIA/cuda-samples Common/helper_cuda.h _ConvertSMVer2ArchName (cuda-facts.md §2.2).
+  if (sm >= 100) return "Blackwell";
+  if (sm == 90) return "Hopper";
+  if (sm == 89) return "Ada Lovelace";
+  if (sm >= 80) return "Ampere";
+  if (sm == 75) return "Turing";
+  if (sm >= 70) return "Volta";
+  if (sm >= 60) return "Pascal";
+  if (sm >= 50) return "Maxwell";
+  if (sm >= 30) return "Kepler";
+  return "unknown";
+}
+
+std::span<const TorchRelease> torch_releases() { return torch_table(); }
+
+const TorchRelease* find_torch_release(std::string_view version) {
+  const auto first_dot = version.find('.');
+  if (first_dot == std::string_view::npos) return nullptr;
+  const auto second_dot = version.find('.', first_dot + 1);
+  const std::string_view minor = version.substr(0, second_dot);
+  for (const TorchRelease& r : torch_table())
+    if (r.minor == minor) return &r;
+  return nullptr;
+}
+
+std::string torch_index_url(std::string_view variant_tag) {
+  // Source: https://pytorch.org/get-started/previous-versions (cuda-facts.md §3.1).
+  return "https://download.pytorch.org/whl/" + std::string(variant_tag);
+}
 
 }  // namespace envpin::resolve

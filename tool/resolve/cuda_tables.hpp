@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+// The facts envpin's CUDA policy is made of. Pure data with lookups; every table cites its
+// source in cuda_tables.cpp (from ../shared/reference/cuda-facts.md).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,7 +20,7 @@ struct CudaRelease {
   std::string_view cudnn_part;                  // "cudnn8", "cudnn9" or "cudnn"
 };
 
-// Every release line envpin can map to an nvidia/cuda tag.
+// Every release line envpin can map to an nvidia/cuda tag, oldest first.
 std::span<const CudaRelease> cuda_releases();
 
 // The release line for "12.4" or "12.4.1", or nullptr when there is none.
@@ -26,19 +29,80 @@ const CudaRelease* find_cuda_release(std::string_view version);
 // Real SM targets (e.g. 90 for sm_90) that nvcc of toolkit `minor` can compile.
 std::vector<int> compilable_sms(std::string_view minor);
 
+// --- Drivers ---------------------------------------------------------------------------
+
+// A driver version as numbers: "535.104.05" -> {535, 104, 5}. Missing parts are 0.
+using DriverVersion = std::array<int, 3>;
+std::optional<DriverVersion> parse_driver(std::string_view text);
+std::string driver_text(const DriverVersion& v);  // "535.104.05" keeps two-digit parts as NVIDIA writes them
+
+struct ToolkitDriver {
+  std::string_view toolkit;  // "12.4.1"
+  std::string_view linux_driver;  // the driver packaged with it, "550.54.15"
+};
+// The packaged (full-compatibility) Linux driver of every toolkit release.
+std::span<const ToolkitDriver> toolkit_drivers();
+// The packaged driver for "12.4.1": the exact row, else the newest row of that minor at or
+// below the patch. Empty when the minor is unknown.
+std::string packaged_driver(std::string_view toolkit);
+
+struct MinorCompat {
+  int major;                     // CUDA major, e.g. 12
+  std::string_view min_driver;   // lowest driver of any 12.y app under minor-version compatibility
+};
+std::span<const MinorCompat> minor_compat_floors();
+// The minor-version-compatibility floor for CUDA `major`, or empty when there is none.
+std::string minor_compat_floor(int major);
+
+// --- GPUs ------------------------------------------------------------------------------
+
+enum class GpuKind { data_center, workstation, consumer, jetson };
+enum class HostArch { any, arm64 };  // arm64: only ever in an arm64 host (Grace, Jetson)
+
 struct GpuModel {
   std::string_view name;  // as NVIDIA markets it, e.g. "H100"
   int sm;                 // compute capability times ten, e.g. 90
+  GpuKind kind;
+  HostArch host = HostArch::any;
 };
 
 // Product name -> compute capability.
 std::span<const GpuModel> gpu_models();
 
-// Looks up a product name ("H100", "nvidia a100", "RTX 4090") or a capability
-// ("9.0", "sm_90"). Returns the SM number, or nullopt when unknown.
+// A product name ("H100", "nvidia a100", "NVIDIA A100-SXM4-80GB" as nvidia-smi prints it),
+// or nullptr when unknown. Capabilities are not products: see gpu_sm.
+const GpuModel* find_gpu(std::string_view name);
+
+// Looks up a product name or a capability ("9.0", "sm_90"). Returns the SM number, or
+// nullopt when unknown.
 std::optional<int> gpu_sm(std::string_view name_or_capability);
 
 // "9.0" for 90, "12.0" for 120.
 std::string capability_text(int sm);
+
+// "Hopper" for 90.
+std::string_view architecture_name(int sm);
+
+// --- PyTorch wheels --------------------------------------------------------------------
+
+struct TorchVariant {
+  std::string_view tag;            // "cu124"
+  std::string_view cuda;           // "12.4"
+  std::vector<int> sass;           // cubins in the x86_64 wheel, ascending
+  int ptx = 0;                     // compute_XX PTX in the x86_64 wheel, 0 for none
+  std::vector<int> sass_arm64;     // cubins in the aarch64 wheel; empty: no verified aarch64 wheel
+  int ptx_arm64 = 0;
+};
+
+struct TorchRelease {
+  std::string_view minor;  // "2.4"
+  std::vector<TorchVariant> variants;  // oldest CUDA first
+};
+
+std::span<const TorchRelease> torch_releases();
+// The release for "2.4" or "2.4.1", or nullptr when envpin has no row for it.
+const TorchRelease* find_torch_release(std::string_view version);
+// "https://download.pytorch.org/whl/cu124"
+std::string torch_index_url(std::string_view variant_tag);
 
 }  // namespace envpin::resolve

@@ -2,10 +2,8 @@
 #include "resolve/environment.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "diag/error.hpp"
-#include "diag/suggest.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::resolve {
@@ -50,65 +48,6 @@ const OsInfo* os_of_image(const std::string& image) {
   return nullptr;
 }
 
-CudaChoice choose_cuda(const Manifest& m, const std::string& ubuntu) {
-  const manifest::Cuda& c = *m.cuda;
-  if (c.version.value == "auto")
-    throw Error("cuda.version 'auto' is not supported yet", c.version.where,
-                "name the toolkit, e.g. 'version: \"12.4\"'");
-  const CudaRelease* release = find_cuda_release(c.version.value);
-  if (!release) {
-    const std::string major = c.version.value.substr(0, c.version.value.find('.'));
-    std::string same_major;
-    for (const CudaRelease& r : cuda_releases())
-      if (r.minor.substr(0, r.minor.find('.')) == major)
-        same_major += (same_major.empty() ? "" : ", ") + std::string(r.minor);
-    throw Error("no nvidia/cuda image exists for CUDA " + c.version.value, c.version.where,
-                same_major.empty() ? "supported CUDA lines: 11.x, 12.x, 13.x"
-                                   : "CUDA " + major + " images exist for " + same_major);
-  }
-  CudaChoice choice;
-  const bool has_patch = std::count(c.version.value.begin(), c.version.value.end(), '.') == 2;
-  if (has_patch) {
-    if (std::find(release->patches.begin(), release->patches.end(), c.version.value) ==
-        release->patches.end())
-      throw Error("nvidia/cuda publishes no tag for CUDA " + c.version.value + " (kept: " +
-                      std::string(release->patches.back()) + ")",
-                  c.version.where,
-                  "write 'version: \"" + std::string(release->minor) +
-                      "\"' to get the newest published patch release");
-    choice.toolkit = c.version.value;
-  } else {
-    choice.toolkit = release->patches.back();
-  }
-  if (std::find(release->ubuntu.begin(), release->ubuntu.end(), ubuntu) == release->ubuntu.end()) {
-    std::string list;
-    for (auto u : release->ubuntu) list += (list.empty() ? "ubuntu" : ", ubuntu") + std::string(u);
-    throw Error("nvidia/cuda has no CUDA " + choice.toolkit + " image for ubuntu" + ubuntu,
-                m.os ? m.os->where : c.version.where, "set os to one of: " + list);
-  }
-
-  const std::vector<int> compilable = compilable_sms(release->minor);
-  std::set<int> sms;
-  for (const auto& gpu : c.gpus) {
-    const std::optional<int> sm = gpu_sm(gpu.value);
-    if (!sm) {
-      std::vector<std::string_view> names;
-      for (const GpuModel& g : gpu_models()) names.push_back(g.name);
-      throw Error("unknown GPU '" + gpu.value + "'" + diag::did_you_mean(gpu.value, names), gpu.where,
-                  "name a product such as 'H100' or give its compute capability, e.g. '9.0'");
-    }
-    if (std::find(compilable.begin(), compilable.end(), *sm) == compilable.end())
-      throw Error("CUDA " + choice.toolkit + " cannot build code for '" + gpu.value + "' (sm_" +
-                      std::to_string(*sm) + "; this toolkit targets sm_" +
-                      std::to_string(compilable.front()) + " to sm_" + std::to_string(compilable.back()) + ")",
-                  gpu.where, "choose a cuda.version that supports sm_" + std::to_string(*sm) + ", or drop this GPU");
-    sms.insert(*sm);
-  }
-  choice.sms.assign(sms.begin(), sms.end());
-  if (c.driver) choice.driver_floor = c.driver->value;
-  return choice;
-}
-
 }  // namespace
 
 Environment resolve(const Manifest& m) {
@@ -120,17 +59,11 @@ Environment resolve(const Manifest& m) {
   if (m.python) env.python_source = PythonSource::standalone;
 
   if (m.cuda) {
-    const std::string os_key = m.os ? m.os->value : "ubuntu22.04";
-    const OsInfo& os = os_info(os_key);
-    env.os_id = os.id;
-    env.os_version = os.version;
-    env.cuda = choose_cuda(m, std::string(os.version));
-    const CudaRelease* release = find_cuda_release(env.cuda->toolkit);
-    std::string flavor = m.cuda->flavor.value == manifest::CudaFlavor::base      ? "base"
-                         : m.cuda->flavor.value == manifest::CudaFlavor::devel ? "devel"
-                                                                               : "runtime";
-    std::string cudnn = m.cuda->cudnn.value ? std::string(release->cudnn_part) + "-" : "";
-    env.base_image = "nvidia/cuda:" + env.cuda->toolkit + "-" + cudnn + flavor + "-ubuntu" + std::string(os.version);
+    env.cuda = decide_cuda(request_from_manifest(m));
+    env.os_id = "ubuntu";
+    env.os_version = env.cuda->os_version;
+    env.base_image = env.cuda->base_image;
+    for (const Note& n : env.cuda->warnings) env.warnings.push_back(diag::format_warning(n.text, n.where));
   } else if (m.base) {
     env.base_image = m.base->value;
     const OsInfo* os = m.os ? &os_info(m.os->value) : os_of_image(m.base->value);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "manifest/model.hpp"
+#include "resolve/cuda_policy.hpp"
 
 namespace envpin::resolve {
 
@@ -16,12 +17,6 @@ enum class PythonSource {
   standalone // uv installs a python-build-standalone CPython of that exact version
 };
 
-struct CudaChoice {
-  std::string toolkit;             // "12.4.1"
-  std::vector<int> sms;            // fleet compute capabilities, ascending, e.g. {80, 90}
-  std::string driver_floor;        // "535.104.05", may be empty
-};
-
 // Every decision generate needs, made from the manifest alone (pure: no I/O).
 struct Environment {
   std::string base_image;        // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
@@ -30,7 +25,7 @@ struct Environment {
   std::vector<std::string> platforms;  // "linux/amd64", ...
   std::vector<std::string> machines;   // matching `uname -m` values
   PythonSource python_source = PythonSource::none;
-  std::optional<CudaChoice> cuda;
+  std::optional<CudaDecision> cuda;
   bool remove_ubuntu_user = false;     // ubuntu:24.04 images ship user 'ubuntu' with uid 1000
   std::vector<std::string> warnings;   // formatted with diag::format_warning
 };

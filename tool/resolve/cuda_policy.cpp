@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "resolve/cuda_policy.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "diag/suggest.hpp"
+#include "resolve/cuda_tables.hpp"
+
+namespace envpin::resolve {
+namespace {
+
+using diag::Error;
+
+std::pair<int, int> version_pair(std::string_view v) {
+  const auto dot = v.find('.');
+  const auto end = v.find('.', dot + 1);
+  return {std::stoi(std::string(v.substr(0, dot))), std::stoi(std::string(v.substr(dot + 1, end - dot - 1)))};
+}
+
+int major_of(std::string_view v) { return version_pair(v).first; }
+
+std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
+
+std::string sm_list(const std::vector<int>& sms) {
+  std::string out;
+  for (int sm : sms) out += (out.empty() ? "" : ", ") + sm_name(sm);
+  return out;
+}
+
+std::string gpu_label(const GpuTarget& g) {
+  return (g.product.empty() ? g.input : g.product) + " (" + sm_name(g.sm) + ")";
+}
+
+// "cu118, cu121, cu124"
+std::string variant_list(const TorchRelease& r) {
+  std::string out;
+  for (const auto& v : r.variants) out += (out.empty() ? "" : ", ") + std::string(v.tag);
+  return out;
+}
+
+// A cubin for sm X runs on the same major at an equal or higher minor; PTX runs on any
+// later GPU (Blackwell Compatibility Guide, cuda-facts.md §2.4).
+bool runs_on(const std::vector<int>& sass, int ptx, int sm) {
+  for (int a : sass)
+    if (a / 10 == sm / 10 && a <= sm) return true;
+  return ptx != 0 && ptx <= sm;
+}
+
+struct Candidate {
+  const CudaRelease* release;
+  std::string toolkit;  // "12.4.1"
+};
+
+struct Blocker {
+  std::string message;
+  std::string hint;
+  diag::Location where;
+};
+
+class Policy {
+ public:
+  explicit Policy(const CudaRequest& r) : req_(r) {
+    for (const auto& p : req_.platforms) platforms_.push_back(p.value);
+    if (platforms_.empty()) platforms_.push_back(manifest::Arch::amd64);
+  }
+
+  CudaDecision decide() {
+    std::optional<Candidate> requested;
+    if (req_.cuda.value != "auto") requested = requested_candidate();
+    resolve_gpus();
+    check_driver_input();
+    check_torch_input();
+    if (!requested) return decide_auto();
+    const Candidate& c = *requested;
+    CudaDecision d;
+    if (auto b = evaluate(c, d)) throw Error(b->message, b->where, b->hint);
+    d.reasons.insert(d.reasons.begin(), "toolkit: CUDA " + c.toolkit + (c.toolkit == req_.cuda.value
+                                                                           ? " as requested"
+                                                                           : ", the newest published " +
+                                                                                 std::string(c.release->minor) +
+                                                                                 " release"));
+    return d;
+  }
+
+ private:
+  const CudaRequest& req_;
+  std::vector<manifest::Arch> platforms_;
+  std::vector<GpuTarget> fleet_;
+  std::vector<int> sms_;
+  std::optional<DriverVersion> floor_;
+  const TorchRelease* torch_ = nullptr;
+  std::vector<Note> early_notes_;
+
+  bool has_platform(manifest::Arch a) const {
+    return std::find(platforms_.begin(), platforms_.end(), a) != platforms_.end();
+  }
+
+  std::string requested_label() const { return req_.cuda.origin.describe(); }
+
+  void resolve_gpus() {
+    if (req_.gpus.empty())
+      throw Error("no GPUs given: the arch list and the toolkit depend on the fleet's GPUs",
+                  req_.gpus_origin.location(),
+                  req_.gpus_origin.where ? "list them under cuda.gpus, e.g. 'gpus: [A100, H100]'"
+                                         : "name them with --gpu, e.g. '--gpu A100 --gpu H100'");
+    std::set<int> sms;
+    for (const auto& in : req_.gpus) {
+      GpuTarget t;
+      t.input = in.value;
+      const std::optional<int> sm = gpu_sm(in.value);
+      if (!sm) {
+        std::vector<std::string_view> names;
+        for (const GpuModel& g : gpu_models()) names.push_back(g.name);
+        throw Error("unknown GPU '" + in.value + "'" + diag::did_you_mean(in.value, names),
+                    in.origin.location(),
+                    "name a product such as 'H100' or give its compute capability, e.g. '9.0'");
+      }
+      t.sm = *sm;
+      if (const GpuModel* g = find_gpu(in.value)) {
+        t.product = std::string(g->name);
+        if (g->kind == GpuKind::jetson && g->sm != 110)
+          throw Error("'" + in.value + "' is a Jetson module (" + sm_name(g->sm) +
+                          "): nvidia/cuda images do not run on Jetson, which uses L4T",
+                      in.origin.location(),
+                      "build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section");
+        if (g->host == HostArch::arm64 && !has_platform(manifest::Arch::arm64))
+          throw Error("'" + in.value + "' only exists in arm64 hosts (" +
+                          (g->kind == GpuKind::jetson ? std::string("Jetson") : std::string("Grace")) +
+                          "), but the image is built for linux/amd64 only",
+                      in.origin.location(), "add linux/arm64 to platforms");
+      }
+      sms.insert(t.sm);
+      fleet_.push_back(std::move(t));
+    }
+    sms_.assign(sms.begin(), sms.end());
+  }
+
+  void check_driver_input() {
+    if (!req_.driver) return;
+    floor_ = parse_driver(req_.driver->value);
+    if (!floor_)
+      throw Error("invalid driver version '" + req_.driver->value + "'", req_.driver->origin.location(),
+                  "give the driver as nvidia-smi prints it, e.g. '535.104.05'");
+  }
+
+  void check_torch_input() {
+    if (!req_.torch) return;
+    static const std::regex re(R"(^(\d+)\.(\d+)(\.\d+)?([a-z]+\d*)?$)");
+    std::smatch m;
+    const std::string& v = req_.torch->value;
+    if (!std::regex_match(v, m, re))
+      throw Error("invalid torch version '" + v + "'", req_.torch->origin.location(),
+                  "give it as pip does, e.g. '2.4.1'");
+    torch_ = find_torch_release(v);
+    if (torch_) {
+      if (req_.torch_variant) {
+        const bool known = std::any_of(torch_->variants.begin(), torch_->variants.end(),
+                                       [&](const TorchVariant& t) { return t.tag == req_.torch_variant->value; });
+        if (!known)
+          throw Error("torch " + v + " has no " + req_.torch_variant->value + " wheels (its CUDA variants: " +
+                          variant_list(*torch_) + ")",
+                      req_.torch_variant->origin.location(),
+                      "use one of its variants, or remove the index and let envpin choose");
+      }
+      return;
+    }
+    const std::pair<int, int> wanted{std::stoi(m[1]), std::stoi(m[2])};
+    const std::pair<int, int> newest = version_pair(torch_releases().back().minor);
+    if (wanted < version_pair(torch_releases().front().minor))
+      throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch 2.0 to " +
+                      std::string(torch_releases().back().minor) + ")",
+                  req_.torch->origin.location(), "pin torch 2.0 or newer");
+    if (wanted > newest)
+      early_notes_.push_back({"torch " + v + " is newer than envpin's wheel table (up to " +
+                                  std::string(torch_releases().back().minor) +
+                                  "): its CUDA variant and GPU kernels are not checked",
+                              req_.torch->origin.where});
+  }
+
+  Candidate requested_candidate() const {
+    const std::string& v = req_.cuda.value;
+    const CudaRelease* release = find_cuda_release(v);
+    if (!release) {
+      const std::string major = v.substr(0, v.find('.'));
+      std::string same_major;
+      for (const CudaRelease& r : cuda_releases())
+        if (r.minor.substr(0, r.minor.find('.')) == major)
+          same_major += (same_major.empty() ? "" : ", ") + std::string(r.minor);
+      throw Error("no nvidia/cuda image exists for CUDA " + v, req_.cuda.origin.location(),
+                  same_major.empty() ? "supported CUDA lines: 11.x, 12.x, 13.x"
+                                     : "CUDA " + major + " images exist for " + same_major);
+    }
+    if (std::count(v.begin(), v.end(), '.') == 2) {
+      if (std::find(release->patches.begin(), release->patches.end(), v) == release->patches.end())
+        throw Error("nvidia/cuda publishes no tag for CUDA " + v + " (kept: " +
+                        std::string(release->patches.back()) + ")",
+                    req_.cuda.origin.location(),
+                    (req_.cuda.origin.where ? "write 'version: \"" + std::string(release->minor) + "\"'"
+                                            : "use '--cuda " + std::string(release->minor) + "'") +
+                        " to get the newest published patch release");
+      return {release, v};
+    }
+    return {release, std::string(release->patches.back())};
+  }
+
+  // --- constraints: each returns why candidate `c` cannot be used, or fills `d` ---------
+
+  std::optional<Blocker> check_os(const Candidate& c, CudaDecision& d) const {
+    const auto& list = c.release->ubuntu;
+    if (req_.ubuntu) {
+      if (std::find(list.begin(), list.end(), req_.ubuntu->value) == list.end()) {
+        std::string names;
+        for (auto u : list) names += (names.empty() ? "ubuntu" : ", ubuntu") + std::string(u);
+        return Blocker{"nvidia/cuda has no CUDA " + c.toolkit + " image for ubuntu" + req_.ubuntu->value,
+                       "set os to one of: " + names, req_.ubuntu->origin.location()};
+      }
+      d.os_version = req_.ubuntu->value;
+    } else {
+      d.os_version = std::find(list.begin(), list.end(), "22.04") != list.end() ? "22.04" : std::string(list.back());
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Blocker> check_compile(const Candidate& c) const {
+    const std::vector<int> compilable = compilable_sms(c.release->minor);
+    for (const GpuTarget& g : fleet_) {
+      if (std::find(compilable.begin(), compilable.end(), g.sm) != compilable.end()) continue;
+      std::vector<std::string_view> able;
+      for (const CudaRelease& r : cuda_releases()) {
+        const auto sms = compilable_sms(r.minor);
+        if (std::find(sms.begin(), sms.end(), g.sm) != sms.end()) able.push_back(r.minor);
+      }
+      const std::string where_to = able.empty() ? "" : "; CUDA " + std::string(able.front()) + " to " +
+                                                           std::string(able.back()) + " can";
+      const std::string fix =
+          able.empty() ? "no CUDA line envpin knows builds " + sm_name(g.sm) + ": drop '" + g.input + "'"
+          : version_pair(able.front()) > version_pair(c.release->minor)
+              ? "set " + req_.cuda.origin.label + " to " + std::string(able.front()) + " or newer, or drop '" +
+                    g.input + "'"
+              : "set " + req_.cuda.origin.label + " to " + std::string(able.back()) + " or older, or drop '" +
+                    g.input + "'";
+      const auto loc = std::find_if(req_.gpus.begin(), req_.gpus.end(),
+                                    [&](const auto& in) { return in.value == g.input; });
+      return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") cannot build code for '" + g.input +
+                         "' (" + sm_name(g.sm) + ")" + where_to,
+                     fix, loc->origin.location()};
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Blocker> check_driver(const Candidate& c, CudaDecision& d) const {
+    d.driver_packaged = packaged_driver(c.toolkit);
+    d.driver_minor_compat = minor_compat_floor(major_of(c.release->minor));
+    if (!floor_) {
+      d.driver_fit = DriverFit::unknown;
+      return std::nullopt;
+    }
+    d.driver_floor = req_.driver->value;
+    if (*floor_ >= *parse_driver(d.driver_packaged)) {
+      d.driver_fit = DriverFit::full;
+      return std::nullopt;
+    }
+    if (!d.driver_minor_compat.empty() && *floor_ >= *parse_driver(d.driver_minor_compat)) {
+      d.driver_fit = DriverFit::minor_version;
+      return std::nullopt;
+    }
+    std::string newest;
+    for (const CudaRelease& r : cuda_releases())
+      if (*floor_ >= *parse_driver(packaged_driver(r.patches.back()))) newest = std::string(r.minor);
+    const std::string needed = "NVIDIA driver >= " + d.driver_packaged +
+                               (d.driver_minor_compat.empty()
+                                    ? ""
+                                    : " (>= " + d.driver_minor_compat + " with minor-version compatibility)");
+    return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") needs " + needed + ", but " +
+                       req_.driver->origin.describe() + " is " + req_.driver->value,
+                   newest.empty() ? "upgrade the fleet's driver"
+                                  : "set " + req_.cuda.origin.label + " to " + newest +
+                                        " (the newest this driver runs), or upgrade the fleet's driver",
+                   req_.driver->origin.location()};
+  }
+
+  const std::vector<int>& sass_for(const TorchVariant& v, manifest::Arch a) const {
+    return a == manifest::Arch::amd64 ? v.sass : v.sass_arm64;
+  }
+
+  // The oldest torch release with a variant whose kernels run on every fleet GPU.
+  std::string torch_fix_for_fleet() const {
+    for (const TorchRelease& r : torch_releases())
+      for (auto it = r.variants.rbegin(); it != r.variants.rend(); ++it) {
+        const bool all = std::all_of(sms_.begin(), sms_.end(),
+                                     [&](int sm) { return runs_on(it->sass, it->ptx, sm); });
+        if (all) return "torch " + std::string(r.minor) + " or newer (" + std::string(it->tag) + ")";
+      }
+    return "";
+  }
+
+  std::optional<Blocker> check_torch(const Candidate& c, CudaDecision& d) const {
+    if (!torch_) return std::nullopt;
+    const auto [cmajor, cminor] = version_pair(c.release->minor);
+    const TorchVariant* chosen = nullptr;
+    for (const TorchVariant& v : torch_->variants) {
+      const auto [vmajor, vminor] = version_pair(v.cuda);
+      if (req_.torch_variant && v.tag != req_.torch_variant->value) continue;
+      if (vmajor == cmajor && vminor <= cminor) chosen = &v;
+    }
+    const std::string torch_label = "torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")";
+    if (!chosen) {
+      if (req_.torch_variant)
+        return Blocker{req_.torch_variant->origin.describe() + " selects torch " + req_.torch_variant->value +
+                           " wheels, but CUDA " + c.toolkit + " (" + requested_label() +
+                           ") needs a CUDA " + std::to_string(cmajor) + ".x variant at or below " +
+                           std::string(c.release->minor),
+                       "change the torch index, or " + req_.cuda.origin.label, req_.torch_variant->origin.location()};
+      std::string fit;  // toolkits this torch does fit
+      for (const TorchVariant& v : torch_->variants) fit = std::string(v.cuda);
+      return Blocker{torch_label + " has no wheels for a CUDA " + c.toolkit + " image (" + requested_label() +
+                         "): its variants are " + variant_list(*torch_) + ", and torch needs the image's CUDA major at or above its own minor",
+                     "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " +
+                         std::to_string(cmajor),
+                     req_.torch->origin.location()};
+    }
+    for (const manifest::Arch a : platforms_) {
+      const std::vector<int>& sass = sass_for(*chosen, a);
+      if (sass.empty()) continue;  // no verified aarch64 list: noted below
+      const int ptx = a == manifest::Arch::amd64 ? chosen->ptx : chosen->ptx_arm64;
+      for (const GpuTarget& g : fleet_) {
+        if (runs_on(sass, ptx, g.sm)) continue;
+        const std::string fix = torch_fix_for_fleet();
+        return Blocker{torch_label + " " + std::string(chosen->tag) + " wheels carry no kernels for '" + g.input +
+                           "' (" + sm_name(g.sm) + "; they have " + sm_list(sass) +
+                           (ptx ? " and PTX compute_" + std::to_string(ptx) : "") +
+                           "): it would fail with \"no kernel image is available for execution on the device\"",
+                       fix.empty() ? "drop '" + g.input + "' from the fleet" : "use " + fix,
+                       req_.torch->origin.location()};
+      }
+    }
+    TorchChoice t;
+    t.version = req_.torch->value;
+    t.variant = std::string(chosen->tag);
+    t.index_url = torch_index_url(chosen->tag);
+    t.sass = sass_for(*chosen, platforms_.front());
+    t.ptx = platforms_.front() == manifest::Arch::amd64 ? chosen->ptx : chosen->ptx_arm64;
+    d.torch = t;
+    return std::nullopt;
+  }
+
+  // All constraints on one candidate; fills `d` when it passes.
+  std::optional<Blocker> evaluate(const Candidate& c, CudaDecision& d) const {
+    d = CudaDecision{};
+    if (auto b = check_os(c, d)) return b;
+    if (auto b = check_compile(c)) return b;
+    if (auto b = check_driver(c, d)) return b;
+    if (auto b = check_torch(c, d)) return b;
+    finish(c, d);
+    return std::nullopt;
+  }
+
+  void finish(const Candidate& c, CudaDecision& d) const {
+    d.toolkit = c.toolkit;
+    d.minor = std::string(c.release->minor);
+    const std::string cudnn = req_.cudnn ? std::string(c.release->cudnn_part) + "-" : "";
+    d.base_image = "nvidia/cuda:" + c.toolkit + "-" + cudnn + req_.flavor + "-ubuntu" + d.os_version;
+    for (const manifest::Arch a : platforms_) d.platforms.push_back(manifest::Platform{a}.text());
+    d.gpus = fleet_;
+    d.sms = sms_;
+    for (std::size_t i = 0; i < sms_.size(); ++i) {
+      const bool last = i + 1 == sms_.size();
+      d.cmake_architectures += (i ? ";" : "") + std::to_string(sms_[i]) + (last ? "" : "-real");
+      d.torch_arch_list += (i ? ";" : "") + capability_text(sms_[i]) + (last ? "+PTX" : "");
+    }
+    d.warnings = early_notes_;
+
+    std::string gpus;
+    for (const GpuTarget& g : fleet_) gpus += (gpus.empty() ? "" : ", ") + gpu_label(g);
+    d.reasons.push_back("GPUs: " + gpus);
+    d.reasons.push_back("arch list: SASS for " + sm_list(sms_) + ", PTX compute_" + std::to_string(sms_.back()) +
+                        " for GPUs newer than the fleet");
+    const std::string drivers = "needs driver >= " + d.driver_packaged + " (packaged with CUDA " + c.toolkit +
+                                ")" + (d.driver_minor_compat.empty() ? "" : ", or >= " + d.driver_minor_compat +
+                                                                               " with minor-version compatibility");
+    switch (d.driver_fit) {
+      case DriverFit::unknown:
+        d.reasons.push_back("driver: " + drivers + "; no fleet driver floor given");
+        break;
+      case DriverFit::full:
+        d.reasons.push_back("driver: " + drivers + "; the fleet's " + d.driver_floor + " runs it fully");
+        break;
+      case DriverFit::minor_version:
+        d.reasons.push_back("driver: " + drivers + "; the fleet's " + d.driver_floor +
+                            " runs it only through minor-version compatibility");
+        d.warnings.push_back(
+            {"driver " + d.driver_floor + " is older than " + d.driver_packaged + " (CUDA " + c.toolkit +
+                 "): it runs through minor-version compatibility, which cannot JIT newer PTX; the arch list "
+                 "carries SASS for every fleet GPU, but PTX-only kernels fail with error 222",
+             req_.driver->origin.where});
+        break;
+    }
+    if (d.torch) {
+      const auto& t = *d.torch;
+      std::string line = "torch " + t.version + ": " + t.variant + " wheels from " + t.index_url +
+                         " (kernels for " + sm_list(t.sass) + (t.ptx ? ", PTX compute_" + std::to_string(t.ptx) : "") + ")";
+      const std::string variant_cuda = t.variant.substr(2, t.variant.size() - 3) + "." + t.variant.substr(t.variant.size() - 1);
+      if (variant_cuda != d.minor)
+        line += "; they bring their own CUDA " + variant_cuda + " libraries, nvcc in the image is " + d.minor;
+      d.reasons.push_back(line);
+      for (const manifest::Arch a : platforms_) {
+        const TorchVariant* v = nullptr;
+        for (const TorchVariant& tv : torch_->variants)
+          if (tv.tag == t.variant) v = &tv;
+        if (v && sass_for(*v, a).empty())
+          d.warnings.push_back({"envpin has no record of aarch64 " + t.variant + " wheels for torch " + t.version +
+                                    "; their kernels for linux/arm64 are not checked",
+                                req_.torch->origin.where});
+      }
+    }
+    d.reasons.push_back("image: " + d.base_image);
+  }
+
+  // --- auto --------------------------------------------------------------------------
+
+  CudaDecision decide_auto() const {
+    std::vector<Candidate> candidates;
+    for (const CudaRelease& r : cuda_releases()) candidates.push_back({&r, std::string(r.patches.back())});
+    std::reverse(candidates.begin(), candidates.end());  // newest first
+    std::optional<CudaDecision> fallback;
+    for (const Candidate& c : candidates) {
+      CudaDecision d;
+      if (evaluate(c, d)) continue;
+      if (d.driver_fit == DriverFit::minor_version) {
+        if (!fallback) fallback = d;
+        continue;
+      }
+      d.reasons.insert(d.reasons.begin(), "toolkit: CUDA " + c.toolkit + ", the newest that " + auto_summary());
+      return d;
+    }
+    if (fallback) {
+      fallback->reasons.insert(fallback->reasons.begin(),
+                               "toolkit: CUDA " + fallback->toolkit + ", the newest that " + auto_summary() +
+                                   " (no toolkit fits the driver floor fully)");
+      return *fallback;
+    }
+    throw conflict(candidates);
+  }
+
+  std::string auto_summary() const {
+    std::string s = "builds for every fleet GPU";
+    if (torch_) s += ", has torch " + req_.torch->value + " wheels";
+    if (floor_) s += ", runs on driver " + req_.driver->value;
+    if (req_.ubuntu) s += ", has an ubuntu" + req_.ubuntu->value + " image";
+    return s;
+  }
+
+  struct Constraint {
+    std::string label;  // "cuda.gpus (line 5)"
+    diag::Location where;
+    std::vector<bool> allows;  // per candidate
+  };
+
+  static std::string ranges(const std::vector<Candidate>& cs, const std::vector<bool>& allows) {
+    // candidates are newest first; describe oldest first
+    std::vector<std::string_view> on;
+    std::string out;
+    std::string_view first, last;
+    bool open = false;
+    for (std::size_t i = cs.size(); i-- > 0;) {
+      if (allows[i]) {
+        if (!open) first = cs[i].release->minor;
+        last = cs[i].release->minor;
+        open = true;
+      }
+      if (open && (!allows[i] || i == 0)) {
+        out += (out.empty() ? "" : ", ") + std::string(first) + (first == last ? "" : " to " + std::string(last));
+        open = false;
+      }
+    }
+    return out.empty() ? "none" : out;
+  }
+
+  Error conflict(const std::vector<Candidate>& cs) const {
+    std::vector<Constraint> constraints;
+    auto add = [&](std::string label, diag::Location where, const std::function<bool(const Candidate&)>& ok) {
+      Constraint k{std::move(label), std::move(where), {}};
+      for (const Candidate& c : cs) k.allows.push_back(ok(c));
+      constraints.push_back(std::move(k));
+    };
+    CudaDecision scratch;
+    add(req_.gpus_origin.describe(), req_.gpus_origin.location(),
+        [&](const Candidate& c) { return !check_compile(c); });
+    if (floor_)
+      add(req_.driver->origin.describe() + " " + req_.driver->value, req_.driver->origin.location(),
+          [&](const Candidate& c) { return !check_driver(c, scratch); });
+    if (torch_)
+      add("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")", req_.torch->origin.location(),
+          [&](const Candidate& c) { return !check_torch(c, scratch); });
+    if (req_.ubuntu)
+      add("os ubuntu" + req_.ubuntu->value + " (" + req_.ubuntu->origin.describe() + ")",
+          req_.ubuntu->origin.location(), [&](const Candidate& c) { return !check_os(c, scratch); });
+    for (std::size_t i = 0; i < constraints.size(); ++i)
+      for (std::size_t j = i + 1; j < constraints.size(); ++j) {
+        bool any = false;
+        for (std::size_t k = 0; k < cs.size(); ++k) any = any || (constraints[i].allows[k] && constraints[j].allows[k]);
+        if (any) continue;
+        return Error("no CUDA toolkit fits both " + constraints[i].label + ", which allows CUDA " +
+                         ranges(cs, constraints[i].allows) + ", and " + constraints[j].label + ", which allows " +
+                         ranges(cs, constraints[j].allows),
+                     constraints[j].where, "change one of the two; a fixed cuda.version shows the exact conflict");
+      }
+    std::string all;
+    for (const Constraint& k : constraints)
+      all += (all.empty() ? "" : "; ") + k.label + " allows CUDA " + ranges(cs, k.allows);
+    return Error("no CUDA toolkit fits all inputs: " + all, req_.cuda.origin.location(),
+                 "relax one of them; a fixed cuda.version shows the exact conflict");
+  }
+};
+
+std::string fit_text(DriverFit f) {
+  switch (f) {
+    case DriverFit::full: return "full";
+    case DriverFit::minor_version: return "minor-version";
+    case DriverFit::unknown: break;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string Origin::describe() const {
+  if (where && where->line > 0) return label + " at line " + std::to_string(where->line);
+  return label;
+}
+
+diag::Location Origin::location() const { return where ? *where : diag::Location{label, 0, 0}; }
+
+CudaDecision decide_cuda(const CudaRequest& request) { return Policy(request).decide(); }
+
+std::optional<Input<std::string>> torch_pin(const manifest::Manifest& m) {
+  if (!m.python) return std::nullopt;
+  auto from = [&](const std::vector<manifest::Located<manifest::Requirement>>& reqs,
+                  const std::string& label) -> std::optional<Input<std::string>> {
+    for (const auto& r : reqs) {
+      if (r.value.normalized != "torch") continue;
+      for (const auto& s : r.value.specifiers) {
+        if (s.op != "==" && s.op != "===") continue;
+        std::string v = s.version;
+        if (v.ends_with(".*")) v.resize(v.size() - 2);
+        return Input<std::string>{v, {label, r.where}};
+      }
+    }
+    return std::nullopt;
+  };
+  if (auto t = from(m.python->packages, "python.packages")) return t;
+  return from(m.python->requirement_lines, "python.requirements");
+}
+
+CudaRequest request_from_manifest(const manifest::Manifest& m) {
+  const manifest::Cuda& c = *m.cuda;
+  CudaRequest r;
+  r.cuda = {c.version.value, {"cuda.version", c.version.where}};
+  r.gpus_origin = {"cuda.gpus", c.gpus_where};
+  for (const auto& g : c.gpus) r.gpus.push_back({g.value, {"cuda.gpus", g.where}});
+  if (c.driver) r.driver = Input<std::string>{c.driver->value, {"cuda.driver", c.driver->where}};
+  for (const auto& p : m.platforms) r.platforms.push_back({p.value.arch, {"platforms", p.where}});
+  if (m.os) r.ubuntu = Input<std::string>{m.os->value.substr(std::string("ubuntu").size()), {"os", m.os->where}};
+  r.flavor = c.flavor.value == manifest::CudaFlavor::base    ? "base"
+             : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
+                                                             : "runtime";
+  r.cudnn = c.cudnn.value;
+  if (auto t = torch_pin(m)) {
+    // A local version ("2.4.1+cu124") names the wheel variant too.
+    if (const auto plus = t->value.find('+'); plus != std::string::npos) {
+      r.torch_variant = Input<std::string>{t->value.substr(plus + 1), t->origin};
+      t->value.resize(plus);
+    }
+    r.torch = t;
+  }
+  if (m.python && !r.torch_variant) {
+    static const std::regex index(R"(^https?://download\.pytorch\.org/whl/(cu\d+)/?$)");
+    std::vector<std::pair<std::string, manifest::Located<std::string>>> urls;
+    if (m.python->index) urls.emplace_back("python.index", *m.python->index);
+    for (const auto& u : m.python->extra_index) urls.emplace_back("python.extra_index", u);
+    for (const auto& [label, u] : urls) {
+      std::smatch match;
+      if (std::regex_match(u.value, match, index)) r.torch_variant = Input<std::string>{match[1], {label, u.where}};
+    }
+  }
+  return r;
+}
+
+std::string format_decision(const CudaDecision& d) {
+  std::ostringstream out;
+  auto row = [&](const char* key, const std::string& value) {
+    out << "  " << key << std::string(15 - std::string(key).size(), ' ') << value << "\n";
+  };
+  out << "CUDA " << d.toolkit << "\n";
+  row("image", d.base_image);
+  std::string platforms;
+  for (const auto& p : d.platforms) platforms += (platforms.empty() ? "" : ", ") + p;
+  row("platforms", platforms);
+  std::string gpus;
+  for (const auto& g : d.gpus) gpus += (gpus.empty() ? "" : ", ") + gpu_label(g);
+  row("gpus", gpus);
+  row("cmake archs", d.cmake_architectures);
+  row("torch archs", d.torch_arch_list);
+  row("driver", ">= " + d.driver_packaged +
+                    (d.driver_minor_compat.empty() ? "" : " (minor-version compatibility: >= " + d.driver_minor_compat + ")"));
+  if (!d.driver_floor.empty()) row("fleet driver", d.driver_floor + " (" + fit_text(d.driver_fit) + " compatibility)");
+  if (d.torch) row("torch", d.torch->version + " " + d.torch->variant + " from " + d.torch->index_url);
+  out << "why:\n";
+  for (const auto& r : d.reasons) out << "  - " << r << "\n";
+  return out.str();
+}
+
+std::string decision_json(const CudaDecision& d) {
+  nlohmann::json j;
+  j["toolkit"] = d.toolkit;
+  j["minor"] = d.minor;
+  j["base_image"] = d.base_image;
+  j["os"] = "ubuntu" + d.os_version;
+  j["platforms"] = d.platforms;
+  j["gpus"] = nlohmann::json::array();
+  for (const auto& g : d.gpus)
+    j["gpus"].push_back({{"input", g.input}, {"product", g.product}, {"sm", g.sm},
+                         {"capability", capability_text(g.sm)}});
+  j["sms"] = d.sms;
+  j["cmake_architectures"] = d.cmake_architectures;
+  j["torch_cuda_arch_list"] = d.torch_arch_list;
+  j["driver"] = {{"packaged", d.driver_packaged},
+                 {"minor_version_compat", d.driver_minor_compat},
+                 {"fleet_floor", d.driver_floor},
+                 {"fit", fit_text(d.driver_fit)}};
+  if (d.torch)
+    j["torch"] = {{"version", d.torch->version}, {"variant", d.torch->variant}, {"index_url", d.torch->index_url},
+                  {"sass", d.torch->sass}, {"ptx", d.torch->ptx}};
+  else
+    j["torch"] = nullptr;
+  j["reasons"] = d.reasons;
+  j["warnings"] = nlohmann::json::array();
+  for (const auto& w : d.warnings) j["warnings"].push_back(w.text);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace envpin::resolve
