@@ -25,5 +25,6 @@ struct Command {
 
 Command generate_command();
 Command validate_command();
+Command cuda_command();
 
 }  // namespace envpin::cli

@@ -33,6 +33,11 @@ std::string sm_list(const std::vector<int>& sms) {
   return out;
 }
 
+// "cu124" -> "12.4"
+std::string variant_cuda(const std::string& tag) {
+  return tag.substr(2, tag.size() - 3) + "." + tag.substr(tag.size() - 1);
+}
+
 std::string gpu_label(const GpuTarget& g) {
   return (g.product.empty() ? g.input : g.product) + " (" + sm_name(g.sm) + ")";
 }
@@ -101,7 +106,9 @@ class Policy {
     return std::find(platforms_.begin(), platforms_.end(), a) != platforms_.end();
   }
 
-  std::string requested_label() const { return req_.cuda.origin.describe(); }
+  std::string requested_label() const {
+    return req_.cuda.value == "auto" ? req_.cuda.origin.label + " auto" : req_.cuda.origin.describe();
+  }
 
   void resolve_gpus() {
     if (req_.gpus.empty())
@@ -270,19 +277,27 @@ class Policy {
       d.driver_fit = DriverFit::minor_version;
       return std::nullopt;
     }
-    std::string newest;
-    for (const CudaRelease& r : cuda_releases())
-      if (*floor_ >= *parse_driver(packaged_driver(r.patches.back()))) newest = std::string(r.minor);
+    std::string newest_full, newest_any;
+    for (const CudaRelease& r : cuda_releases()) {
+      if (*floor_ >= *parse_driver(packaged_driver(r.patches.back()))) newest_full = std::string(r.minor);
+      const std::string mvc = minor_compat_floor(major_of(r.minor));
+      if (!mvc.empty() && *floor_ >= *parse_driver(mvc)) newest_any = std::string(r.minor);
+    }
     const std::string needed = "NVIDIA driver >= " + d.driver_packaged +
                                (d.driver_minor_compat.empty()
                                     ? ""
                                     : " (>= " + d.driver_minor_compat + " with minor-version compatibility)");
+    std::string fix = "upgrade the fleet's driver to " + d.driver_packaged + " or newer";
+    if (!newest_full.empty()) {
+      fix = "set " + req_.cuda.origin.label + " to " + newest_full + " (the newest this driver runs fully" +
+            (newest_any.empty() || newest_any == newest_full
+                 ? ""
+                 : "; up to " + newest_any + " with minor-version compatibility") +
+            "), or " + fix;
+    }
     return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") needs " + needed + ", but " +
                        req_.driver->origin.describe() + " is " + req_.driver->value,
-                   newest.empty() ? "upgrade the fleet's driver"
-                                  : "set " + req_.cuda.origin.label + " to " + newest +
-                                        " (the newest this driver runs), or upgrade the fleet's driver",
-                   req_.driver->origin.location()};
+                   fix, req_.driver->origin.location()};
   }
 
   const std::vector<int>& sass_for(const TorchVariant& v, manifest::Arch a) const {
@@ -319,8 +334,9 @@ class Policy {
                        "change the torch index, or " + req_.cuda.origin.label, req_.torch_variant->origin.location()};
       std::string fit;  // toolkits this torch does fit
       for (const TorchVariant& v : torch_->variants) fit = std::string(v.cuda);
-      return Blocker{torch_label + " has no wheels for a CUDA " + c.toolkit + " image (" + requested_label() +
-                         "): its variants are " + variant_list(*torch_) + ", and torch needs the image's CUDA major at or above its own minor",
+      return Blocker{torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested_label() +
+                         "): its variants are " + variant_list(*torch_) + ", and one must be CUDA " +
+                         std::to_string(cmajor) + ".x at or below " + std::string(c.release->minor),
                      "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " +
                          std::to_string(cmajor),
                      req_.torch->origin.location()};
@@ -405,9 +421,8 @@ class Policy {
       const auto& t = *d.torch;
       std::string line = "torch " + t.version + ": " + t.variant + " wheels from " + t.index_url +
                          " (kernels for " + sm_list(t.sass) + (t.ptx ? ", PTX compute_" + std::to_string(t.ptx) : "") + ")";
-      const std::string variant_cuda = t.variant.substr(2, t.variant.size() - 3) + "." + t.variant.substr(t.variant.size() - 1);
-      if (variant_cuda != d.minor)
-        line += "; they bring their own CUDA " + variant_cuda + " libraries, nvcc in the image is " + d.minor;
+      if (variant_cuda(t.variant) != d.minor)
+        line += "; they bring their own CUDA " + variant_cuda(t.variant) + " libraries, nvcc in the image is " + d.minor;
       d.reasons.push_back(line);
       for (const manifest::Arch a : platforms_) {
         const TorchVariant* v = nullptr;
@@ -424,28 +439,30 @@ class Policy {
 
   // --- auto --------------------------------------------------------------------------
 
+  // Newest first, preferring (in this order) a driver that runs the toolkit fully, then a
+  // toolkit equal to the torch wheels' own CUDA, so extensions build with a matching nvcc.
   CudaDecision decide_auto() const {
     std::vector<Candidate> candidates;
     for (const CudaRelease& r : cuda_releases()) candidates.push_back({&r, std::string(r.patches.back())});
     std::reverse(candidates.begin(), candidates.end());  // newest first
-    std::optional<CudaDecision> fallback;
+    std::optional<CudaDecision> best;
+    int best_rank = 4;
     for (const Candidate& c : candidates) {
       CudaDecision d;
       if (evaluate(c, d)) continue;
-      if (d.driver_fit == DriverFit::minor_version) {
-        if (!fallback) fallback = d;
-        continue;
+      const bool torch_mismatch = d.torch && variant_cuda(d.torch->variant) != d.minor;
+      const int rank = (d.driver_fit == DriverFit::minor_version ? 2 : 0) + (torch_mismatch ? 1 : 0);
+      if (rank < best_rank) {
+        best = std::move(d);
+        best_rank = rank;
       }
-      d.reasons.insert(d.reasons.begin(), "toolkit: CUDA " + c.toolkit + ", the newest that " + auto_summary());
-      return d;
     }
-    if (fallback) {
-      fallback->reasons.insert(fallback->reasons.begin(),
-                               "toolkit: CUDA " + fallback->toolkit + ", the newest that " + auto_summary() +
-                                   " (no toolkit fits the driver floor fully)");
-      return *fallback;
-    }
-    throw conflict(candidates);
+    if (!best) throw conflict(candidates);
+    std::string why = "toolkit: CUDA " + best->toolkit + ", the newest that " + auto_summary();
+    if (best->torch && best_rank % 2 == 0) why += ", matching the torch " + best->torch->variant + " wheels";
+    if (best_rank >= 2) why += " (no toolkit fits the driver floor fully)";
+    best->reasons.insert(best->reasons.begin(), why);
+    return *best;
   }
 
   std::string auto_summary() const {
@@ -501,6 +518,20 @@ class Policy {
     if (req_.ubuntu)
       add("os ubuntu" + req_.ubuntu->value + " (" + req_.ubuntu->origin.describe() + ")",
           req_.ubuntu->origin.location(), [&](const Candidate& c) { return !check_os(c, scratch); });
+    // One input that no toolkit satisfies: its own blocker, on the oldest toolkit the other
+    // inputs allow, says what is wrong with it.
+    for (std::size_t i = 0; i < constraints.size(); ++i) {
+      if (std::find(constraints[i].allows.begin(), constraints[i].allows.end(), true) != constraints[i].allows.end())
+        continue;
+      std::optional<std::size_t> pick;
+      for (std::size_t k = 0; k < cs.size(); ++k) {
+        bool others = true;
+        for (std::size_t j = 0; j < constraints.size(); ++j) others = others && (j == i || constraints[j].allows[k]);
+        if (others) pick = k;  // candidates are newest first: the last match is the oldest
+      }
+      CudaDecision d;
+      if (auto b = evaluate(cs[pick.value_or(cs.size() - 1)], d)) return Error(b->message, b->where, b->hint);
+    }
     for (std::size_t i = 0; i < constraints.size(); ++i)
       for (std::size_t j = i + 1; j < constraints.size(); ++j) {
         bool any = false;

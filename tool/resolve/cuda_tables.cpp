@@ -101,16 +101,28 @@ constexpr GpuModel kGpus[] = {
     {"K80", 37, data_center}, {"K40", 35, data_center},
 };
 
-// "NVIDIA GeForce RTX 4090" -> "rtx4090": lowercase letters and digits, no vendor words.
-std::string normalize_gpu(std::string_view s) {
+// "NVIDIA GeForce RTX 4090" -> "rtx 4090": lowercase words of letters and digits, single
+// spaces, no vendor words.
+std::string gpu_words(std::string_view s) {
   std::string out;
+  bool gap = false;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      if (gap && !out.empty()) out += ' ';
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      gap = false;
+    } else {
+      gap = true;
+    }
   }
-  for (std::string_view vendor : {"nvidia", "geforce", "tesla"})
+  for (std::string_view vendor : {"nvidia ", "geforce ", "tesla "})
     if (out.starts_with(vendor)) out.erase(0, vendor.size());
   return out;
+}
+
+std::string compact(std::string s) {
+  std::erase(s, ' ');
+  return s;
 }
 
 // Packaged Linux driver per toolkit release. Source: CUDA 13.2 Update 2 release notes,
@@ -280,19 +292,19 @@ std::string minor_compat_floor(int major) {
 std::span<const GpuModel> gpu_models() { return kGpus; }
 
 const GpuModel* find_gpu(std::string_view name) {
-  const std::string wanted = normalize_gpu(name);
-  if (wanted.empty()) return nullptr;
+  const std::string words = gpu_words(name);
+  if (words.empty()) return nullptr;
   for (const GpuModel& g : kGpus)
-    if (normalize_gpu(g.name) == wanted) return &g;
+    if (compact(gpu_words(g.name)) == compact(words)) return &g;
   // nvidia-smi names carry a form factor and memory: "A100-SXM4-80GB", "H100 80GB HBM3",
-  // "H100 NVL". Take the longest product that the name starts with, when the next character
-  // cannot continue a model number ("A10" is not a prefix match of "A100").
+  // "RTX 6000 Ada Generation". Take the longest product the name starts with, when what
+  // follows cannot continue a model number ("A10" does not match "A100").
   const GpuModel* best = nullptr;
   std::size_t best_len = 0;
   for (const GpuModel& g : kGpus) {
-    const std::string n = normalize_gpu(g.name);
-    if (n.size() <= best_len || !wanted.starts_with(n)) continue;
-    if (std::isdigit(static_cast<unsigned char>(wanted[n.size()]))) continue;
+    const std::string n = gpu_words(g.name);
+    if (n.size() <= best_len || !words.starts_with(n)) continue;
+    if (std::isdigit(static_cast<unsigned char>(words[n.size()]))) continue;
     best = &g;
     best_len = n.size();
   }

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probe/gpu_probe.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "resolve/cuda_tables.hpp"
+
+namespace envpin::probe {
+namespace {
+
+// The NVML C ABI envpin uses, declared from NVIDIA's public nvml.h documentation
+// (https://docs.nvidia.com/deploy/nvml-api/): every call returns nvmlReturn_t, 0 = success.
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+constexpr nvmlReturn_t kNvmlSuccess = 0;
+
+class Nvml {
+ public:
+  explicit Nvml(const std::string& library) : handle_(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    if (!handle_) error_ = dlerror();
+  }
+  ~Nvml() {
+    if (handle_) dlclose(handle_);
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  bool loaded() const { return handle_ != nullptr; }
+  const std::string& error() const { return error_; }
+
+  template <class Fn>
+  Fn* symbol(const char* name) {
+    void* p = dlsym(handle_, name);
+    if (!p && error_.empty()) error_ = std::string("NVML has no ") + name;
+    return reinterpret_cast<Fn*>(p);
+  }
+
+ private:
+  void* handle_;
+  std::string error_;
+};
+
+bool probe_nvml(const std::string& library, GpuProbe& out) {
+  Nvml nvml(library);
+  if (!nvml.loaded()) {
+    out.notes.push_back("NVML: " + nvml.error());
+    return false;
+  }
+  auto init = nvml.symbol<nvmlReturn_t()>("nvmlInit_v2");
+  auto shutdown = nvml.symbol<nvmlReturn_t()>("nvmlShutdown");
+  auto error_string = nvml.symbol<const char*(nvmlReturn_t)>("nvmlErrorString");
+  auto driver = nvml.symbol<nvmlReturn_t(char*, unsigned)>("nvmlSystemGetDriverVersion");
+  auto cuda = nvml.symbol<nvmlReturn_t(int*)>("nvmlSystemGetCudaDriverVersion_v2");
+  auto count = nvml.symbol<nvmlReturn_t(unsigned*)>("nvmlDeviceGetCount_v2");
+  auto by_index = nvml.symbol<nvmlReturn_t(unsigned, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
+  auto name = nvml.symbol<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>("nvmlDeviceGetName");
+  auto capability = nvml.symbol<nvmlReturn_t(nvmlDevice_t, int*, int*)>("nvmlDeviceGetCudaComputeCapability");
+  auto memory = nvml.symbol<nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*)>("nvmlDeviceGetMemoryInfo");
+  if (!init || !shutdown || !error_string || !driver || !cuda || !count || !by_index || !name || !capability ||
+      !memory) {
+    out.notes.push_back("NVML: " + nvml.error());
+    return false;
+  }
+  if (const nvmlReturn_t r = init(); r != kNvmlSuccess) {
+    out.notes.push_back(std::string("NVML: nvmlInit failed: ") + error_string(r));
+    return false;
+  }
+  std::array<char, 96> text{};
+  GpuProbe found;
+  found.source = "nvml";
+  bool ok = driver(text.data(), text.size()) == kNvmlSuccess;
+  found.driver = text.data();
+  int cuda_version = 0;
+  if (ok && cuda(&cuda_version) == kNvmlSuccess) found.cuda_driver = cuda_version_text(cuda_version);
+  unsigned n = 0;
+  ok = ok && count(&n) == kNvmlSuccess;
+  for (unsigned i = 0; ok && i < n; ++i) {
+    nvmlDevice_t dev = nullptr;
+    if (by_index(i, &dev) != kNvmlSuccess) continue;
+    ProbedGpu gpu;
+    text.fill('\0');
+    if (name(dev, text.data(), text.size()) == kNvmlSuccess) gpu.name = text.data();
+    int major = 0, minor = 0;
+    if (capability(dev, &major, &minor) == kNvmlSuccess) gpu.sm = major * 10 + minor;
+    nvmlMemory_t mem{};
+    if (memory(dev, &mem) == kNvmlSuccess) gpu.memory_mib = mem.total / (1024 * 1024);
+    found.gpus.push_back(std::move(gpu));
+  }
+  shutdown();
+  if (!ok) {
+    out.notes.push_back("NVML: could not read the driver version or the device count");
+    return false;
+  }
+  found.notes = std::move(out.notes);
+  out = std::move(found);
+  return true;
+}
+
+std::optional<std::string> find_program(const std::string& name, const std::string& path) {
+  std::istringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string shell_word(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `program args` (no shell expansion of program), returns its stdout+stderr and exit status.
+std::pair<int, std::string> capture(const std::string& program, const std::string& args) {
+  const std::string command = shell_word(program) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "cannot start " + program};
+  std::string output;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+bool probe_smi(const ProbeOptions& o, GpuProbe& out) {
+  const auto smi = find_program("nvidia-smi", o.path);
+  if (!smi) {
+    out.notes.push_back("nvidia-smi: not found on PATH");
+    return false;
+  }
+  const auto [code, text] =
+      capture(*smi, "--query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader,nounits");
+  if (code != 0) {
+    out.notes.push_back("nvidia-smi: exit " + std::to_string(code) + ": " + first_line(text));
+    return false;
+  }
+  GpuProbe found;
+  std::string error;
+  if (!parse_smi_query(text, found, error)) {
+    out.notes.push_back("nvidia-smi: " + error);
+    return false;
+  }
+  found.source = "nvidia-smi";
+  const auto [banner_code, banner] = capture(*smi, "");
+  if (banner_code == 0) found.cuda_driver = parse_smi_cuda_version(banner);
+  found.notes = std::move(out.notes);
+  out = std::move(found);
+  return true;
+}
+
+void probe_nvcc(const ProbeOptions& o, GpuProbe& out) {
+  std::optional<std::string> nvcc;
+  if (!o.cudacxx.empty() && access(o.cudacxx.c_str(), X_OK) == 0) nvcc = o.cudacxx;
+  if (!nvcc) nvcc = find_program("nvcc", o.path);
+  if (!nvcc && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) nvcc = "/usr/local/cuda/bin/nvcc";
+  if (!nvcc) {
+    out.notes.push_back("nvcc: not found ($CUDACXX, PATH, /usr/local/cuda/bin)");
+    return;
+  }
+  const auto [code, text] = capture(*nvcc, "--version");
+  out.nvcc = code == 0 ? parse_nvcc_version(text) : "";
+  if (out.nvcc.empty()) {
+    out.notes.push_back("nvcc: " + *nvcc + " --version gave no release");
+    return;
+  }
+  out.nvcc_path = *nvcc;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(0, 1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+ProbeOptions options_from_environment() {
+  ProbeOptions o;
+  if (const char* p = std::getenv("ENVPIN_NVML_LIBRARY"); p && *p) o.nvml_library = p;
+  if (const char* p = std::getenv("ENVPIN_NVIDIA_PROC_VERSION"); p && *p) o.proc_version = p;
+  if (const char* p = std::getenv("PATH")) o.path = p;
+  if (const char* p = std::getenv("CUDACXX")) o.cudacxx = p;
+  return o;
+}
+
+GpuProbe probe_machine(const ProbeOptions& o) {
+  GpuProbe p;
+  if (!probe_nvml(o.nvml_library, p) && !probe_smi(o, p)) {
+    if (const auto text = io::read_file(o.proc_version)) {
+      p.driver = parse_proc_version(*text);
+      if (!p.driver.empty()) p.source = "proc";
+    } else {
+      p.notes.push_back(o.proc_version + ": not present (no NVIDIA kernel driver loaded)");
+    }
+  }
+  probe_nvcc(o, p);
+  return p;
+}
+
+bool parse_smi_query(std::string_view text, GpuProbe& out, std::string& error) {
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (trim(line).empty()) continue;
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(trim(cell));
+    if (fields.size() != 4) {
+      error = "unexpected line '" + line + "' (want name, compute_cap, memory.total, driver_version)";
+      return false;
+    }
+    ProbedGpu gpu;
+    gpu.name = fields[0];
+    const auto sm = resolve::gpu_sm(fields[1]);
+    gpu.sm = sm ? *sm : 0;
+    try {
+      gpu.memory_mib = std::stoull(fields[2]);
+    } catch (const std::exception&) {
+      gpu.memory_mib = 0;
+    }
+    if (out.driver.empty()) out.driver = fields[3];
+    out.gpus.push_back(std::move(gpu));
+  }
+  return true;
+}
+
+std::string parse_smi_cuda_version(std::string_view text) {
+  static const std::regex re(R"(CUDA Version: *([0-9]+\.[0-9]+))");
+  std::match_results<std::string_view::const_iterator> m;
+  return std::regex_search(text.begin(), text.end(), m, re) ? m[1].str() : "";
+}
+
+std::string parse_nvcc_version(std::string_view text) {
+  static const std::regex re(R"(release [0-9]+\.[0-9]+, V([0-9]+\.[0-9]+\.[0-9]+))");
+  std::match_results<std::string_view::const_iterator> m;
+  return std::regex_search(text.begin(), text.end(), m, re) ? m[1].str() : "";
+}
+
+std::string parse_proc_version(std::string_view text) {
+  static const std::regex re(R"(Kernel Module(?: for [a-z0-9_]+)? +([0-9]+\.[0-9]+(?:\.[0-9]+)?))");
+  std::match_results<std::string_view::const_iterator> m;
+  return std::regex_search(text.begin(), text.end(), m, re) ? m[1].str() : "";
+}
+
+std::string cuda_version_text(int encoded) {
+  // cudaDriverGetVersion encoding, 1000 * major + 10 * minor (cuda-facts.md §7.2).
+  return std::to_string(encoded / 1000) + "." + std::to_string((encoded % 100) / 10);
+}
+
+std::string format_probe(const GpuProbe& p) {
+  std::ostringstream out;
+  out << "this machine\n";
+  if (p.source.empty()) {
+    out << "  driver         none: no NVIDIA driver or GPU found\n";
+  } else {
+    out << "  driver         " << p.driver << (p.cuda_driver.empty() ? "" : " (runs CUDA <= " + p.cuda_driver + ")")
+        << " via " << p.source << "\n";
+    if (p.gpus.empty() && p.source != "proc") out << "  gpus           none visible\n";
+    for (std::size_t i = 0; i < p.gpus.size(); ++i) {
+      const ProbedGpu& g = p.gpus[i];
+      out << "  gpu " << i << std::string(i < 10 ? 10 : 9, ' ') << g.name;
+      if (g.sm) out << ", sm_" << g.sm << " (" << resolve::capability_text(g.sm) << ")";
+      if (g.memory_mib) out << ", " << g.memory_mib << " MiB";
+      out << "\n";
+    }
+  }
+  out << "  nvcc           " << (p.nvcc.empty() ? "none" : p.nvcc + " (" + p.nvcc_path + ")") << "\n";
+  for (const auto& n : p.notes) out << "  note           " << n << "\n";
+  return out.str();
+}
+
+std::string probe_json(const GpuProbe& p) {
+  nlohmann::json j;
+  j["source"] = p.source;
+  j["driver"] = p.driver;
+  j["cuda_driver"] = p.cuda_driver;
+  j["gpus"] = nlohmann::json::array();
+  for (const auto& g : p.gpus) j["gpus"].push_back({{"name", g.name}, {"sm", g.sm}, {"memory_mib", g.memory_mib}});
+  j["nvcc"] = p.nvcc;
+  j["nvcc_path"] = p.nvcc_path;
+  j["notes"] = p.notes;
+  return j.dump();
+}
+
+}  // namespace envpin::probe
