@@ -47,34 +47,6 @@ TEST(Resolve, ArchListIsSortedAndUnique) {
   EXPECT_EQ(env.cuda->sms, (std::vector<int>{80, 89, 90, 120}));
 }
 
-TEST(Resolve, GpuTable) {
-  EXPECT_EQ(gpu_sm("H100"), 90);
-  EXPECT_EQ(gpu_sm("nvidia h100"), 90);
-  EXPECT_EQ(gpu_sm("GeForce RTX 4090"), 89);
-  EXPECT_EQ(gpu_sm("Jetson AGX Orin"), 87);
-  EXPECT_EQ(gpu_sm("T4"), 75);
-  EXPECT_EQ(gpu_sm("8.6"), 86);
-  EXPECT_EQ(gpu_sm("sm_100"), 100);
-  EXPECT_EQ(gpu_sm("12.1"), 121);
-  EXPECT_FALSE(gpu_sm("H1000"));
-  EXPECT_EQ(capability_text(120), "12.0");
-  for (const GpuModel& g : gpu_models()) EXPECT_EQ(gpu_sm(g.name), g.sm) << g.name;
-}
-
-TEST(Resolve, CompilableSms) {
-  auto has = [](const std::vector<int>& v, int sm) { return std::find(v.begin(), v.end(), sm) != v.end(); };
-  EXPECT_FALSE(has(compilable_sms("13.0"), 70));
-  EXPECT_TRUE(has(compilable_sms("13.0"), 110));
-  EXPECT_FALSE(has(compilable_sms("12.6"), 100));
-  EXPECT_TRUE(has(compilable_sms("12.8"), 120));
-  EXPECT_FALSE(has(compilable_sms("12.8"), 121));
-  EXPECT_TRUE(has(compilable_sms("12.9"), 121));
-  EXPECT_TRUE(has(compilable_sms("11.8"), 90));
-  EXPECT_FALSE(has(compilable_sms("11.7"), 90));
-  EXPECT_TRUE(has(compilable_sms("11.0"), 35));
-  EXPECT_FALSE(has(compilable_sms("12.0"), 37));
-}
-
 TEST(Resolve, BaseImagesAndPython) {
   Environment e = resolve_yaml("python: {version: '3.12.7'}");
   EXPECT_EQ(e.base_image, "python:3.12.7-slim-bookworm");

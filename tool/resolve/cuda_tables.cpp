@@ -244,6 +244,7 @@ std::vector<int> compilable_sms(std::string_view minor) {
     sms = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90};
     if (sub >= 8) sms.insert(sms.end(), {100, 101, 120});
     if (sub >= 9) sms.insert(sms.end(), {103, 121});
+    std::sort(sms.begin(), sms.end());
     return sms;
   }
   return sms;

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA decision on named scenarios: each expected verdict was worked out by hand from
+// ../shared/reference/cuda-facts.md (driver Table 3/Table 2, SM ranges, torch wheel lists).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "resolve/cuda_policy.hpp"
+#include "resolve/cuda_tables.hpp"
+
+namespace envpin::resolve {
+namespace {
+
+// Builds a request as the command-line flags would.
+class Req {
+ public:
+  Req& gpu(const std::string& g) {
+    r_.gpus.push_back({g, {"--gpu", {}}});
+    return *this;
+  }
+  Req& cuda(const std::string& v) {
+    r_.cuda = {v, {"--cuda", {}}};
+    return *this;
+  }
+  Req& driver(const std::string& v) {
+    r_.driver = Input<std::string>{v, {"--driver", {}}};
+    return *this;
+  }
+  Req& torch(const std::string& v) {
+    r_.torch = Input<std::string>{v, {"--torch", {}}};
+    return *this;
+  }
+  Req& variant(const std::string& v) {
+    r_.torch_variant = Input<std::string>{v, {"python.extra_index", diag::Location{"envpin.yaml", 9, 5}}};
+    return *this;
+  }
+  Req& arm64() {
+    r_.platforms.push_back({manifest::Arch::arm64, {"--platform", {}}});
+    return *this;
+  }
+  Req& amd64() {
+    r_.platforms.push_back({manifest::Arch::amd64, {"--platform", {}}});
+    return *this;
+  }
+  Req& os(const std::string& v) {
+    r_.ubuntu = Input<std::string>{v, {"--os", {}}};
+    return *this;
+  }
+  const CudaRequest& get() const { return r_; }
+
+ private:
+  CudaRequest r_;
+};
+
+const char* fit(DriverFit f) {
+  return f == DriverFit::full ? "full" : f == DriverFit::minor_version ? "minor-version" : "unknown";
+}
+
+// One line per decision: toolkit, image, CMake archs, torch variant, driver fit, warning count.
+std::string verdict(const Req& r) {
+  try {
+    const CudaDecision d = decide_cuda(r.get());
+    std::ostringstream out;
+    out << d.toolkit << " " << d.base_image.substr(d.base_image.find(':') + 1) << " [" << d.cmake_architectures
+        << "] torch=" << (d.torch ? d.torch->variant : "-") << " driver>=" << d.driver_packaged << " "
+        << fit(d.driver_fit) << " warnings=" << d.warnings.size();
+    return out.str();
+  } catch (const diag::Error& e) {
+    return diag::format(e);
+  }
+}
+
+struct Scenario {
+  const char* name;
+  Req request;
+  std::string expected;
+};
+
+class CudaScenario : public testing::TestWithParam<Scenario> {};
+
+TEST_P(CudaScenario, Verdict) { EXPECT_EQ(verdict(GetParam().request), GetParam().expected); }
+
+std::string name_of(const testing::TestParamInfo<Scenario>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(
+    All, CudaScenario,
+    testing::Values(
+        // Driver 535.104.05 is what CUDA 12.2.2 ships with; torch 2.4 has cu121, which that
+        // driver runs fully, so auto matches the toolkit to the wheels (12.1.1).
+        Scenario{"h100_driver535_torch24_auto", Req().gpu("H100").driver("535.104.05").torch("2.4.1"),
+                 "12.1.1 12.1.1-runtime-ubuntu22.04 [90] torch=cu121 driver>=530.30.02 full warnings=0"},
+        Scenario{"a100_h100_cuda124_torch24", Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [80-real;90] torch=cu124 driver>=550.54.15 full warnings=0"},
+        // torch 2.4 cu124 on a 535 driver: allowed through minor-version compatibility, warned.
+        Scenario{"torch24_cu124_on_driver535", Req().gpu("H100").cuda("12.4").torch("2.4.1").driver("535.104.05"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [90] torch=cu124 driver>=550.54.15 minor-version warnings=1"},
+        Scenario{"sm120_with_cuda124", Req().gpu("RTX 5090").cuda("12.4"),
+                 "envpin: error: --gpu: CUDA 12.4.1 (--cuda) cannot build code for 'RTX 5090' (sm_120); CUDA 12.8 to 13.2 can\n"
+                 "envpin: hint: set --cuda to 12.8 or newer, or drop 'RTX 5090'\n"},
+        Scenario{"sm120_with_cuda128", Req().gpu("RTX 5090").cuda("12.8"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [120] torch=- driver>=570.124.06 unknown warnings=0"},
+        Scenario{"sm120_auto", Req().gpu("RTX 5090"),
+                 "13.2.1 13.2.1-runtime-ubuntu22.04 [120] torch=- driver>=595.58.03 unknown warnings=0"},
+        Scenario{"v100_with_cuda13", Req().gpu("V100").cuda("13.0"),
+                 "envpin: error: --gpu: CUDA 13.0.3 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can\n"
+                 "envpin: hint: set --cuda to 12.9 or older, or drop 'V100'\n"},
+        // Mixed Volta + Hopper: CUDA 13 dropped sm_70, so the newest line building both is 12.9.
+        Scenario{"mixed_v100_h100_auto", Req().gpu("V100").gpu("H100"),
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [70-real;90] torch=- driver>=575.57.08 unknown warnings=0"},
+        Scenario{"mixed_v100_h100_torch28", Req().gpu("V100").gpu("H100").torch("2.8.0"),
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [70-real;90] torch=cu129 driver>=575.57.08 unknown warnings=0"},
+        Scenario{"cuda13_on_driver560", Req().gpu("H100").cuda("13.0").driver("560.35.03"),
+                 "envpin: error: --driver: CUDA 13.0.3 (--cuda) needs NVIDIA driver >= 580.95.05 (>= 580 with "
+                 "minor-version compatibility), but --driver is 560.35.03\n"
+                 "envpin: hint: set --cuda to 12.5 (the newest this driver runs fully; up to 12.9 with minor-version "
+                 "compatibility), or upgrade the fleet's driver to 580.95.05 or newer\n"},
+        // 12.6.3 ships with 560.35.05, one patch above the fleet: 12.5.1 is the newest full fit.
+        Scenario{"driver560_auto", Req().gpu("H100").driver("560.35.03"),
+                 "12.5.1 12.5.1-runtime-ubuntu22.04 [90] torch=- driver>=555.42.06 full warnings=0"},
+        Scenario{"torch24_with_cuda13", Req().gpu("H100").torch("2.4.1").cuda("13.0"),
+                 "envpin: error: --torch: torch 2.4.1 (--torch) has no wheels that fit a CUDA 13.0.3 image (--cuda): "
+                 "its variants are cu118, cu121, cu124, and one must be CUDA 13.x at or below 13.0\n"
+                 "envpin: hint: set --cuda to 12.4, or pin a torch built for CUDA 13\n"},
+        Scenario{"jetson_orin", Req().gpu("Jetson AGX Orin"),
+                 "envpin: error: --gpu: 'Jetson AGX Orin' is a Jetson module (sm_87): nvidia/cuda images do not run on "
+                 "Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{"jetson_thor_arm64", Req().gpu("Jetson T5000").arm64(),
+                 "13.2.1 13.2.1-runtime-ubuntu22.04 [110] torch=- driver>=595.58.03 unknown warnings=0"},
+        Scenario{"jetson_thor_amd64", Req().gpu("Jetson T5000"),
+                 "envpin: error: --gpu: 'Jetson T5000' only exists in arm64 hosts (Jetson), but the image is built "
+                 "for linux/amd64 only\n"
+                 "envpin: hint: add linux/arm64 to platforms\n"},
+        Scenario{"gh200_amd64", Req().gpu("GH200"),
+                 "envpin: error: --gpu: 'GH200' only exists in arm64 hosts (Grace), but the image is built for "
+                 "linux/amd64 only\n"
+                 "envpin: hint: add linux/arm64 to platforms\n"},
+        Scenario{"gh200_arm64_torch29", Req().gpu("GH200").arm64().torch("2.9.0"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=cu130 driver>=580.95.05 unknown warnings=0"},
+        // An arm64 laptop asking for its amd64 fleet decides exactly what an amd64 host does: the
+        // host is not an input (see PlatformIsNotTheHost).
+        Scenario{"amd64_fleet_from_anywhere", Req().gpu("H100").amd64().torch("2.9.0"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=cu130 driver>=580.95.05 unknown warnings=0"},
+        Scenario{"sm120_torch24", Req().gpu("RTX 5090").torch("2.4.1"),
+                 "envpin: error: --torch: torch 2.4.1 (--torch) cu124 wheels carry no kernels for 'RTX 5090' "
+                 "(sm_120; they have sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90): it would fail with \"no "
+                 "kernel image is available for execution on the device\"\n"
+                 "envpin: hint: use torch 2.7 or newer (cu128)\n"},
+        Scenario{"sm120_torch27", Req().gpu("RTX 5090").torch("2.7.0"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [120] torch=cu128 driver>=570.124.06 unknown warnings=0"},
+        Scenario{"b300_with_cuda128", Req().gpu("B300").cuda("12.8"),
+                 "envpin: error: --gpu: CUDA 12.8.1 (--cuda) cannot build code for 'B300' (sm_103); CUDA 12.9 to "
+                 "13.2 can\n"
+                 "envpin: hint: set --cuda to 12.9 or newer, or drop 'B300'\n"},
+        Scenario{"unknown_gpu", Req().gpu("H1000"),
+                 "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
+                 "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},
+        Scenario{"no_gpus", Req().cuda("12.4"),
+                 "envpin: error: --gpu: no GPUs given: the arch list and the toolkit depend on the fleet's GPUs\n"
+                 "envpin: hint: name them with --gpu, e.g. '--gpu A100 --gpu H100'\n"},
+        Scenario{"bad_driver", Req().gpu("A100").driver("latest"),
+                 "envpin: error: --driver: invalid driver version 'latest'\n"
+                 "envpin: hint: give the driver as nvidia-smi prints it, e.g. '535.104.05'\n"},
+        Scenario{"bad_torch", Req().gpu("A100").torch("two"),
+                 "envpin: error: --torch: invalid torch version 'two'\n"
+                 "envpin: hint: give it as pip does, e.g. '2.4.1'\n"},
+        Scenario{"torch_113", Req().gpu("A100").torch("1.13.1"),
+                 "envpin: error: --torch: torch 1.13.1 predates the CUDA wheel table envpin checks (torch 2.0 to 2.14)\n"
+                 "envpin: hint: pin torch 2.0 or newer\n"},
+        Scenario{"torch_newer_than_table", Req().gpu("A100").torch("2.20.0").cuda("13.0"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [80] torch=- driver>=580.95.05 unknown warnings=1"},
+        Scenario{"t4_rtx5090_driver570_torch28", Req().gpu("T4").gpu("RTX 5090").driver("570.124.06").torch("2.8.0"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [75-real;120] torch=cu128 driver>=570.124.06 full warnings=0"},
+        Scenario{"l4_a10g_capabilities", Req().gpu("L4").gpu("A10G").gpu("8.6").cuda("12.6"),
+                 "12.6.3 12.6.3-runtime-ubuntu22.04 [86-real;89] torch=- driver>=560.35.05 unknown warnings=0"},
+        Scenario{"index_selects_cu121", Req().gpu("A100").cuda("12.4").torch("2.4.1").variant("cu121"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [80] torch=cu121 driver>=550.54.15 unknown warnings=0"},
+        Scenario{"index_selects_missing_variant", Req().gpu("A100").torch("2.4.1").variant("cu130"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.4.1 has no cu130 wheels (its CUDA variants: cu118, cu121, cu124)\n"
+                 "envpin: hint: use one of its variants, or remove the index and let envpin choose\n"},
+        Scenario{"os2404_cuda124", Req().gpu("A100").cuda("12.4").os("24.04"),
+                 "envpin: error: --os: nvidia/cuda has no CUDA 12.4.1 image for ubuntu24.04\n"
+                 "envpin: hint: set os to one of: ubuntu20.04, ubuntu22.04\n"},
+        Scenario{"sm120_driver535_auto", Req().gpu("RTX 5090").driver("535.104.05"),
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [120] torch=- driver>=575.57.08 minor-version warnings=1"},
+        Scenario{"sm120_driver520_auto", Req().gpu("RTX 5090").driver("520.61.05"),
+                 "envpin: error: --driver: no CUDA toolkit fits both --gpu, which allows CUDA 12.8 to 13.2, and "
+                 "--driver 520.61.05, which allows 11.0 to 11.8\n"
+                 "envpin: hint: change one of the two; a fixed cuda.version shows the exact conflict\n"},
+        Scenario{"unpublished_patch", Req().gpu("A100").cuda("12.4.0"),
+                 "envpin: error: --cuda: nvidia/cuda publishes no tag for CUDA 12.4.0 (kept: 12.4.1)\n"
+                 "envpin: hint: use '--cuda 12.4' to get the newest published patch release\n"},
+        Scenario{"no_tag_line", Req().gpu("A100").cuda("12.7"),
+                 "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 12.7\n"
+                 "envpin: hint: CUDA 12 images exist for 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9\n"},
+        Scenario{"k80_legacy_cuda11", Req().gpu("K80").cuda("11.8"),
+                 "11.8.0 11.8.0-runtime-ubuntu22.04 [37] torch=- driver>=520.61.05 unknown warnings=0"},
+        Scenario{"k80_cuda12", Req().gpu("K80").cuda("12.0"),
+                 "envpin: error: --gpu: CUDA 12.0.1 (--cuda) cannot build code for 'K80' (sm_37); CUDA 11.0 to 11.8 can\n"
+                 "envpin: hint: set --cuda to 11.8 or older, or drop 'K80'\n"}),
+    name_of);
+
+TEST(CudaPolicy, PlatformIsNotTheHost) {
+  // Same request with the platform left to its default and given explicitly: same decision.
+  const CudaDecision implicit = decide_cuda(Req().gpu("H100").torch("2.9.0").get());
+  const CudaDecision explicit_amd64 = decide_cuda(Req().gpu("H100").torch("2.9.0").amd64().get());
+  EXPECT_EQ(decision_json(implicit), decision_json(explicit_amd64));
+  EXPECT_EQ(implicit.platforms, std::vector<std::string>{"linux/amd64"});
+}
+
+TEST(CudaPolicy, ArchListHasSassForEveryGpuAndPtxForTheNewest) {
+  const CudaDecision d = decide_cuda(Req().gpu("T4").gpu("A100").gpu("H100").gpu("L4").cuda("12.8").get());
+  EXPECT_EQ(d.sms, (std::vector<int>{75, 80, 89, 90}));
+  EXPECT_EQ(d.cmake_architectures, "75-real;80-real;89-real;90");
+  EXPECT_EQ(d.torch_arch_list, "7.5;8.0;8.9;9.0+PTX");
+  EXPECT_EQ(d.cmake_architectures.find("native"), std::string::npos);
+}
+
+TEST(CudaPolicy, MinorCompatWarningNamesTheDriverInput) {
+  CudaRequest r = Req().gpu("H100").cuda("12.4").get();
+  r.driver = Input<std::string>{"535.104.05", {"cuda.driver", diag::Location{"envpin.yaml", 7, 11}}};
+  const CudaDecision d = decide_cuda(r);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0].where->line, 7);
+  EXPECT_NE(d.warnings[0].text.find("error 222"), std::string::npos);
+}
+
+TEST(CudaPolicy, ReasonsExplainEachChoice) {
+  const CudaDecision d = decide_cuda(Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15").get());
+  ASSERT_EQ(d.reasons.size(), 6u);
+  EXPECT_EQ(d.reasons[0], "toolkit: CUDA 12.4.1, the newest published 12.4 release");
+  EXPECT_EQ(d.reasons[1], "GPUs: A100 (sm_80), H100 (sm_90)");
+  EXPECT_EQ(d.reasons[4],
+            "torch 2.4.1: cu124 wheels from https://download.pytorch.org/whl/cu124 (kernels for sm_50, sm_60, "
+            "sm_70, sm_75, sm_80, sm_86, sm_90)");
+}
+
+TEST(CudaPolicy, ManifestOriginsAppearInErrors) {
+  CudaRequest r;
+  r.cuda = {"13.0", {"cuda.version", diag::Location{"envpin.yaml", 4, 12}}};
+  r.gpus = {{"H100", {"cuda.gpus", diag::Location{"envpin.yaml", 5, 10}}}};
+  r.torch = Input<std::string>{"2.4.1", {"python.packages", diag::Location{"envpin.yaml", 9, 7}}};
+  try {
+    decide_cuda(r);
+    FAIL() << "expected a conflict";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(diag::format(e),
+              "envpin: error: envpin.yaml:9:7: torch 2.4.1 (python.packages at line 9) has no wheels that fit a CUDA "
+              "13.0.3 image (cuda.version at line 4): its variants are cu118, cu121, cu124, and one must be CUDA "
+              "13.x at or below 13.0\n"
+              "envpin: hint: set cuda.version to 12.4, or pin a torch built for CUDA 13\n");
+  }
+}
+
+}  // namespace
+}  // namespace envpin::resolve
