@@ -69,17 +69,17 @@ TEST_F(Cli, GenerateWritesEveryArtifactThenLeavesThemAlone) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "wrote .devcontainer/devcontainer.json\nwrote .dockerignore\n"
-            "wrote .envpin/check_env.sh\nwrote Dockerfile\n");
+            "wrote .envpin/check_env.sh\nwrote .envpin/envpin.cmake\nwrote Dockerfile\n");
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(listing(), (std::vector<std::string>{".devcontainer/devcontainer.json", ".dockerignore",
-                                                 ".envpin/check_env.sh", "Dockerfile", "envpin.yaml"}));
+                                                 ".envpin/check_env.sh", ".envpin/envpin.cmake", "Dockerfile", "envpin.yaml"}));
   EXPECT_TRUE(io::is_executable(dir_ / ".envpin/check_env.sh"));
   const auto before = fs::last_write_time(dir_ / "Dockerfile");
   r = run("generate");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out,
             "unchanged .devcontainer/devcontainer.json\nunchanged .dockerignore\n"
-            "unchanged .envpin/check_env.sh\nunchanged Dockerfile\n");
+            "unchanged .envpin/check_env.sh\nunchanged .envpin/envpin.cmake\nunchanged Dockerfile\n");
   EXPECT_EQ(fs::last_write_time(dir_ / "Dockerfile"), before);
 }
 
@@ -88,7 +88,8 @@ TEST_F(Cli, GenerateIsDeterministicAcrossDirectories) {
   write("b/envpin.yaml", kManifest);
   ASSERT_EQ(run("generate -f a/envpin.yaml").code, 0);
   ASSERT_EQ(run("generate --manifest b/envpin.yaml").code, 0);
-  for (const char* f : {"Dockerfile", ".devcontainer/devcontainer.json", ".envpin/check_env.sh", ".dockerignore"})
+  for (const char* f :
+       {"Dockerfile", ".devcontainer/devcontainer.json", ".envpin/check_env.sh", ".dockerignore", ".envpin/envpin.cmake"})
     EXPECT_EQ(io::read_file(dir_ / "a" / f), io::read_file(dir_ / "b" / f)) << f;
 }
 
@@ -98,9 +99,9 @@ TEST_F(Cli, CheckReportsStaleFilesWithExitThree) {
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.out,
             "stale .devcontainer/devcontainer.json\nstale .dockerignore\nstale .envpin/check_env.sh\n"
-            "stale Dockerfile\n");
+            "stale .envpin/envpin.cmake\nstale Dockerfile\n");
   EXPECT_EQ(r.err,
-            "envpin: error: 4 generated file(s) differ from what envpin.yaml gives\n"
+            "envpin: error: 5 generated file(s) differ from what envpin.yaml gives\n"
             "envpin: hint: run 'envpin generate --manifest envpin.yaml' and commit the result\n");
   EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
   ASSERT_EQ(run("generate").code, 0);

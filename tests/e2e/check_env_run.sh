@@ -14,6 +14,11 @@ trap 'rm -rf "$T" /tmp/envpin-e2e-check-env' EXIT
 mkdir -p "$T/bin" "$T/gpu" "$T/project" "$DATA"
 cp "$FIXTURE" "$T/project/envpin.yaml"
 "$ENVPIN" generate --manifest "$T/project/envpin.yaml" >/dev/null || { echo "FAIL: envpin generate"; exit 1; }
+# The same project without a fleet driver floor: the script then judges the driver by the
+# toolkit alone (full, minor-version compatibility, or too old).
+mkdir -p "$T/nofloor"
+grep -v '^  driver:' "$FIXTURE" > "$T/nofloor/envpin.yaml"
+"$ENVPIN" generate --manifest "$T/nofloor/envpin.yaml" >/dev/null || { echo "FAIL: envpin generate (nofloor)"; exit 1; }
 
 cat > "$T/bin/uname" <<'STUB'
 #!/bin/sh
@@ -43,8 +48,9 @@ printf 'ID=debian\nVERSION_ID="12"\n' > "$T/debian"
 # Runs the script with the passing environment plus the "VAR=value" words given (a later
 # assignment wins); $OPTS holds check_env options. Sets $out and $rc.
 OPTS=""
+PROJECT="$T/project"
 run_check() {
-  out=$(cd "$T/project" && env -i \
+  out=$(cd "$PROJECT" && env -i \
     PATH="$T/bin:$T/gpu:/usr/bin:/bin" \
     ENVPIN_OS_RELEASE="$T/ubuntu" \
     CUDA_VERSION=12.4.1 \
@@ -57,9 +63,10 @@ tqdm 4.66.5" \
     PYTHONUNBUFFERED=1 \
     WANDB_API_KEY=s3cr3t-value \
     "$@" \
-    "$shell" "$T/project/.envpin/check_env.sh" $OPTS 2>&1)
+    "$shell" "$PROJECT/.envpin/check_env.sh" $OPTS 2>&1)
   rc=$?
   OPTS=""
+  PROJECT="$T/project"
 }
 
 # expect NAME RC LINE...: the exit code and each exact line of output.
@@ -96,7 +103,7 @@ STUB
     "ok       system.arch              x86_64" \
     "ok       cuda.toolkit             12.4.1" \
     "ok       gpu.count                2 GPU(s) visible" \
-    "ok       gpu.driver               550.54.15 (>= 550.54.15)" \
+    "ok       gpu.driver               550.54.15 (>= 550.54.15, runs CUDA 12.4.1 fully)" \
     "ok       gpu.0.arch               NVIDIA H100 80GB HBM3, compute capability 9.0" \
     "ok       gpu.1.arch               NVIDIA A100-SXM4-80GB, compute capability 8.0" \
     "ok       python.version           3.11.9" \
@@ -126,10 +133,24 @@ STUB
   expect toolkit 1 "MISMATCH cuda.toolkit             expected 12.4.1, found 12.1.1; fix: rebuild the image from the generated Dockerfile"
 
   run_check "STUB_GPUS=535.104.05, 9.0, NVIDIA H100 80GB HBM3"
-  expect driver 1 "MISMATCH gpu.driver               expected >= 550.54.15, found 535.104.05; fix: upgrade the NVIDIA driver on this host, or lower cuda.driver"
+  expect driver 1 "MISMATCH gpu.driver               expected >= 550.54.15 (cuda.driver), found 535.104.05; fix: upgrade the NVIDIA driver on this host, or lower cuda.driver"
+
+  PROJECT="$T/nofloor"
+  run_check "STUB_GPUS=535.104.05, 9.0, NVIDIA H100 80GB HBM3"
+  expect driver_minor_compat 0 "ok       gpu.driver               535.104.05 (< 550.54.15: CUDA 12.4.1 through minor-version compatibility, no PTX JIT)"
+
+  PROJECT="$T/nofloor"
+  run_check "STUB_GPUS=520.61.05, 9.0, NVIDIA H100 80GB HBM3"
+  expect driver_too_old 1 "MISMATCH gpu.driver               expected >= 550.54.15 (>= 525.60.13 with minor-version compatibility), found 520.61.05; fix: upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
+
+  run_check "STUB_GPUS=550.54.15, 8.9, NVIDIA L4"
+  expect gpu_same_major 0 "ok       gpu.0.arch               NVIDIA L4, compute capability 8.9, not in cuda.gpus; runs SASS sm_80"
+
+  run_check "STUB_GPUS=550.54.15, 10.0, NVIDIA B200"
+  expect gpu_newer 0 "ok       gpu.0.arch               NVIDIA B200, compute capability 10.0, not in cuda.gpus; runs PTX compute_90, compiled by the driver at first use"
 
   run_check "STUB_GPUS=550.54.15, 7.0, Tesla V100-SXM2-32GB"
-  expect gpu_arch 1 "MISMATCH gpu.0.arch               expected one of 8.0 9.0, found 7.0 (Tesla V100-SXM2-32GB); fix: add '7.0' to cuda.gpus and rebuild"
+  expect gpu_arch 1 "MISMATCH gpu.0.arch               expected one of 8.0 9.0, found 7.0 (Tesla V100-SXM2-32GB), which no kernel in the image runs (CUDA error 209); fix: add '7.0' to cuda.gpus and rebuild"
 
   run_check STUB_PY_VERSION=3.10.12
   expect python 1 "MISMATCH python.version           expected 3.11, found 3.10.12; fix: use the image's interpreter, or set ENVPIN_PYTHON to Python 3.11"

@@ -310,7 +310,7 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
     if (key == "dockerignore") m.outputs.dockerignore = p;
   }
   const Located<std::string>* all[] = {&m.outputs.dockerfile, &m.outputs.devcontainer,
-                                       &m.outputs.check_env, &m.outputs.dockerignore};
+                                       &m.outputs.check_env, &m.outputs.dockerignore, &m.outputs.cmake};
   for (std::size_t i = 0; i < std::size(all); ++i)
     for (std::size_t j = i + 1; j < std::size(all); ++j)
       if (all[i]->value == all[j]->value)

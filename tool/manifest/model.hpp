@@ -77,6 +77,8 @@ struct Outputs {
   Located<std::string> devcontainer{".devcontainer/devcontainer.json", {}};
   Located<std::string> check_env{".envpin/check_env.sh", {}};
   Located<std::string> dockerignore{".dockerignore", {}};
+  // Fixed, not a manifest key: EnvPin.cmake finds it next to the manifest.
+  Located<std::string> cmake{".envpin/envpin.cmake", {}};
 };
 
 // The typed form of envpin.yaml (schema version 1). Every value keeps its source location.

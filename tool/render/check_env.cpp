@@ -52,6 +52,11 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
     std::string cap_words;
     for (const auto& c : caps) cap_words += (cap_words.empty() ? "" : " ") + c;
     cuda.set("capabilities", sh_quote(cap_words));
+    cuda.set("driver_packaged", sh_quote(env.cuda->driver_packaged));
+    cuda.set("driver_minor_compat", sh_quote(env.cuda->driver_minor_compat));
+    // The image's kernels: SASS for every fleet GPU, PTX for the newest.
+    cuda.set("sass", sh_quote(cap_words));
+    cuda.set("ptx", sh_quote(resolve::capability_text(env.cuda->sms.back())));
     d.set("cuda", cuda);
   } else {
     d.set("cuda", false);

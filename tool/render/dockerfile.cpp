@@ -23,6 +23,19 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   d.set("base_image", env.base_image);
   d.set("base_label", dockerfile_quote(env.base_image));
   d.set("title", dockerfile_quote(m.name.value));
+  if (env.cuda) {
+    Data cuda;
+    cuda.set("toolkit", env.cuda->toolkit);
+    std::string gpus;
+    for (const auto& g : env.cuda->gpus)
+      gpus += (gpus.empty() ? "" : ", ") + (g.product.empty() ? g.input : g.product) + " (sm_" + std::to_string(g.sm) + ")";
+    cuda.set("gpus", gpus);
+    cuda.set("cmake_architectures", dockerfile_quote(env.cuda->cmake_architectures));
+    cuda.set("torch_arch_list", dockerfile_quote(env.cuda->torch_arch_list));
+    d.set("cuda", cuda);
+  } else {
+    d.set("cuda", false);
+  }
 
   if (!m.apt.empty()) {
     std::vector<std::string> packages;
@@ -55,6 +68,13 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       pip.set("index", m.python->index ? list_of({sh_quote(m.python->index->value)}) : list_of({}));
       std::vector<std::string> extra;
       for (const auto& u : m.python->extra_index) extra.push_back(sh_quote(u.value));
+      // The torch wheels envpin chose, unless the manifest already names a PyTorch index.
+      const auto names_torch_index = [](const std::string& url) {
+        return url.find("download.pytorch.org/whl") != std::string::npos;
+      };
+      bool has_torch_index = m.python->index && names_torch_index(m.python->index->value);
+      for (const auto& u : m.python->extra_index) has_torch_index = has_torch_index || names_torch_index(u.value);
+      if (env.cuda && env.cuda->torch && !has_torch_index) extra.push_back(sh_quote(env.cuda->torch->index_url));
       pip.set("extra_index", list_of(extra));
       if (m.python->requirements) {
         Data req;

@@ -14,6 +14,8 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
 Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment& env);
 Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env);
 Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& env);
+// .envpin/envpin.cmake: what EnvPin.cmake needs at configure time without running envpin.
+Artifact cmake_fragment(const manifest::Manifest& m, const resolve::Environment& env);
 
 // All artifacts of `envpin generate`, sorted by path.
 std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Environment& env);

@@ -16,6 +16,7 @@ n_mismatch=0
 n_skip=0
 quiet=0
 allow_no_gpu=0
+CUDA_TOOLKIT='12.4.1'
 
 usage() {
   sed -n '2,10s/^# \{0,1\}//p' "$0"
@@ -176,7 +177,29 @@ check_cuda_toolkit() {
   fi
 }
 
-# $1: driver floor ("" for none); $2: space-separated compute capabilities ("" for any).
+# How a GPU of capability $1 ("8.9") runs this image's kernels: SASS of the same major at or
+# below its minor, else PTX at or below it (JIT). $2: SASS capabilities; $3: PTX capability.
+# Prints the answer; fails when there is no kernel image for this GPU.
+kernel_for() {
+  want=$(printf '%s' "$1" | tr -d .)
+  for have in $2; do
+    h=$(printf '%s' "$have" | tr -d .)
+    if [ $((h / 10)) -eq $((want / 10)) ] && [ "$h" -le "$want" ]; then
+      printf 'SASS sm_%s' "$h"
+      return 0
+    fi
+  done
+  p=$(printf '%s' "$3" | tr -d .)
+  if [ -n "$p" ] && [ "$p" -le "$want" ]; then
+    printf 'PTX compute_%s, compiled by the driver at first use' "$p"
+    return 0
+  fi
+  return 1
+}
+
+# $1: the fleet's driver floor ("" for none); $2: the driver CUDA $CUDA_TOOLKIT ships with;
+# $3: the minor-version compatibility floor; $4: the fleet's compute capabilities;
+# $5: capabilities with SASS in the image; $6: the PTX capability.
 check_gpus() {
   if ! command -v nvidia-smi >/dev/null 2>&1; then
     if [ "$allow_no_gpu" = 1 ]; then
@@ -201,25 +224,29 @@ check_gpus() {
   fi
   ok gpu.count "$count GPU(s) visible"
   driver=$(printf '%s\n' "$gpus" | awk -F', *' 'NR == 1 { print $1 }')
-  if [ -z "$1" ]; then
-    ok gpu.driver "$driver"
-  elif satisfies "$driver" ">=$1"; then
-    ok gpu.driver "$driver (>= $1)"
+  if [ -n "$1" ] && ! satisfies "$driver" ">=$1"; then
+    mismatch gpu.driver ">= $1 (cuda.driver)" "$driver" "upgrade the NVIDIA driver on this host, or lower cuda.driver"
+  elif satisfies "$driver" ">=$2"; then
+    ok gpu.driver "$driver (>= $2, runs CUDA $CUDA_TOOLKIT fully)"
+  elif [ -n "$3" ] && satisfies "$driver" ">=$3"; then
+    ok gpu.driver "$driver (< $2: CUDA $CUDA_TOOLKIT through minor-version compatibility, no PTX JIT)"
   else
-    mismatch gpu.driver ">= $1" "$driver" "upgrade the NVIDIA driver on this host, or lower cuda.driver"
+    mismatch gpu.driver ">= $2 (>= $3 with minor-version compatibility)" "$driver" "upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
   fi
   index=0
   while IFS=, read -r _ cc name; do
     cc=$(printf '%s' "$cc" | tr -d ' ')
     name=$(printf '%s' "$name" | sed 's/^ *//')
-    if [ -z "$2" ]; then
-      ok "gpu.$index.arch" "$name, compute capability $cc"
-    else
-      case " $2 " in
-        *" $cc "*) ok "gpu.$index.arch" "$name, compute capability $cc" ;;
-        *) mismatch "gpu.$index.arch" "one of $2" "$cc ($name)" "add '$cc' to cuda.gpus and rebuild" ;;
-      esac
-    fi
+    case " $4 " in
+      *" $cc "*) ok "gpu.$index.arch" "$name, compute capability $cc" ;;
+      *)
+        if how=$(kernel_for "$cc" "$5" "$6"); then
+          ok "gpu.$index.arch" "$name, compute capability $cc, not in cuda.gpus; runs $how"
+        else
+          mismatch "gpu.$index.arch" "one of $4" "$cc ($name), which no kernel in the image runs (CUDA error 209)" "add '$cc' to cuda.gpus and rebuild"
+        fi
+        ;;
+    esac
     index=$((index + 1))
   done <<GPUS
 $gpus
@@ -311,8 +338,8 @@ check_path() {
 check_manifest
 check_os 'ubuntu' '22.04'
 check_arch 'x86_64'
-check_cuda_toolkit '12.4.1'
-check_gpus '550.54.15' '8.0 9.0'
+check_cuda_toolkit "$CUDA_TOOLKIT"
+check_gpus '550.54.15' '550.54.15' '525.60.13' '8.0 9.0' '8.0 9.0' '9.0'
 if check_python '3.11'; then
   versions=$(installed_versions 'numpy' 'torch' 'tqdm')
   check_package 'numpy' '>=1.26,<2.1' ''
