@@ -3,70 +3,368 @@
 EnvPin
 ------
 
-Generate a project's pinned environment (Dockerfile, devcontainer.json,
-check_env.sh, .dockerignore) from its ``envpin.yaml`` as part of the build.
+Build a project's pinned environment from its ``envpin.yaml``: the generated
+artifacts, the CUDA architecture list envpin chose for the fleet, and a CUDA
+smoke test that proves the GPU runs this build's kernels.
 
-Load it with ``find_package(EnvPin CONFIG)``, or with ``add_subdirectory`` /
-``FetchContent`` of the envpin repository, then call:
+The module is loaded in one of three ways:
+
+``find_package(EnvPin CONFIG)``
+  an installed envpin; the ``envpin`` executable is the imported target
+  ``EnvPin::envpin``.
+
+``FetchContent_MakeAvailable(envpin)`` or ``add_subdirectory(envpin)``
+  envpin built inside this project. The module is on ``CMAKE_MODULE_PATH``
+  afterwards (``include(EnvPin)``), and ``find_package(EnvPin)`` finds it
+  when the dependency is declared with ``OVERRIDE_FIND_PACKAGE``. The
+  executable is built with the project, so at configure time the arch list
+  comes from the committed ``.envpin/envpin.cmake``.
+
+``include(EnvPin)``
+  with ``CMAKE_MODULE_PATH`` pointing at envpin's ``cmake/`` directory.
+
+Set ``ENVPIN_EXECUTABLE`` (cache or environment variable) to use a
+particular ``envpin``.
+
+Commands
+^^^^^^^^
 
 .. command:: envpin_add_environment
 
   .. code-block:: cmake
 
-    envpin_add_environment(MANIFEST <file>)
+    envpin_add_environment(MANIFEST <file> [LOCK <file>] [OUTPUT_DIR <dir>])
 
   Adds the targets
 
   ``envpin-generate``
-    writes the artifacts next to ``<file>`` when the manifest changed
-    (``envpin generate``; unchanged files are not rewritten).
+    runs ``envpin generate`` when the manifest (or the lock) changed;
+    unchanged artifacts are not rewritten.
   ``envpin-check-generated``
-    fails when the committed artifacts differ from what the manifest gives
+    fails when the artifacts differ from what the manifest gives
     (``envpin generate --check``), for CI.
+  ``envpin-check``
+    runs the generated ``check_env.sh`` on this machine. Set
+    ``ENVPIN_CHECK_ARGS`` (e.g. ``--allow-no-gpu``) to pass options.
 
-  The ``envpin`` executable is the imported target ``EnvPin::envpin``; set
-  ``ENVPIN_EXECUTABLE`` (cache or environment) to use another one.
+  ``OUTPUT_DIR`` writes the artifacts under ``<dir>`` instead of next to the
+  manifest. ``LOCK`` names the lock file the environment is generated from;
+  ``envpin-generate`` re-runs when it changes. The manifest is remembered
+  for ``envpin_cuda_architectures`` and ``envpin_add_smoke_target``.
+
+.. command:: envpin_cuda_architectures
+
+  .. code-block:: cmake
+
+    envpin_cuda_architectures(<variable> [MANIFEST <file>])
+
+  Sets ``<variable>`` to the CUDA architecture list envpin chose for the
+  fleet (for example ``80-real;90``: SASS for each GPU, PTX for the newest),
+  at configure time, so it can be ``CMAKE_CUDA_ARCHITECTURES`` before
+  ``enable_language(CUDA)``. It runs ``envpin cuda --json`` when an envpin
+  executable can be run; otherwise it reads the ``.envpin/envpin.cmake``
+  that ``envpin generate`` wrote next to the manifest, and warns when that
+  file is older than the manifest. It never yields ``native``, which fails
+  on machines without a GPU. ``MANIFEST`` defaults to the one given to
+  ``envpin_add_environment``, then to ``envpin.yaml`` in the current
+  source directory.
+
+.. command:: envpin_add_smoke_target
+
+  .. code-block:: cmake
+
+    envpin_add_smoke_target([NAME <name>] [REQUIRE_GPU] [ARCHITECTURES <arch>...])
+
+  Builds envpin's smoke program with this project's CUDA compiler and adds
+  the target ``<name>`` (default ``smoke``), which runs it:
+  ``cmake --build . --target smoke``. The program prints the device, its
+  compute capability, the driver and runtime versions, runs an integer and
+  a float kernel and compares them with the CPU (SHA-256 of the integers).
+  Exit 0 passes; 1 is a mismatch or a CUDA error explained (35 driver too
+  old, 209 no kernel image for this GPU, 222 PTX too new, 100 no device);
+  125 means no GPU here, which the target reports as skipped. The CTest
+  test ``<name>`` (label ``gpu``, ``SKIP_RETURN_CODE 125``) runs the same.
+
+  ``REQUIRE_GPU`` turns "no GPU" into a failure, and requires CUDA to be
+  enabled. ``ARCHITECTURES`` overrides the list, which otherwise comes from
+  ``envpin_cuda_architectures`` for the environment's manifest, then from
+  ``CMAKE_CUDA_ARCHITECTURES``. Without a CUDA compiler (CUDA not enabled),
+  the target only reports that the smoke test is unavailable.
+  Needs OpenSSL (``libssl-dev``) for the digest.
+
+Example
+^^^^^^^
+
+.. code-block:: cmake
+
+  find_package(EnvPin CONFIG REQUIRED)
+  envpin_add_environment(MANIFEST envpin.yaml)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    envpin_cuda_architectures(CMAKE_CUDA_ARCHITECTURES)
+    enable_language(CUDA)
+  endif()
+  envpin_add_smoke_target()
 #]=======================================================================]
 include_guard(GLOBAL)
 
+set(_ENVPIN_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
 set(ENVPIN_EXECUTABLE "$ENV{ENVPIN_EXECUTABLE}" CACHE FILEPATH
     "envpin executable used by envpin_* functions (default: the EnvPin::envpin target)")
+set(ENVPIN_CHECK_ARGS "" CACHE STRING "options the envpin-check target passes to check_env.sh")
 
-function(_envpin_command out_var)
+# The envpin command for build-time rules: a path, or a generator expression.
+function(_envpin_build_command fn out_var)
   if(ENVPIN_EXECUTABLE)
     set(${out_var} "${ENVPIN_EXECUTABLE}" PARENT_SCOPE)
   elseif(TARGET EnvPin::envpin)
     set(${out_var} "$<TARGET_FILE:EnvPin::envpin>" PARENT_SCOPE)
   else()
-    message(FATAL_ERROR "envpin: no envpin executable: find_package(EnvPin CONFIG) or set ENVPIN_EXECUTABLE")
+    message(FATAL_ERROR "${fn}: no envpin executable: use find_package(EnvPin CONFIG), "
+                        "FetchContent/add_subdirectory of envpin, or set ENVPIN_EXECUTABLE")
   endif()
 endfunction()
 
+# An envpin that can run now, at configure time: ENVPIN_EXECUTABLE or an imported (installed)
+# EnvPin::envpin. Empty when envpin is only built later by this project.
+function(_envpin_configure_command out_var)
+  set(exe "")
+  if(ENVPIN_EXECUTABLE)
+    set(exe "${ENVPIN_EXECUTABLE}")
+  elseif(TARGET EnvPin::envpin)
+    get_target_property(imported EnvPin::envpin IMPORTED)
+    if(imported)
+      get_target_property(exe EnvPin::envpin LOCATION)
+    endif()
+  endif()
+  if(exe AND NOT EXISTS "${exe}")
+    set(exe "")
+  endif()
+  set(${out_var} "${exe}" PARENT_SCOPE)
+endfunction()
+
+function(_envpin_manifest fn given out_var)
+  if(given)
+    set(manifest "${given}")
+  else()
+    get_property(manifest GLOBAL PROPERTY ENVPIN_MANIFEST)
+    if(NOT manifest)
+      set(manifest "envpin.yaml")
+    endif()
+  endif()
+  cmake_path(ABSOLUTE_PATH manifest BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
+  if(NOT EXISTS "${manifest}")
+    message(FATAL_ERROR "${fn}: manifest '${manifest}' does not exist")
+  endif()
+  set(${out_var} "${manifest}" PARENT_SCOPE)
+endfunction()
+
 function(envpin_add_environment)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "MANIFEST" "")
+  set(fn envpin_add_environment)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "MANIFEST;LOCK;OUTPUT_DIR" "")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "envpin_add_environment: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${fn}: unknown argument(s): ${unknown} "
+                        "(expected MANIFEST <file> [LOCK <file>] [OUTPUT_DIR <dir>])")
   endif()
   if(NOT arg_MANIFEST)
-    message(FATAL_ERROR "envpin_add_environment: MANIFEST <file> is required")
+    message(FATAL_ERROR "${fn}: MANIFEST <file> is required")
   endif()
-  cmake_path(ABSOLUTE_PATH arg_MANIFEST BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
-  if(NOT EXISTS "${arg_MANIFEST}")
-    message(FATAL_ERROR "envpin_add_environment: manifest '${arg_MANIFEST}' does not exist")
+  get_property(previous GLOBAL PROPERTY ENVPIN_MANIFEST)
+  if(previous)
+    message(FATAL_ERROR "${fn}: called twice; this project already has the environment of ${previous}")
   endif()
-  _envpin_command(envpin)
+  _envpin_manifest(${fn} "${arg_MANIFEST}" manifest)
+  _envpin_build_command(${fn} envpin)
+  cmake_path(GET manifest PARENT_PATH project_dir)
+
+  set(generate_args generate --manifest "${manifest}")
+  set(root "${project_dir}")
+  if(arg_OUTPUT_DIR)
+    cmake_path(ABSOLUTE_PATH arg_OUTPUT_DIR BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE)
+    list(APPEND generate_args --output-dir "${arg_OUTPUT_DIR}")
+    set(root "${arg_OUTPUT_DIR}")
+  endif()
+  set(depends "${manifest}")
+  if(arg_LOCK)
+    cmake_path(ABSOLUTE_PATH arg_LOCK BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
+    list(APPEND depends "${arg_LOCK}")
+    if(NOT EXISTS "${arg_LOCK}")
+      # A rule cannot depend on a file nothing creates; start from an empty one.
+      message(STATUS "envpin: lock ${arg_LOCK} does not exist yet")
+      list(REMOVE_ITEM depends "${arg_LOCK}")
+    endif()
+  endif()
+
   set(stamp "${CMAKE_CURRENT_BINARY_DIR}/envpin-generate.stamp")
   add_custom_command(
     OUTPUT "${stamp}"
-    COMMAND "${envpin}" generate --manifest "${arg_MANIFEST}"
+    COMMAND "${envpin}" ${generate_args}
     COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
-    DEPENDS "${arg_MANIFEST}"
-    COMMENT "envpin: generating the environment from ${arg_MANIFEST}"
+    DEPENDS ${depends}
+    COMMENT "envpin: generating the environment from ${manifest}"
     VERBATIM)
   add_custom_target(envpin-generate DEPENDS "${stamp}")
   add_custom_target(envpin-check-generated
-    COMMAND "${envpin}" generate --check --manifest "${arg_MANIFEST}"
+    COMMAND "${envpin}" ${generate_args} --check
     COMMENT "envpin: checking the generated environment is up to date"
     VERBATIM)
-  message(STATUS "envpin: environment from ${arg_MANIFEST}")
+
+  # check_env.sh's path comes from the fragment generate writes; the default before that.
+  set(ENVPIN_CHECK_ENV "${root}/.envpin/check_env.sh")
+  if(EXISTS "${root}/.envpin/envpin.cmake")
+    include("${root}/.envpin/envpin.cmake")
+  endif()
+  separate_arguments(check_args UNIX_COMMAND "${ENVPIN_CHECK_ARGS}")
+  add_custom_target(envpin-check
+    COMMAND sh "${ENVPIN_CHECK_ENV}" ${check_args}
+    WORKING_DIRECTORY "${project_dir}"
+    COMMENT "envpin: checking this machine against ${manifest}"
+    USES_TERMINAL
+    VERBATIM)
+  add_dependencies(envpin-check envpin-generate)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
+  set_property(GLOBAL PROPERTY ENVPIN_MANIFEST "${manifest}")
+  set_property(GLOBAL PROPERTY ENVPIN_OUTPUT_ROOT "${root}")
+  message(STATUS "envpin: environment from ${manifest}")
+endfunction()
+
+function(envpin_cuda_architectures)
+  set(fn envpin_cuda_architectures)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MANIFEST" "")
+  if(ARGC LESS 1 OR ARGV0 STREQUAL "MANIFEST")
+    message(FATAL_ERROR "${fn}: the first argument is the variable to set, e.g. "
+                        "envpin_cuda_architectures(CMAKE_CUDA_ARCHITECTURES)")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${fn}: unknown argument(s): ${unknown} (expected <variable> [MANIFEST <file>])")
+  endif()
+  _envpin_manifest(${fn} "${arg_MANIFEST}" manifest)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
+  cmake_path(GET manifest PARENT_PATH project_dir)
+  get_property(root GLOBAL PROPERTY ENVPIN_OUTPUT_ROOT)
+  get_property(env_manifest GLOBAL PROPERTY ENVPIN_MANIFEST)
+  if(NOT root OR NOT manifest STREQUAL env_manifest)
+    set(root "${project_dir}")
+  endif()
+  set(fragment "${root}/.envpin/envpin.cmake")
+
+  _envpin_configure_command(envpin)
+  if(envpin)
+    execute_process(
+      COMMAND "${envpin}" cuda --manifest "${manifest}" --json
+      RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      string(STRIP "${err}" err)
+      message(FATAL_ERROR "${fn}: envpin cuda failed for ${manifest}:\n${err}")
+    endif()
+    string(JSON archs ERROR_VARIABLE json_error GET "${json}" decision cmake_architectures)
+    if(json_error)
+      message(FATAL_ERROR "${fn}: cannot read the output of ${envpin} cuda --json: ${json_error}")
+    endif()
+    set(source "${envpin}")
+  elseif(EXISTS "${fragment}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fragment}")
+    include("${fragment}")  # sets ENVPIN_* in this function's scope only
+    file(SHA256 "${manifest}" digest)
+    if(NOT digest STREQUAL ENVPIN_MANIFEST_SHA256)
+      message(WARNING "${fn}: ${fragment} is older than ${manifest}; "
+                      "run 'envpin generate' and commit the result (using the old arch list)")
+    endif()
+    if(ENVPIN_CUDA_ARCHITECTURES STREQUAL "")
+      message(FATAL_ERROR "${fn}: ${manifest} has no cuda section, so there is no arch list")
+    endif()
+    set(archs "${ENVPIN_CUDA_ARCHITECTURES}")
+    set(source "${fragment}")
+  else()
+    message(FATAL_ERROR "${fn}: no envpin executable to run at configure time and no ${fragment}: "
+                        "run 'envpin generate --manifest ${manifest}' and commit .envpin/envpin.cmake, "
+                        "or set ENVPIN_EXECUTABLE")
+  endif()
+  if(archs STREQUAL "" OR archs MATCHES "native")
+    message(FATAL_ERROR "${fn}: envpin gave no usable arch list ('${archs}') for ${manifest}")
+  endif()
+  message(STATUS "envpin: CUDA architectures ${archs} (from ${source})")
+  set(${ARGV0} "${archs}" PARENT_SCOPE)
+endfunction()
+
+function(envpin_add_smoke_target)
+  set(fn envpin_add_smoke_target)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "REQUIRE_GPU" "NAME" "ARCHITECTURES")
+  if(arg_UNPARSED_ARGUMENTS)
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${fn}: unknown argument(s): ${unknown} "
+                        "(expected [NAME <name>] [REQUIRE_GPU] [ARCHITECTURES <arch>...])")
+  endif()
+  if(NOT arg_NAME)
+    set(arg_NAME smoke)
+  endif()
+  if(TARGET ${arg_NAME})
+    message(FATAL_ERROR "${fn}: a target named '${arg_NAME}' already exists; pass NAME <other>")
+  endif()
+
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CUDA" IN_LIST languages)
+    if(arg_REQUIRE_GPU)
+      message(FATAL_ERROR "${fn}: REQUIRE_GPU needs a CUDA compiler, but CUDA is not enabled: "
+                          "set CUDACXX to nvcc and call enable_language(CUDA) first")
+    endif()
+    set(reason "smoke: unavailable: CUDA is not enabled in this build (no nvcc found; set CUDACXX)")
+    add_custom_target(${arg_NAME} COMMAND "${CMAKE_COMMAND}" -E echo "${reason}" VERBATIM)
+    add_test(NAME ${arg_NAME} COMMAND sh -c "echo '${reason}'; exit 125")
+    set_tests_properties(${arg_NAME} PROPERTIES SKIP_RETURN_CODE 125 LABELS gpu)
+    message(STATUS "envpin: ${reason}")
+    return()
+  endif()
+
+  if(arg_ARCHITECTURES)
+    set(archs "${arg_ARCHITECTURES}")
+  else()
+    get_property(env_manifest GLOBAL PROPERTY ENVPIN_MANIFEST)
+    if(env_manifest)
+      envpin_cuda_architectures(archs MANIFEST "${env_manifest}")
+    else()
+      set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+    endif()
+  endif()
+  if(NOT archs OR archs MATCHES "native|all")
+    message(FATAL_ERROR "${fn}: no explicit arch list ('${archs}'): call envpin_add_environment, "
+                        "pass ARCHITECTURES, or set CMAKE_CUDA_ARCHITECTURES from envpin_cuda_architectures")
+  endif()
+  find_package(OpenSSL COMPONENTS Crypto QUIET)
+  if(NOT OpenSSL_FOUND)
+    message(FATAL_ERROR "${fn}: the smoke program needs OpenSSL's libcrypto (Debian: libssl-dev)")
+  endif()
+
+  set(program envpin-${arg_NAME})
+  add_executable(${program} "${_ENVPIN_MODULE_DIR}/smoke/envpin_smoke.cu")
+  list(JOIN archs " " archs_text)
+  set_target_properties(${program} PROPERTIES
+    CUDA_ARCHITECTURES "${archs}"
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON
+    CUDA_RUNTIME_LIBRARY Static)
+  target_compile_definitions(${program} PRIVATE "ENVPIN_SMOKE_ARCHS=\"${archs_text}\"")
+  target_link_libraries(${program} PRIVATE OpenSSL::Crypto ${CMAKE_DL_LIBS})
+
+  set(require "")
+  if(arg_REQUIRE_GPU)
+    set(require --require-gpu)
+  endif()
+  add_custom_target(${arg_NAME}
+    COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${program}>" "-DREQUIRE_GPU=${arg_REQUIRE_GPU}"
+            -P "${_ENVPIN_MODULE_DIR}/smoke/RunSmoke.cmake"
+    DEPENDS ${program}
+    COMMENT "envpin: running the CUDA smoke test (${archs_text})"
+    USES_TERMINAL
+    VERBATIM)
+  add_test(NAME ${arg_NAME} COMMAND ${program} ${require})
+  set_tests_properties(${arg_NAME} PROPERTIES LABELS gpu)
+  if(NOT arg_REQUIRE_GPU)
+    set_tests_properties(${arg_NAME} PROPERTIES SKIP_RETURN_CODE 125)
+  endif()
+  message(STATUS "envpin: smoke target '${arg_NAME}' for CUDA architectures ${archs_text}")
 endfunction()

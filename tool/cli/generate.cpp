@@ -20,11 +20,12 @@ struct GenerateOptions {
   std::string manifest = "envpin.yaml";
   bool check = false;
   bool dry_run = false;
+  std::string output_dir;  // empty: the manifest's directory
 };
 
 // Where a project-relative artifact path is, as the user will type it.
-fs::path shown_path(const manifest::Manifest& m, const std::string& rel) {
-  return (m.project_dir == "." ? fs::path(rel) : m.project_dir / rel).lexically_normal();
+fs::path shown_path(const fs::path& root, const std::string& rel) {
+  return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
 }
 
 int generate(const GenerateOptions& o, Streams& io) {
@@ -32,17 +33,18 @@ int generate(const GenerateOptions& o, Streams& io) {
   const resolve::Environment env = resolve::resolve(m);
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << w;
+  const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
 
   std::vector<const render::Artifact*> changed;
   for (const auto& a : artifacts) {
-    const fs::path path = m.project_dir / a.path;
+    const fs::path path = root / a.path;
     const auto current = io::read_file(path);
     if (!current || *current != a.bytes || io::is_executable(path) != a.executable)
       changed.push_back(&a);
   }
 
   if (o.check) {
-    for (const auto* a : changed) io.out << "stale " << shown_path(m, a->path).generic_string() << "\n";
+    for (const auto* a : changed) io.out << "stale " << shown_path(root, a->path).generic_string() << "\n";
     if (changed.empty()) return kOk;
     io.err << diag::format(diag::Error(
         std::to_string(changed.size()) + " generated file(s) differ from what " + m.file + " gives",
@@ -51,9 +53,9 @@ int generate(const GenerateOptions& o, Streams& io) {
   }
   for (const auto& a : artifacts) {
     const bool differs = std::find(changed.begin(), changed.end(), &a) != changed.end();
-    if (differs && !o.dry_run) io::write_atomic(m.project_dir / a.path, a.bytes, a.executable);
+    if (differs && !o.dry_run) io::write_atomic(root / a.path, a.bytes, a.executable);
     io.out << (differs ? (o.dry_run ? "would write " : "wrote ") : "unchanged ")
-           << shown_path(m, a.path).generic_string() << "\n";
+           << shown_path(root, a.path).generic_string() << "\n";
   }
   return kOk;
 }
@@ -77,6 +79,8 @@ Command generate_command() {
             app.add_flag("--check", o->check,
                          "write nothing; exit 3 and list the files that differ from what the manifest gives");
             app.add_flag("-n,--dry-run", o->dry_run, "write nothing; list what would be written");
+            app.add_option("-o,--output-dir", o->output_dir,
+                           "write (or --check) the artifacts under this directory instead of the manifest's");
             return [o](Streams& io) { return generate(*o, io); };
           }};
 }

@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Each misuse of EnvPin.cmake (tests/cmake/misuse/CMakeLists.txt) must fail at configure time
+# with exactly its envpin_<fn>: message. ENVPIN_BIN is an envpin for the cases that need one.
+#   misuse.sh ENVPIN_BIN
+set -u
+ENVPIN_BIN=$1
+. "$(dirname "$0")/../e2e/lib.sh"
+need cmake
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# expect CASE MESSAGE [cmake args...]: configure fails, and stderr (CMake wraps long messages,
+# so whitespace is normalized) contains MESSAGE.
+expect() {
+  case_name=$1
+  message=$2
+  shift 2
+  rm -rf "$T/build"
+  if env -u ENVPIN_EXECUTABLE cmake -S "$ROOT/tests/cmake/misuse" -B "$T/build" -DCASE="$case_name" \
+      -DENVPIN_SOURCE_DIR="$ROOT" "$@" >"$T/out" 2>"$T/err"; then
+    fail "$case_name: configure succeeded"
+    return
+  fi
+  if tr '\n' ' ' <"$T/err" | tr -s ' ' | grep -Fq -- "$message"; then
+    pass
+  else
+    fail "$case_name: stderr lacks: $message"
+    sed 's/^/    | /' "$T/err"
+  fi
+}
+
+expect env_unknown_argument "envpin_add_environment: unknown argument(s): OUTPUTDIR out (expected MANIFEST <file> [LOCK <file>] [OUTPUT_DIR <dir>])" \
+  -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
+expect env_without_manifest "envpin_add_environment: MANIFEST <file> is required"
+expect env_missing_manifest "envpin_add_environment: manifest '$ROOT/tests/cmake/misuse/nope.yaml' does not exist" \
+  -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
+expect env_without_executable "envpin_add_environment: no envpin executable: use find_package(EnvPin CONFIG), FetchContent/add_subdirectory of envpin, or set ENVPIN_EXECUTABLE"
+expect env_twice "envpin_add_environment: called twice; this project already has the environment of $ROOT/examples/pytorch-train/envpin.yaml" \
+  -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
+expect archs_without_variable "envpin_cuda_architectures: the first argument is the variable to set, e.g. envpin_cuda_architectures(CMAKE_CUDA_ARCHITECTURES)"
+expect archs_unknown_argument "envpin_cuda_architectures: unknown argument(s): NATIVE (expected <variable> [MANIFEST <file>])"
+expect archs_without_fragment "envpin_cuda_architectures: no envpin executable to run at configure time and no $T/build/p/.envpin/envpin.cmake: run 'envpin generate --manifest $T/build/p/envpin.yaml' and commit .envpin/envpin.cmake, or set ENVPIN_EXECUTABLE"
+expect archs_without_cuda "envpin_cuda_architectures: $ROOT/examples/cpu-service/envpin.yaml has no cuda section, so there is no arch list"
+expect archs_conflict "envpin_cuda_architectures: envpin cuda failed for $T/build/p/envpin.yaml: envpin: error: $T/build/p/envpin.yaml:3:32: CUDA 13.0.3 (cuda.version at line 3) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can" \
+  -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
+expect smoke_require_gpu_without_cuda "envpin_add_smoke_target: REQUIRE_GPU needs a CUDA compiler, but CUDA is not enabled: set CUDACXX to nvcc and call enable_language(CUDA) first"
+expect smoke_unknown_argument "envpin_add_smoke_target: unknown argument(s): ARCH 90 (expected [NAME <name>] [REQUIRE_GPU] [ARCHITECTURES <arch>...])"
+finish
