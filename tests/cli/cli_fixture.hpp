@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs the real envpin binary in a fresh directory per test.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/atomic_file.hpp"
+
+namespace envpin {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+inline std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+class Cli : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(testing::TempDir()) /
+           ("envpin-cli-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs envpin with `args` in the test's directory; `env` is a list of VAR=value words.
+  Result run(const std::string& args, const std::string& env = "") {
+    const fs::path out = dir_ / ".out", err = dir_ / ".err";
+    const std::string cmd = "cd " + sh_quote(dir_.string()) + " && " + (env.empty() ? "" : "env " + env + " ") +
+                            sh_quote(ENVPIN_BINARY) + " " + args +
+                            " >" + sh_quote(out.string()) + " 2>" + sh_quote(err.string());
+    const int status = std::system(cmd.c_str());
+    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, *io::read_file(out), *io::read_file(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  void write(const std::string& rel, const std::string& text) { io::write_atomic(dir_ / rel, text, false); }
+  std::vector<std::string> listing() {
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir_))
+      if (e.is_regular_file()) files.push_back(e.path().lexically_relative(dir_).generic_string());
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace envpin

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin cuda` through the real binary: flags, manifests, --json, --probe with fakes.
+#include <gtest/gtest.h>
+
+#include "cli/cli_fixture.hpp"
+
+namespace envpin {
+namespace {
+
+class CudaCli : public Cli {};
+
+TEST_F(CudaCli, FlagsPrintTheDecisionAndWhy) {
+  const Result r = run("cuda --gpu H100 --driver 535.104.05 --torch 2.4.1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "CUDA 12.1.1\n"
+            "  image          nvidia/cuda:12.1.1-runtime-ubuntu22.04\n"
+            "  platforms      linux/amd64\n"
+            "  gpus           H100 (sm_90)\n"
+            "  cmake archs    90\n"
+            "  torch archs    9.0+PTX\n"
+            "  driver         >= 530.30.02 (minor-version compatibility: >= 525.60.13)\n"
+            "  fleet driver   535.104.05 (full compatibility)\n"
+            "  torch          2.4.1 cu121 from https://download.pytorch.org/whl/cu121\n"
+            "why:\n"
+            "  - toolkit: CUDA 12.1.1, the newest that builds for every fleet GPU, has torch 2.4.1 wheels, runs on "
+            "driver 535.104.05, matching the torch cu121 wheels\n"
+            "  - GPUs: H100 (sm_90)\n"
+            "  - arch list: SASS for sm_90, PTX compute_90 for GPUs newer than the fleet\n"
+            "  - driver: needs driver >= 530.30.02 (packaged with CUDA 12.1.1), or >= 525.60.13 with minor-version "
+            "compatibility; the fleet's 535.104.05 runs it fully\n"
+            "  - torch 2.4.1: cu121 wheels from https://download.pytorch.org/whl/cu121 (kernels for sm_50, sm_60, "
+            "sm_70, sm_75, sm_80, sm_86, sm_90)\n"
+            "  - image: nvidia/cuda:12.1.1-runtime-ubuntu22.04\n");
+}
+
+TEST_F(CudaCli, ConflictExitsOneWithTheFlagNamed) {
+  const Result r = run("cuda --gpu V100 --cuda 13.0");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "envpin: error: --gpu: CUDA 13.0.3 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can\n"
+            "envpin: hint: set --cuda to 12.9 or older, or drop 'V100'\n");
+}
+
+TEST_F(CudaCli, ReadsTheManifestWithItsLocations) {
+  write("envpin.yaml",
+        "envpin: 1\nname: x\ncuda:\n  version: '13.0'\n  gpus: [H100]\npython:\n  version: '3.11'\n"
+        "  packages: [torch==2.4.1]\n");
+  const Result r = run("cuda");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml:8:14: torch 2.4.1 (python.packages at line 8) has no wheels that fit a CUDA "
+            "13.0.3 image (cuda.version at line 4): its variants are cu118, cu121, cu124, and one must be CUDA 13.x "
+            "at or below 13.0\n"
+            "envpin: hint: set cuda.version to 12.4, or pin a torch built for CUDA 13\n");
+  // The same error from `generate`, which writes nothing.
+  EXPECT_EQ(run("generate").err, r.err);
+  EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
+  // Flags override the manifest: what would CUDA 12.4 give?
+  const Result what_if = run("cuda -f envpin.yaml --cuda 12.4");
+  EXPECT_EQ(what_if.code, 0) << what_if.err;
+  EXPECT_EQ(what_if.out.substr(0, what_if.out.find('\n')), "CUDA 12.4.1");
+}
+
+TEST_F(CudaCli, EmptyGpuListIsAnError) {
+  write("envpin.yaml", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: []}\n");
+  const Result r = run("cuda");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml:3:31: no GPUs given: the arch list and the toolkit depend on the fleet's GPUs\n"
+            "envpin: hint: list them under cuda.gpus, e.g. 'gpus: [A100, H100]'\n");
+}
+
+TEST_F(CudaCli, ManifestWithoutCuda) {
+  write("envpin.yaml", "envpin: 1\nname: x\n");
+  const Result r = run("cuda");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml: envpin.yaml has no cuda section\n"
+            "envpin: hint: add one (see README, \"cuda\"), or pass --gpu/--cuda to ask without a manifest\n");
+}
+
+TEST_F(CudaCli, JsonIsTheDecision) {
+  const Result r = run("cuda --gpu A100 --gpu 'RTX 5090' --torch 2.7.0+cu128 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"cmake_architectures\": \"80-real;120\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"torch_cuda_arch_list\": \"8.0;12.0+PTX\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"variant\": \"cu128\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"toolkit\": \"12.8.1\""), std::string::npos);
+  EXPECT_EQ(r.out.find("\"machine\""), std::string::npos);
+  // Same bytes every time.
+  EXPECT_EQ(run("cuda --gpu A100 --gpu 'RTX 5090' --torch 2.7.0+cu128 --json").out, r.out);
+}
+
+TEST_F(CudaCli, BadFlagValues) {
+  EXPECT_EQ(run("cuda --gpu H100 --platform linux/riscv64").err,
+            "envpin: error: --platform: unsupported platform 'linux/riscv64'\n"
+            "envpin: hint: use linux/amd64 or linux/arm64\n");
+  EXPECT_EQ(run("cuda --gpu H100 --os debian12").err,
+            "envpin: error: --os: nvidia/cuda images are built on Ubuntu, not 'debian12'\n"
+            "envpin: hint: use --os ubuntu22.04 or --os ubuntu24.04\n");
+  EXPECT_EQ(run("cuda --gpu H100 --driver latest").code, 1);
+  EXPECT_EQ(run("cuda --gpu").code, 2);
+}
+
+TEST_F(CudaCli, ProbeWithoutAGpu) {
+  const Result r = run("cuda --probe",
+                       "ENVPIN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 ENVPIN_NVIDIA_PROC_VERSION=/nonexistent "
+                       "PATH=/usr/bin:/bin CUDACXX=" + std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("  note")),
+            "this machine\n"
+            "  driver         none: no NVIDIA driver or GPU found\n"
+            "  nvcc           13.0.88 (" + std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc)\n");
+  EXPECT_EQ(r.out.find("CUDA "), std::string::npos) << "no decision without GPUs";
+}
+
+TEST_F(CudaCli, ProbeDecidesForThisMachinesGpusAndDriver) {
+  const std::string fakes = std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes";
+  const Result r = run("cuda --probe", "ENVPIN_NVML_LIBRARY=" + std::string(ENVPIN_FAKE_NVML) +
+                                           " PATH=/usr/bin:/bin CUDACXX=" + fakes + "/nvcc");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("  nvcc")),
+            "this machine\n"
+            "  driver         550.54.15 (runs CUDA <= 12.4) via nvml\n"
+            "  gpu 0          NVIDIA H100 80GB HBM3, sm_90 (9.0), 81559 MiB\n"
+            "  gpu 1          NVIDIA A100-SXM4-80GB, sm_80 (8.0), 81920 MiB\n");
+  // Driver 550.54.15 runs CUDA 12.4.1 fully and nothing newer: that is the choice.
+  EXPECT_NE(r.out.find("\nCUDA 12.4.1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  cmake archs    80-real;90\n"), std::string::npos);
+  const Result smi = run("cuda --probe --json", "ENVPIN_NVML_LIBRARY=/nonexistent PATH=" + fakes + ":/usr/bin:/bin");
+  EXPECT_EQ(smi.code, 0) << smi.err;
+  EXPECT_NE(smi.out.find("\"source\": \"nvidia-smi\""), std::string::npos) << smi.out;
+  EXPECT_NE(smi.out.find("\"cmake_architectures\": \"75-real;89\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace envpin
