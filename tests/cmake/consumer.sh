@@ -133,7 +133,24 @@ if [ "$MODE" != module ]; then
   check "envpin-check-generated fails on a stale project" [ $? != 0 ]
   cmake --build "$T/build" --target envpin-generate >"$T/generate.log" 2>&1
   check "envpin-generate re-runs after the manifest changed" has_text "$T/generate.log" "wrote $T/project/.envpin/envpin.cmake"
-else
+  cp "$EXAMPLE/envpin.yaml" "$MANIFEST"
+fi
+if [ "$MODE" = installed ]; then
+  # OUTPUT_DIR writes the artifacts elsewhere; LOCK re-runs generate when the lock changes.
+  echo '# lock' > "$T/project/envpin.lock"
+  CUDACXX=$NVCC cmake -S "$ROOT/tests/cmake/consumer" -B "$T/build2" -G Ninja -DENVPIN_CONSUMER_MODE=installed \
+    -DENVPIN_TEST_MANIFEST="$MANIFEST" -DENVPIN_TEST_LOCK="$T/project/envpin.lock" \
+    -DENVPIN_TEST_OUTPUT_DIR="$T/out" "$@" >"$T/configure2.log" 2>&1
+  check "configure with LOCK and OUTPUT_DIR" [ $? = 0 ]
+  cmake --build "$T/build2" --target envpin-generate >"$T/generate2.log" 2>&1
+  check "OUTPUT_DIR receives the artifacts" cmp -s "$T/out/Dockerfile" "$EXAMPLE/Dockerfile"
+  ninja -C "$T/build2" -n envpin-generate >"$T/ninja.log" 2>&1
+  check "envpin-generate is up to date" has_text "$T/ninja.log" "ninja: no work to do."
+  sleep 1
+  echo '# lock 2' > "$T/project/envpin.lock"
+  ninja -C "$T/build2" -n envpin-generate >"$T/ninja.log" 2>&1
+  check "a changed lock re-runs envpin-generate" has_text "$T/ninja.log" "envpin: generating the environment"
+elif [ "$MODE" = module ]; then
   # A fragment older than the manifest still configures, with a warning naming the fix.
   echo '# edited' >> "$MANIFEST"
   configure "$@"

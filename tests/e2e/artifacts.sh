@@ -4,7 +4,7 @@
 # consume it: shellcheck, dash and busybox parse check_env.sh; dockerfile-utils lints the
 # Dockerfile; ajv validates devcontainer.json against tests/schema; the devcontainer CLI reads it.
 . "$(dirname "$0")/lib.sh"
-need shellcheck dash busybox dockerfile-utils ajv devcontainer
+need shellcheck dash busybox dockerfile-utils ajv devcontainer cmake
 PATH="$TOOLS:$PATH"
 
 # Artifact roots: each golden case's expected/ folder and each example.
@@ -18,6 +18,16 @@ for root in $roots; do
     if dash -n "$script" && busybox sh -n "$script"; then pass; else fail "dash/busybox -n $name"; fi
   done
   [ "$found" = 1 ] || fail "$name: no check_env script"
+
+  # The CMake fragment: cmake reads it, and its check_env path points at the generated script.
+  fragment="$root/.envpin/envpin.cmake"
+  if [ -f "$fragment" ] &&
+     out=$(cmake -DFRAGMENT="$fragment" -P "$ROOT/tests/e2e/read_fragment.cmake" 2>&1) &&
+     [ -f "$(printf '%s' "$out" | sed -n 's/^-- check_env=//p')" ]; then
+    pass
+  else
+    fail "cmake fragment $name: $out"
+  fi
 
   for dockerfile in $(find "$root" -name Dockerfile | sort); do
     if out=$(dockerfile-utils lint "$dockerfile" 2>&1) && [ -z "$out" ]; then pass; else fail "dockerfile-utils $name: $out"; fi
