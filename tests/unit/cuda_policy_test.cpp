@@ -34,6 +34,10 @@ class Req {
     r_.torch_variant = Input<std::string>{v, {"python.extra_index", diag::Location{"envpin.yaml", 9, 5}}};
     return *this;
   }
+  Req& python(const std::string& v) {
+    r_.python = Input<std::string>{v, {"python.version", diag::Location{"envpin.yaml", 7, 12}}};
+    return *this;
+  }
   Req& arm64() {
     r_.platforms.push_back({manifest::Arch::arm64, {"--platform", {}}});
     return *this;
@@ -193,6 +197,16 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"no_tag_line", Req().gpu("A100").cuda("12.7"),
                  "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 12.7\n"
                  "envpin: hint: CUDA 12 images exist for 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9\n"},
+        Scenario{"torch20_on_python312", Req().gpu("A100").torch("2.0.1").python("3.12"),
+                 "envpin: error: --torch: torch 2.0.1 (--torch) has no wheels for Python 3.12 (python.version at line "
+                 "7): torch 2.0 supports Python 3.8 to 3.11\n"
+                 "envpin: hint: use Python 3.11, or pin torch 2.2 or newer\n"},
+        Scenario{"torch29_on_python39", Req().gpu("A100").torch("2.9.0").python("3.9"),
+                 "envpin: error: --torch: torch 2.9.0 (--torch) has no wheels for Python 3.9 (python.version at line "
+                 "7): torch 2.9 supports Python 3.10 to 3.14\n"
+                 "envpin: hint: use Python 3.10, or pin torch 2.8 or older\n"},
+        Scenario{"torch26_python313_auto", Req().gpu("H100").torch("2.6.0").python("3.13"),
+                 "12.6.3 12.6.3-runtime-ubuntu22.04 [90] torch=cu126 driver>=560.35.05 unknown warnings=0"},
         Scenario{"k80_legacy_cuda11", Req().gpu("K80").cuda("11.8"),
                  "11.8.0 11.8.0-runtime-ubuntu22.04 [37] torch=- driver>=520.61.05 unknown warnings=0"},
         Scenario{"k80_cuda12", Req().gpu("K80").cuda("12.0"),

@@ -239,6 +239,24 @@ const ErrorCase kErrors[] = {
     {"blackwell_on_cuda124", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [RTX 5090]}\n",
      "envpin: error: envpin.yaml:3:32: CUDA 12.4.1 (cuda.version at line 3) cannot build code for 'RTX 5090' (sm_120); CUDA 12.8 to 13.2 can\n"
      "envpin: hint: set cuda.version to 12.8 or newer, or drop 'RTX 5090'\n"},
+    {"torch_cpu_index_with_cuda",
+     "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\npython:\n  version: '3.11'\n"
+     "  extra_index: [https://download.pytorch.org/whl/cpu]\n",
+     "envpin: error: envpin.yaml:6:17: python.extra_index selects CPU-only torch wheels, but the manifest has a cuda section\n"
+     "envpin: hint: remove it and let envpin choose the CUDA variant, or name one such as "
+     "https://download.pytorch.org/whl/cu124\n"},
+    {"torch_without_wheels_for_python",
+     "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\npython:\n  version: '3.13'\n"
+     "  packages: [torch==2.4.1]\n",
+     "envpin: error: envpin.yaml:6:14: torch 2.4.1 (python.packages at line 6) has no wheels for Python 3.13 "
+     "(python.version at line 5): torch 2.4 supports Python 3.8 to 3.12\n"
+     "envpin: hint: use Python 3.12, or pin torch 2.5 or newer\n"},
+    {"torch_local_variant_conflicts_with_cuda",
+     "envpin: 1\nname: x\ncuda: {version: '12.8', gpus: [H100]}\npython:\n  version: '3.11'\n"
+     "  packages: ['torch==2.7.0+cu118']\n",
+     "envpin: error: envpin.yaml:6:14: python.packages at line 6 selects torch cu118 wheels, but CUDA 12.8.1 "
+     "(cuda.version at line 3) needs a CUDA 12.x variant at or below 12.8\n"
+     "envpin: hint: change the torch index, or cuda.version\n"},
     {"cudnn_base", "envpin: 1\nname: x\ncuda: {version: '12.4', flavor: base, cudnn: true}\n",
      "envpin: error: envpin.yaml:3:46: cuDNN images exist only for the runtime and devel flavors\n"
      "envpin: hint: set cuda.flavor to 'runtime' or 'devel'\n"},

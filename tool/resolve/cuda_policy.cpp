@@ -165,6 +165,7 @@ class Policy {
       throw Error("invalid torch version '" + v + "'", req_.torch->origin.location(),
                   "give it as pip does, e.g. '2.4.1'");
     torch_ = find_torch_release(v);
+    if (torch_ && req_.python) check_python_wheels();
     if (torch_) {
       if (req_.torch_variant) {
         const bool known = std::any_of(torch_->variants.begin(), torch_->variants.end(),
@@ -188,6 +189,26 @@ class Policy {
                                   std::string(torch_releases().back().minor) +
                                   "): its CUDA variant and GPU kernels are not checked",
                               req_.torch->origin.where});
+  }
+
+  // torch publishes wheels for a range of CPython minors per release (RELEASE.md matrix).
+  void check_python_wheels() const {
+    const auto wanted = version_pair(req_.python->value);
+    if (wanted >= version_pair(torch_->python_min) && wanted <= version_pair(torch_->python_max)) return;
+    // Python too new for this torch: the oldest torch with wheels for it; too old: the newest.
+    const bool too_old = wanted < version_pair(torch_->python_min);
+    std::string fix;
+    for (const TorchRelease& r : torch_releases()) {
+      if (wanted < version_pair(r.python_min) || wanted > version_pair(r.python_max)) continue;
+      if (too_old) fix = ", or pin torch " + std::string(r.minor) + " or older";
+      else if (fix.empty()) fix = ", or pin torch " + std::string(r.minor) + " or newer";
+    }
+    const std::string minor = std::to_string(wanted.first) + "." + std::to_string(wanted.second);
+    throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels for Python " +
+                    minor + " (" + req_.python->origin.describe() + "): torch " + std::string(torch_->minor) +
+                    " supports Python " + std::string(torch_->python_min) + " to " + std::string(torch_->python_max),
+                req_.torch->origin.location(),
+                "use Python " + std::string(too_old ? torch_->python_min : torch_->python_max) + fix);
   }
 
   Candidate requested_candidate() const {
@@ -481,7 +502,6 @@ class Policy {
 
   static std::string ranges(const std::vector<Candidate>& cs, const std::vector<bool>& allows) {
     // candidates are newest first; describe oldest first
-    std::vector<std::string_view> on;
     std::string out;
     std::string_view first, last;
     bool open = false;
@@ -609,6 +629,18 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
       t->value.resize(plus);
     }
     r.torch = t;
+  }
+  if (m.python) r.python = Input<std::string>{m.python->version.value, {"python.version", m.python->version.where}};
+  if (m.python) {
+    static const std::regex cpu(R"(^https?://download\.pytorch\.org/whl/cpu/?$)");
+    std::vector<std::pair<std::string, const manifest::Located<std::string>*>> all;
+    if (m.python->index) all.emplace_back("python.index", &*m.python->index);
+    for (const auto& u : m.python->extra_index) all.emplace_back("python.extra_index", &u);
+    for (const auto& [label, u] : all)
+      if (std::regex_match(u->value, cpu))
+        throw Error(label + " selects CPU-only torch wheels, but the manifest has a cuda section", u->where,
+                    "remove it and let envpin choose the CUDA variant, or name one such as "
+                    "https://download.pytorch.org/whl/cu124");
   }
   if (m.python && !r.torch_variant) {
     static const std::regex index(R"(^https?://download\.pytorch\.org/whl/(cu\d+)/?$)");

@@ -36,6 +36,7 @@ struct CudaRequest {
   std::optional<Input<std::string>> driver;          // the fleet's driver floor
   std::optional<Input<std::string>> torch;           // "2.4.1", from python.packages or --torch
   std::optional<Input<std::string>> torch_variant;   // "cu124", from a download.pytorch.org index
+  std::optional<Input<std::string>> python;          // "3.11", python.version: torch wheels must exist for it
   std::vector<Input<manifest::Arch>> platforms;      // empty: linux/amd64
   std::optional<Input<std::string>> ubuntu;          // "22.04"; unset: 22.04 where published
   std::string flavor = "runtime";                    // base, runtime, devel

@@ -164,6 +164,7 @@ constexpr MinorCompat kMinorCompat[] = {
 // (cuda-facts.md §3.2). SASS/PTX per variant: TORCH_CUDA_ARCH_LIST in
 // pytorch/builder manywheel/build_cuda.sh and pytorch/pytorch .ci/manywheel/build_cuda.sh,
 // and cog's measured torch._C._cuda_getArchFlags() (§3.3). aarch64 lists only where verified.
+// Python range per release: the same matrix's Python column, experimental versions included.
 const std::vector<TorchRelease>& torch_table() {
   const std::vector<int> kepler_to_ampere = {37, 50, 60, 70, 75, 80, 86};
   const std::vector<int> kepler_to_hopper = {37, 50, 60, 70, 75, 80, 86, 90};
@@ -187,21 +188,21 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu130 = variant("cu130", "13.0", turing_to_blackwell, 120, arm64_cu13, 120);
   const TorchVariant cu132 = variant("cu132", "13.2", turing_to_blackwell, 120, arm64_cu13, 120);
   static const std::vector<TorchRelease> table = {
-      {"2.0", {cu117, cu118}},
-      {"2.1", {cu118, cu121}},
-      {"2.2", {cu118, cu121}},
-      {"2.3", {cu118, cu121}},
-      {"2.4", {cu118, cu121, cu124}},
-      {"2.5", {cu118, cu121, cu124}},
-      {"2.6", {cu118, cu124, cu126}},
-      {"2.7", {cu118, cu126, cu128_27}},
-      {"2.8", {cu126, cu128, cu129}},
-      {"2.9", {cu126, cu128, cu130}},
-      {"2.10", {cu126, cu128, cu130}},
-      {"2.11", {cu126, cu128, cu130}},
-      {"2.12", {cu126, cu130, cu132}},
-      {"2.13", {cu126, cu130, cu132}},
-      {"2.14", {cu126, cu130, cu132}},
+      {"2.0", {cu117, cu118}, "3.8", "3.11"},
+      {"2.1", {cu118, cu121}, "3.8", "3.11"},
+      {"2.2", {cu118, cu121}, "3.8", "3.12"},
+      {"2.3", {cu118, cu121}, "3.8", "3.12"},
+      {"2.4", {cu118, cu121, cu124}, "3.8", "3.12"},
+      {"2.5", {cu118, cu121, cu124}, "3.9", "3.13"},
+      {"2.6", {cu118, cu124, cu126}, "3.9", "3.13"},
+      {"2.7", {cu118, cu126, cu128_27}, "3.9", "3.13"},
+      {"2.8", {cu126, cu128, cu129}, "3.9", "3.13"},
+      {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.10", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.11", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.12", {cu126, cu130, cu132}, "3.10", "3.14"},
+      {"2.13", {cu126, cu130, cu132}, "3.10", "3.15"},
+      {"2.14", {cu126, cu130, cu132}, "3.10", "3.15"},
   };
   return table;
 }

@@ -97,6 +97,8 @@ struct TorchVariant {
 struct TorchRelease {
   std::string_view minor;  // "2.4"
   std::vector<TorchVariant> variants;  // oldest CUDA first
+  std::string_view python_min;  // oldest CPython minor with wheels, "3.8"
+  std::string_view python_max;  // newest, experimental builds included, "3.12"
 };
 
 std::span<const TorchRelease> torch_releases();
