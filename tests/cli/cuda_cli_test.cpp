@@ -108,13 +108,15 @@ TEST_F(CudaCli, BadFlagValues) {
 TEST_F(CudaCli, ProbeWithoutAGpu) {
   const Result r = run("cuda --probe",
                        "ENVPIN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 ENVPIN_NVIDIA_PROC_VERSION=/nonexistent "
+                       "ENVPIN_CUDART_LIBRARY=/nonexistent/libcudart.so "
                        "PATH=/usr/bin:/bin CUDACXX=" + std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find("  note")),
             "this machine\n"
             "  driver         none: no NVIDIA driver or GPU found\n"
+            "  cuda runtime   none\n"
             "  nvcc           13.0.88 (" + std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc)\n");
-  EXPECT_EQ(r.out.find("CUDA "), std::string::npos) << "no decision without GPUs";
+  EXPECT_EQ(r.out.find("\nCUDA "), std::string::npos) << "no decision without GPUs";
 }
 
 TEST_F(CudaCli, ProbeDecidesForThisMachinesGpusAndDriver) {
@@ -122,7 +124,7 @@ TEST_F(CudaCli, ProbeDecidesForThisMachinesGpusAndDriver) {
   const Result r = run("cuda --probe", "ENVPIN_NVML_LIBRARY=" + std::string(ENVPIN_FAKE_NVML) +
                                            " PATH=/usr/bin:/bin CUDACXX=" + fakes + "/nvcc");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.substr(0, r.out.find("  nvcc")),
+  EXPECT_EQ(r.out.substr(0, r.out.find("  cuda runtime")),
             "this machine\n"
             "  driver         550.54.15 (runs CUDA <= 12.4) via nvml\n"
             "  gpu 0          NVIDIA H100 80GB HBM3, sm_90 (9.0), 81559 MiB\n"

@@ -54,6 +54,7 @@ ProbeOptions nothing_there() {
   o.proc_version = "/nonexistent/version";
   o.path = "/nonexistent";
   o.cudacxx = "/nonexistent/nvcc";
+  o.cudart = {"/nonexistent/libcudart.so"};
   return o;
 }
 
@@ -62,7 +63,8 @@ TEST(Probe, NoGpuSaysSoCleanly) {
   const GpuProbe p = probe_machine(o);
   EXPECT_EQ(p.source, "");
   EXPECT_TRUE(p.gpus.empty());
-  ASSERT_GE(p.notes.size(), 3u);
+  ASSERT_GE(p.notes.size(), 4u);
+  EXPECT_EQ(p.notes[3], "CUDA runtime: no libcudart found by the dynamic loader");
   EXPECT_EQ(p.notes[0].rfind("NVML: /nonexistent/libnvidia-ml.so.1: cannot open shared object file", 0), 0u)
       << p.notes[0];
   EXPECT_EQ(p.notes[1], "nvidia-smi: not found on PATH");
@@ -120,6 +122,18 @@ TEST(Probe, DriverFromProcWhenNoTools) {
   EXPECT_EQ(p.source, "proc");
   EXPECT_EQ(p.driver, "550.54.15");
   EXPECT_TRUE(p.gpus.empty());
+}
+
+TEST(Probe, ReadsTheCudaRuntimeVersionWithoutAGpu) {
+  // The real libcudart of the preinstalled toolkit answers cudaRuntimeGetVersion without a driver.
+  const std::string cudart = "/usr/local/cuda/lib64/libcudart.so";
+  if (!io::read_file(cudart)) GTEST_SKIP() << "no " << cudart;
+  ProbeOptions o = nothing_there();
+  o.cudart = {"/nonexistent/libcudart.so.12", cudart};
+  const GpuProbe p = probe_machine(o);
+  EXPECT_EQ(p.cuda_runtime_path, cudart);
+  EXPECT_TRUE(p.cuda_runtime.starts_with("1")) << p.cuda_runtime;
+  EXPECT_NE(format_probe(p).find("  cuda runtime   " + p.cuda_runtime + " (" + cudart + ")\n"), std::string::npos);
 }
 
 TEST(Probe, FindsNvccFromCudacxx) {

@@ -30,16 +30,17 @@ struct nvmlMemory_t {
 };
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 
-class Nvml {
+// A dlopen'ed library with typed symbol lookup (NVML, libcudart).
+class Library {
  public:
-  explicit Nvml(const std::string& library) : handle_(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+  explicit Library(const std::string& library) : handle_(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     if (!handle_) error_ = dlerror();
   }
-  ~Nvml() {
+  ~Library() {
     if (handle_) dlclose(handle_);
   }
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
 
   bool loaded() const { return handle_ != nullptr; }
   const std::string& error() const { return error_; }
@@ -57,7 +58,7 @@ class Nvml {
 };
 
 bool probe_nvml(const std::string& library, GpuProbe& out) {
-  Nvml nvml(library);
+  Library nvml(library);
   if (!nvml.loaded()) {
     out.notes.push_back("NVML: " + nvml.error());
     return false;
@@ -110,6 +111,22 @@ bool probe_nvml(const std::string& library, GpuProbe& out) {
   found.notes = std::move(out.notes);
   out = std::move(found);
   return true;
+}
+
+// The CUDA runtime this machine would load, and its version (works without a GPU).
+void probe_cudart(const ProbeOptions& o, GpuProbe& out) {
+  for (const std::string& name : o.cudart) {
+    Library lib(name);
+    if (!lib.loaded()) continue;
+    auto version = lib.symbol<int(int*)>("cudaRuntimeGetVersion");
+    int v = 0;
+    if (version && version(&v) == 0 && v > 0) {
+      out.cuda_runtime = cuda_version_text(v);
+      out.cuda_runtime_path = name;
+      return;
+    }
+  }
+  out.notes.push_back("CUDA runtime: no libcudart found by the dynamic loader");
 }
 
 std::optional<std::string> find_program(const std::string& name, const std::string& path) {
@@ -200,6 +217,7 @@ ProbeOptions options_from_environment() {
   ProbeOptions o;
   if (const char* p = std::getenv("ENVPIN_NVML_LIBRARY"); p && *p) o.nvml_library = p;
   if (const char* p = std::getenv("ENVPIN_NVIDIA_PROC_VERSION"); p && *p) o.proc_version = p;
+  if (const char* p = std::getenv("ENVPIN_CUDART_LIBRARY"); p && *p) o.cudart = {p};
   if (const char* p = std::getenv("PATH")) o.path = p;
   if (const char* p = std::getenv("CUDACXX")) o.cudacxx = p;
   return o;
@@ -215,6 +233,7 @@ GpuProbe probe_machine(const ProbeOptions& o) {
       p.notes.push_back(o.proc_version + ": not present (no NVIDIA kernel driver loaded)");
     }
   }
+  probe_cudart(o, p);
   probe_nvcc(o, p);
   return p;
 }
@@ -287,6 +306,8 @@ std::string format_probe(const GpuProbe& p) {
       out << "\n";
     }
   }
+  out << "  cuda runtime   "
+      << (p.cuda_runtime.empty() ? "none" : p.cuda_runtime + " (" + p.cuda_runtime_path + ")") << "\n";
   out << "  nvcc           " << (p.nvcc.empty() ? "none" : p.nvcc + " (" + p.nvcc_path + ")") << "\n";
   for (const auto& n : p.notes) out << "  note           " << n << "\n";
   return out.str();
@@ -299,6 +320,8 @@ std::string probe_json(const GpuProbe& p) {
   j["cuda_driver"] = p.cuda_driver;
   j["gpus"] = nlohmann::json::array();
   for (const auto& g : p.gpus) j["gpus"].push_back({{"name", g.name}, {"sm", g.sm}, {"memory_mib", g.memory_mib}});
+  j["cuda_runtime"] = p.cuda_runtime;
+  j["cuda_runtime_path"] = p.cuda_runtime_path;
   j["nvcc"] = p.nvcc;
   j["nvcc_path"] = p.nvcc_path;
   j["notes"] = p.notes;

@@ -23,6 +23,8 @@ struct GpuProbe {
   std::string driver;       // "550.54.15"
   std::string cuda_driver;  // highest CUDA the driver runs, "12.4"
   std::vector<ProbedGpu> gpus;
+  std::string cuda_runtime;       // libcudart's cudaRuntimeGetVersion, "13.0"; empty when none
+  std::string cuda_runtime_path;  // the library that answered
   std::string nvcc;         // "13.0.48", empty when no nvcc
   std::string nvcc_path;
   std::vector<std::string> notes;  // why each source that failed failed
@@ -33,10 +35,14 @@ struct ProbeOptions {
   std::string proc_version = "/proc/driver/nvidia/version";
   std::string path;          // PATH to search for nvidia-smi and nvcc
   std::string cudacxx;       // $CUDACXX: nvcc to ask first
+  // CUDA runtime libraries to dlopen, first found wins (the dynamic loader's search path).
+  std::vector<std::string> cudart = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
+                                     "/usr/local/cuda/lib64/libcudart.so"};
 };
 
-// Options from the environment: PATH, CUDACXX, and ENVPIN_NVML_LIBRARY /
-// ENVPIN_NVIDIA_PROC_VERSION, which point the probe at recorded fakes in tests.
+// Options from the environment: PATH, CUDACXX, and ENVPIN_NVML_LIBRARY,
+// ENVPIN_NVIDIA_PROC_VERSION and ENVPIN_CUDART_LIBRARY, which point the probe at other files
+// (recorded fakes in tests).
 ProbeOptions options_from_environment();
 
 GpuProbe probe_machine(const ProbeOptions& options);
