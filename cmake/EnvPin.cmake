@@ -108,6 +108,9 @@ Example
   envpin_add_smoke_target()
 #]=======================================================================]
 include_guard(GLOBAL)
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "EnvPin needs CMake 3.20 or newer (cmake_path, string(JSON)); this is ${CMAKE_VERSION}")
+endif()
 
 set(_ENVPIN_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 

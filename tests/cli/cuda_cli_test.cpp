@@ -102,6 +102,9 @@ TEST_F(CudaCli, BadFlagValues) {
             "envpin: error: --os: nvidia/cuda images are built on Ubuntu, not 'debian12'\n"
             "envpin: hint: use --os ubuntu22.04 or --os ubuntu24.04\n");
   EXPECT_EQ(run("cuda --gpu H100 --driver latest").code, 1);
+  EXPECT_EQ(run("cuda --gpu H100 --cuda twelve").err,
+            "envpin: error: --cuda: invalid CUDA version 'twelve'\n"
+            "envpin: hint: give the toolkit as x.y or x.y.z, e.g. '--cuda 12.4', or 'auto'\n");
   EXPECT_EQ(run("cuda --gpu").code, 2);
 }
 

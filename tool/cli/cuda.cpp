@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <ostream>
+#include <regex>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
@@ -37,7 +38,13 @@ Origin flag(const char* name) { return Origin{name, std::nullopt}; }
 resolve::CudaRequest build_request(const CudaOptions& o, const manifest::Manifest* m) {
   resolve::CudaRequest r;
   if (m) r = resolve::request_from_manifest(*m);
-  if (!o.cuda.empty()) r.cuda = {o.cuda, flag("--cuda")};
+  if (!o.cuda.empty()) {
+    static const std::regex re(R"(^(auto|\d{1,2}\.\d{1,2}(\.\d{1,2})?)$)");
+    if (!std::regex_match(o.cuda, re))
+      throw diag::Error("invalid CUDA version '" + o.cuda + "'", diag::Location{"--cuda", 0, 0},
+                        "give the toolkit as x.y or x.y.z, e.g. '--cuda 12.4', or 'auto'");
+    r.cuda = {o.cuda, flag("--cuda")};
+  }
   if (!o.gpus.empty()) {
     r.gpus.clear();
     r.gpus_origin = flag("--gpu");
