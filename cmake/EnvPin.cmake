@@ -193,11 +193,11 @@ function(envpin_add_environment)
   set(depends "${manifest}")
   if(arg_LOCK)
     cmake_path(ABSOLUTE_PATH arg_LOCK BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
-    list(APPEND depends "${arg_LOCK}")
-    if(NOT EXISTS "${arg_LOCK}")
-      # A rule cannot depend on a file nothing creates; start from an empty one.
+    if(EXISTS "${arg_LOCK}")
+      list(APPEND depends "${arg_LOCK}")
+    else()
+      # A rule cannot depend on a file nothing creates; re-run CMake once the lock exists.
       message(STATUS "envpin: lock ${arg_LOCK} does not exist yet")
-      list(REMOVE_ITEM depends "${arg_LOCK}")
     endif()
   endif()
 
