@@ -30,7 +30,8 @@ constexpr std::string_view kTopKeys[] = {
     "outputs"};
 constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver"};
 constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements", "index",
-                                            "extra_index"};
+                                            "extra_index", "source"};
+constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
 constexpr std::string_view kContextKeys[] = {"exclude"};
 constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
@@ -174,6 +175,10 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
       py.index = r.string(v, "python.index");
     } else if (key == "extra_index") {
       py.extra_index = r.string_list(v, "python.extra_index");
+    } else if (key == "source") {
+      const Located<std::string> source = r.choice(v, "python.source", kPythonSources);
+      py.system = source.value == "system";
+      py.source_where = source.where;
     }
   }
   if (py.index && !py.index->value.starts_with("https://") && !py.index->value.starts_with("http://"))

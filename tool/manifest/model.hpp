@@ -48,6 +48,8 @@ struct Python {
   std::vector<Located<Requirement>> requirement_lines;  // parsed from that file
   std::optional<Located<std::string>> index;
   std::vector<Located<std::string>> extra_index;
+  bool system = false;    // python.source: system: the image's own python3 (from apt), in a venv
+  Location source_where;
 };
 
 struct AptPackage {

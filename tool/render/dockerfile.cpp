@@ -51,6 +51,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
 
   d.set("python_standalone", false);
   d.set("python_image", false);
+  d.set("python_system", false);
   d.set("pip", false);
   if (m.python) {
     Data py;
@@ -58,6 +59,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     py.set("uv_image", resolve::kUvImage);
     if (env.python_source == resolve::PythonSource::standalone) d.set("python_standalone", py);
     if (env.python_source == resolve::PythonSource::image) d.set("python_image", py);
+    if (env.python_source == resolve::PythonSource::system) d.set("python_system", py);
 
     if (!m.python->packages.empty() || m.python->requirements) {
       Data pip;

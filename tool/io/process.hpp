@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace envpin::io {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when it could not start or was killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs argv (argv[0] looked up on PATH) without a shell and collects stdout and stderr.
+// `input` is written to its stdin.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {});
+
+// The first executable `name` on PATH, or empty.
+std::string find_on_path(const std::string& name);
+
+}  // namespace envpin::io

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "net/http.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "diag/error.hpp"
+
+namespace envpin::net {
+namespace {
+
+struct CurlGlobal {
+  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+  ~CurlGlobal() { curl_global_cleanup(); }
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+  auto& headers = *static_cast<std::map<std::string, std::string>*>(user);
+  std::string line(data, size * n);
+  if (line.starts_with("HTTP/")) headers.clear();  // a new response (after a redirect)
+  const auto colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::string value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
+    headers[name] = value;
+  }
+  return size * n;
+}
+
+bool retryable(long status) { return status == 429 || (status >= 500 && status <= 599); }
+
+}  // namespace
+
+std::string Response::header(const std::string& name) const {
+  const auto it = headers.find(name);
+  return it == headers.end() ? std::string{} : it->second;
+}
+
+Response fetch(const Request& request, const HttpOptions& options) {
+  static CurlGlobal global;
+  long delay_ms = options.backoff_ms;
+  std::string last_error;
+  for (int attempt = 1; attempt <= options.attempts; ++attempt) {
+    std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+    if (!curl) throw diag::Error("cannot start an HTTP client (curl_easy_init failed)");
+    Response response;
+    char error[CURL_ERROR_SIZE] = {};
+    curl_slist* headers = nullptr;
+    for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+    std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
+    curl_easy_setopt(curl.get(), CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl.get(), CURLOPT_NOBODY, request.method == "HEAD" ? 1L : 0L);
+    curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl.get(), CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+    curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, options.timeout_s);
+    curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "envpin");
+    curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response.body);
+    curl_easy_setopt(curl.get(), CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl.get(), CURLOPT_HEADERDATA, &response.headers);
+    curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+    const CURLcode code = curl_easy_perform(curl.get());
+    if (code == CURLE_OK) {
+      curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &response.status);
+      if (!retryable(response.status) || attempt == options.attempts) return response;
+      last_error = "HTTP " + std::to_string(response.status);
+      const std::string retry_after = response.header("retry-after");
+      if (!retry_after.empty() && std::all_of(retry_after.begin(), retry_after.end(), ::isdigit))
+        delay_ms = std::max(delay_ms, std::stol(retry_after) * 1000);
+    } else {
+      last_error = error[0] ? error : curl_easy_strerror(code);
+      if (attempt == options.attempts) break;
+    }
+    if (options.progress)
+      options.progress(request.method + " " + request.url + ": " + last_error + "; retrying in " +
+                       std::to_string(delay_ms) + " ms (attempt " + std::to_string(attempt + 1) + " of " +
+                       std::to_string(options.attempts) + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    delay_ms *= 2;
+  }
+  throw diag::Error("cannot reach " + request.url + ": " + last_error, std::nullopt,
+                    "check that the server is up and the address is right");
+}
+
+}  // namespace envpin::net

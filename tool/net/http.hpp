@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// A small libcurl client: timeouts, bounded retries with backoff on 429/5xx and connection
+// failures, and errors that name the URL.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace envpin::net {
+
+struct Response {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // lowercase names; last value wins
+  std::string body;
+  std::string header(const std::string& name) const;
+};
+
+struct Request {
+  std::string method = "GET";  // GET or HEAD
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+};
+
+struct HttpOptions {
+  long connect_timeout_s = 10;
+  long timeout_s = 120;
+  int attempts = 4;            // total tries for 429, 5xx and connection failures
+  long backoff_ms = 500;       // doubled after each retry; Retry-After (seconds) wins when larger
+  std::function<void(const std::string&)> progress;  // one line per retry, for stderr
+};
+
+// Performs the request. Returns the final response (any status); throws diag::Error when the
+// server cannot be reached after all attempts ("connection refused", "timed out", ...).
+Response fetch(const Request& request, const HttpOptions& options = {});
+
+}  // namespace envpin::net

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "net/registry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <regex>
+
+#include "diag/error.hpp"
+#include "pin/sha256.hpp"
+
+namespace envpin::net {
+namespace {
+
+using diag::Error;
+using nlohmann::json;
+
+bool is_loopback(const std::string& registry) {
+  const std::string host = registry.substr(0, registry.rfind(':') == std::string::npos || registry.front() == '['
+                                                  ? registry.size()
+                                                  : registry.rfind(':'));
+  return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host.starts_with("127.");
+}
+
+// Parses `Bearer realm="...",service="...",scope="..."`.
+std::map<std::string, std::string> challenge_params(const std::string& header) {
+  std::map<std::string, std::string> out;
+  static const std::regex param(R"re(([a-zA-Z]+)="([^"]*)")re");
+  for (std::sregex_iterator it(header.begin(), header.end(), param), end; it != end; ++it)
+    out[(*it)[1]] = (*it)[2];
+  return out;
+}
+
+std::string url_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/' || c == ':') {
+      out += static_cast<char>(c);
+    } else {
+      static const char* hex = "0123456789ABCDEF";
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string registry_error_text(const Response& r) {
+  try {
+    const json body = json::parse(r.body);
+    if (body.contains("errors") && body["errors"].is_array() && !body["errors"].empty()) {
+      const json& e = body["errors"][0];
+      return e.value("code", "") + (e.contains("message") ? ": " + e.value("message", "") : "");
+    }
+  } catch (const json::exception&) {
+  }
+  return "";
+}
+
+class Client {
+ public:
+  Client(const ImageReference& ref, const RegistryOptions& o) : ref_(ref), options_(o) {
+    const bool http = is_loopback(ref.registry) ||
+                      std::find(o.insecure.begin(), o.insecure.end(), ref.registry) != o.insecure.end();
+    base_ = (http ? "http://" : "https://") + ref.registry + "/v2/" + ref.repository;
+  }
+
+  // GET or HEAD of /manifests/<ref> or /blobs/<digest>, with a bearer token when challenged.
+  Response get(const std::string& method, const std::string& path, bool manifest) {
+    Request request{method, base_ + path, {}};
+    if (manifest) request.headers.push_back(kManifestAccept);
+    if (!token_.empty()) request.headers.push_back("Authorization: Bearer " + token_);
+    Response r = fetch(request, options_.http);
+    if (r.status == 401 && token_.empty()) {
+      const std::string challenge = r.header("www-authenticate");
+      if (challenge.rfind("Bearer ", 0) == 0) {
+        authenticate(challenge);
+        request.headers.push_back("Authorization: Bearer " + token_);
+        r = fetch(request, options_.http);
+      }
+    }
+    return r;
+  }
+
+  std::string url(const std::string& path) const { return base_ + path; }
+
+ private:
+  void authenticate(const std::string& challenge) {
+    auto params = challenge_params(challenge);
+    if (params["realm"].empty()) throw Error("registry " + ref_.registry + " sent an unusable auth challenge: " + challenge);
+    std::string url = params["realm"] + "?service=" + url_escape(params["service"]);
+    url += "&scope=" + url_escape(params["scope"].empty() ? "repository:" + ref_.repository + ":pull" : params["scope"]);
+    const Response r = fetch(Request{"GET", url, {}}, options_.http);
+    if (r.status != 200)
+      throw Error("registry " + ref_.registry + " refused an anonymous token for " + ref_.repository + " (HTTP " +
+                      std::to_string(r.status) + " from " + url + ")",
+                  std::nullopt, "check the repository name; private repositories are not supported yet");
+    try {
+      const json body = json::parse(r.body);
+      token_ = body.value("token", body.value("access_token", ""));
+    } catch (const json::exception&) {
+    }
+    if (token_.empty()) throw Error("the token service " + url + " answered without a token");
+  }
+
+  ImageReference ref_;
+  RegistryOptions options_;
+  std::string base_;
+  std::string token_;
+};
+
+json parse_manifest(const Response& r, const std::string& url) {
+  try {
+    json j = json::parse(r.body);
+    if (!j.is_object()) throw json::type_error::create(302, "not an object", nullptr);
+    return j;
+  } catch (const json::exception&) {
+    throw Error("the registry returned a manifest that is not valid JSON (" + url + ")", std::nullopt,
+                "the registry or a proxy in front of it is misbehaving");
+  }
+}
+
+// GETs by digest and checks the bytes hash to it.
+std::string get_verified(Client& client, const std::string& path, const std::string& digest, bool manifest) {
+  const Response r = client.get("GET", path, manifest);
+  if (r.status != 200)
+    throw Error("cannot fetch " + client.url(path) + " (HTTP " + std::to_string(r.status) + ")");
+  const std::string actual = "sha256:" + pin::sha256_hex(r.body);
+  if (actual != digest)
+    throw Error("content of " + client.url(path) + " hashes to " + actual + ", not " + digest, std::nullopt,
+                "the registry served different bytes than it announced; do not trust it");
+  return r.body;
+}
+
+std::string platform_of(const json& p) {
+  std::string out = p.value("os", "") + "/" + p.value("architecture", "");
+  if (!p.value("variant", "").empty() && p.value("architecture", "") != "arm64") out += "/" + p.value("variant", "");
+  return out;
+}
+
+std::string config_digest(const json& manifest, const std::string& url) {
+  if (!manifest.contains("config") || !manifest["config"].is_object() || !manifest["config"].contains("digest"))
+    throw Error("the image manifest at " + url + " has no config digest");
+  return manifest["config"]["digest"].get<std::string>();
+}
+
+}  // namespace
+
+ImageReference parse_image_reference(std::string_view text) {
+  // Reference grammar of distribution/reference, simplified to what FROM accepts.
+  static const std::regex re(
+      R"(^(?:((?:[a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+(?::[0-9]+)?|localhost(?::[0-9]+)?)/)?)"
+      R"(([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*))"
+      R"((?::([\w][\w.-]{0,127}))?(?:@(sha256:[0-9a-f]{64}))?$)");
+  const std::string s(text);
+  std::smatch m;
+  if (!std::regex_match(s, m, re) || (!m[3].matched && !m[4].matched && s.find('@') != std::string::npos))
+    throw Error("invalid image reference '" + s + "'", std::nullopt,
+                "write it as docker does: [registry/]name[:tag][@sha256:digest]");
+  ImageReference ref;
+  std::string first = m[1].str();
+  // A first component without '.', ':' or "localhost" is a Docker Hub path, not a host.
+  if (!first.empty() && first.find('.') == std::string::npos && first.find(':') == std::string::npos &&
+      first != "localhost") {
+    ref.repository = first + "/" + m[2].str();
+    first.clear();
+  } else {
+    ref.repository = m[2].str();
+  }
+  ref.registry = first.empty() || first == "docker.io" || first == "index.docker.io" ? "registry-1.docker.io" : first;
+  if (ref.registry == "registry-1.docker.io" && ref.repository.find('/') == std::string::npos)
+    ref.repository = "library/" + ref.repository;
+  ref.tag = m[3].matched ? m[3].str() : (m[4].matched ? "" : "latest");
+  ref.digest = m[4].matched ? m[4].str() : "";
+  ref.written = s.substr(0, s.find('@'));
+  return ref;
+}
+
+ResolvedImage resolve_image(const std::string& reference, const std::vector<std::string>& platforms,
+                            const RegistryOptions& options) {
+  const ImageReference ref = parse_image_reference(reference);
+  Client client(ref, options);
+  ResolvedImage out;
+  out.requested = reference;
+  out.registry = ref.registry;
+  out.repository = ref.repository;
+  const std::string wanted = ref.digest.empty() ? ref.tag : ref.digest;
+  const std::string path = "/manifests/" + wanted;
+
+  const Response head = client.get("HEAD", path, true);
+  if (head.status == 404) {
+    // HEAD has no body: GET for the registry's own words.
+    const Response get = client.get("GET", path, true);
+    const std::string why = registry_error_text(get);
+    throw Error("image " + ref.registry + "/" + ref.repository + ": " + (ref.digest.empty() ? "tag '" : "digest '") +
+                    wanted + "' not found (HTTP 404" + (why.empty() ? "" : " " + why) + " from " + client.url(path) + ")",
+                std::nullopt, ref.digest.empty() ? "check the tag exists in that repository" : "check the digest");
+  }
+  if (head.status == 401 || head.status == 403)
+    throw Error("registry " + ref.registry + " refused access to " + ref.repository + " (HTTP " +
+                    std::to_string(head.status) + " from " + client.url(path) + ")",
+                std::nullopt, "check the repository name; private repositories are not supported yet");
+  if (head.status != 200)
+    throw Error("registry " + ref.registry + " answered HTTP " + std::to_string(head.status) + " for " +
+                client.url(path));
+  std::string digest = head.header("docker-content-digest");
+  if (!ref.digest.empty()) digest = ref.digest;
+
+  // GET once and hash the exact bytes: the spec says clients MUST verify content by digest.
+  const Response body = client.get("GET", path, true);
+  if (body.status != 200)
+    throw Error("registry " + ref.registry + " answered HTTP " + std::to_string(body.status) + " for GET " +
+                client.url(path));
+  const std::string actual = "sha256:" + pin::sha256_hex(body.body);
+  if (!digest.empty() && digest != actual)
+    throw Error("manifest " + client.url(path) + " hashes to " + actual + " but the registry announced " + digest,
+                std::nullopt, "the registry served different bytes than it announced; do not trust it");
+  out.digest = actual;
+  const json manifest = parse_manifest(body, client.url(path));
+  out.media_type = manifest.value("mediaType", body.header("content-type"));
+
+  if (manifest.contains("manifests")) {  // an OCI index or Docker manifest list
+    std::vector<std::string> available;
+    for (const json& m : manifest["manifests"])
+      if (m.contains("platform")) available.push_back(platform_of(m["platform"]));
+    for (const std::string& want : platforms) {
+      const auto it = std::find_if(manifest["manifests"].begin(), manifest["manifests"].end(), [&](const json& m) {
+        return m.contains("platform") && platform_of(m["platform"]) == want;
+      });
+      if (it == manifest["manifests"].end()) {
+        std::string list;
+        for (const auto& a : available)
+          if (a != "unknown/unknown") list += (list.empty() ? "" : ", ") + a;
+        throw Error("image " + reference + " has no " + want + " manifest (it has: " + list + ")", std::nullopt,
+                    "pick a tag built for " + want + ", or remove it from platforms");
+      }
+      const std::string m_digest = (*it)["digest"].get<std::string>();
+      const std::string m_path = "/manifests/" + m_digest;
+      const json platform_manifest = json::parse(get_verified(client, m_path, m_digest, true));
+      out.platforms.push_back({want, m_digest, config_digest(platform_manifest, client.url(m_path))});
+    }
+    return out;
+  }
+
+  // A single-platform image: its config says which platform it is.
+  const std::string config = config_digest(manifest, client.url(path));
+  const json config_json = [&] {
+    try {
+      return json::parse(get_verified(client, "/blobs/" + config, config, false));
+    } catch (const json::exception&) {
+      throw Error("the image config " + client.url("/blobs/" + config) + " is not valid JSON");
+    }
+  }();
+  const std::string actual_platform = platform_of(config_json);
+  for (const std::string& want : platforms)
+    if (want != actual_platform)
+      throw Error("image " + reference + " is " + actual_platform + " only, but platforms asks for " + want,
+                  std::nullopt,
+                  "use a multi-platform tag, or build for " + actual_platform +
+                      " (running it elsewhere ends in 'exec format error')");
+  for (const std::string& want : platforms) out.platforms.push_back({want, actual, config});
+  return out;
+}
+
+}  // namespace envpin::net
