@@ -41,7 +41,15 @@ if [ "$1" = - ]; then
   done
 fi
 STUB
-chmod +x "$T/bin/uname" "$T/gpu/nvidia-smi" "$T/bin/python3"
+cat > "$T/bin/dpkg-query" <<'STUB'
+#!/bin/sh
+# dpkg-query -W -f=FORMAT NAME: "ii VERSION" for the packages in $STUB_DEBS ("name version" lines).
+for n in "$@"; do :; done
+v=$(printf '%s\n' "$STUB_DEBS" | awk -v n="$n" '$1 == n { print $2 }')
+[ -n "$v" ] || exit 1
+printf 'ii %s' "$v"
+STUB
+chmod +x "$T/bin/uname" "$T/gpu/nvidia-smi" "$T/bin/python3" "$T/bin/dpkg-query"
 printf 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n' > "$T/ubuntu"
 printf 'ID=debian\nVERSION_ID="12"\n' > "$T/debian"
 
@@ -56,6 +64,8 @@ run_check() {
     CUDA_VERSION=12.4.1 \
     STUB_GPUS="550.54.15, 9.0, NVIDIA H100 80GB HBM3
 550.54.15, 8.0, NVIDIA A100-SXM4-80GB" \
+    STUB_DEBS="git 1:2.39.5-0+deb12u2
+libgl1 1.6.0-1" \
     STUB_PKGS="numpy 1.26.4
 torch 2.4.1+cu124
 tqdm 4.66.5" \
@@ -106,6 +116,8 @@ STUB
     "ok       gpu.driver               550.54.15 (>= 550.54.15, runs CUDA 12.4.1 fully)" \
     "ok       gpu.0.arch               NVIDIA H100 80GB HBM3, compute capability 9.0" \
     "ok       gpu.1.arch               NVIDIA A100-SXM4-80GB, compute capability 8.0" \
+    "ok       apt.git                  1:2.39.5-0+deb12u2" \
+    "ok       apt.libgl1               1.6.0-1" \
     "ok       python.version           3.11.9" \
     "ok       python.pkg.numpy         1.26.4 (>=1.26,<2.1)" \
     "ok       python.pkg.torch         2.4.1+cu124 (==2.4.1)" \
@@ -113,11 +125,11 @@ STUB
     "ok       env.DATA_DIR             '$DATA'" \
     "ok       secret.WANDB_API_KEY     set (value not shown)" \
     "ok       path.data                $DATA exists" \
-    "check_env: 16 ok, 0 mismatch, 0 skipped"
+    "check_env: 18 ok, 0 mismatch, 0 skipped"
 
   OPTS=--quiet
   run_check
-  expect quiet 0 "check_env: 16 ok, 0 mismatch, 0 skipped"
+  expect quiet 0 "check_env: 18 ok, 0 mismatch, 0 skipped"
   if [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ]; then pass; else fail "$shell_name: --quiet printed more than the summary"; fi
 
   run_check ENVPIN_OS_RELEASE="$T/debian"
@@ -152,6 +164,9 @@ STUB
   run_check "STUB_GPUS=550.54.15, 7.0, Tesla V100-SXM2-32GB"
   expect gpu_arch 1 "MISMATCH gpu.0.arch               expected one of 8.0 9.0, found 7.0 (Tesla V100-SXM2-32GB), which no kernel in the image runs (CUDA error 209); fix: add '7.0' to cuda.gpus and rebuild"
 
+  run_check "STUB_DEBS=git 1:2.39.5-0+deb12u2"
+  expect apt_missing 1 "MISMATCH apt.libgl1               expected installed, found not installed; fix: rebuild the image from the generated Dockerfile"
+
   run_check STUB_PY_VERSION=3.10.12
   expect python 1 "MISMATCH python.version           expected 3.11, found 3.10.12; fix: use the image's interpreter, or set ENVPIN_PYTHON to Python 3.11"
 
@@ -161,7 +176,7 @@ torch 2.3.0"
     "MISMATCH python.pkg.numpy         expected >=1.26,<2.1, found 2.1.0; fix: pip install 'numpy>=1.26,<2.1'" \
     "MISMATCH python.pkg.torch         expected ==2.4.1, found 2.3.0; fix: pip install 'torch==2.4.1'" \
     "MISMATCH python.pkg.tqdm          expected tqdm, found not installed; fix: pip install 'tqdm'" \
-    "check_env: 13 ok, 3 mismatch, 0 skipped"
+    "check_env: 15 ok, 3 mismatch, 0 skipped"
 
   run_check PYTHONUNBUFFERED=0
   expect env 1 "MISMATCH env.PYTHONUNBUFFERED     expected '1', found '0'; fix: export PYTHONUNBUFFERED='1'"

@@ -18,6 +18,7 @@ constexpr const char* kExitCodes =
     "  0    success\n"
     "  1    error (bad manifest, unreadable file, ...); nothing is written\n"
     "  2    usage error\n"
+    "  2    verify: the lock is stale (the manifest changed after envpin lock)\n"
     "  3    generate --check: generated files are out of date\n"
     "  130  interrupted\n";
 
@@ -38,7 +39,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   app.footer(std::string("\n") + kExitCodes);
   app.require_subcommand(1);
 
-  std::vector<Command> table = {generate_command(), validate_command(), cuda_command()};
+  std::vector<Command> table = {generate_command(), lock_command(), verify_command(), validate_command(), cuda_command()};
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
   for (Command& c : table) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);

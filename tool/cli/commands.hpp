@@ -26,5 +26,7 @@ struct Command {
 Command generate_command();
 Command validate_command();
 Command cuda_command();
+Command lock_command();
+Command verify_command();
 
 }  // namespace envpin::cli

@@ -7,6 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
+#include "lock/lock.hpp"
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
@@ -21,6 +22,7 @@ struct GenerateOptions {
   bool check = false;
   bool dry_run = false;
   std::string output_dir;  // empty: the manifest's directory
+  std::string lock;        // empty: envpin.lock next to the manifest, if there is one
 };
 
 // Where a project-relative artifact path is, as the user will type it.
@@ -28,9 +30,28 @@ fs::path shown_path(const fs::path& root, const std::string& rel) {
   return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
 }
 
+// envpin.lock next to the manifest, when there is one; it must belong to this manifest.
+std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given) {
+  const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
+  const auto text = io::read_file(path);
+  const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
+  if (!text && !given.empty())
+    throw diag::Error("cannot read the lock " + given, diag::Location{given, 0, 0}, "run 'envpin lock' to create it");
+  if (!text) return std::nullopt;
+  lock::Lock l = lock::parse(*text, shown);
+  if (l.inputs_digest != lock::inputs_digest(m))
+    throw diag::Error(shown + " is stale: " + m.file + " changed after it was locked", diag::Location{shown, 0, 0},
+                      "run 'envpin lock --manifest " + m.file + "' first");
+  if (lock::compute_lock_digest(l) != l.lock_digest)
+    throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
+                      "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
+  return l;
+}
+
 int generate(const GenerateOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
-  const resolve::Environment env = resolve::resolve(m);
+  resolve::Environment env = resolve::resolve(m);
+  env.lock = load_lock(m, o.lock);
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << w;
   const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
@@ -79,6 +100,7 @@ Command generate_command() {
             app.add_flag("--check", o->check,
                          "write nothing; exit 3 and list the files that differ from what the manifest gives");
             app.add_flag("-n,--dry-run", o->dry_run, "write nothing; list what would be written");
+            app.add_option("--lock", o->lock, "the lock to pin from (default: envpin.lock next to the manifest, if any)");
             app.add_option("-o,--output-dir", o->output_dir,
                            "write (or --check) the artifacts under this directory instead of the manifest's");
             return [o](Streams& io) { return generate(*o, io); };

@@ -254,7 +254,7 @@ Lock parse(const std::string& text, const std::string& file) {
     table = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
-    throw Error("envpin.lock is not valid TOML: " + std::string(e.description()),
+    throw Error("the lock is not valid TOML: " + std::string(e.description()),
                 diag::Location{file, static_cast<int>(begin.line), static_cast<int>(begin.column)},
                 "restore it from version control, or run 'envpin lock' to rewrite it");
   }

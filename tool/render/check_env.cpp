@@ -62,6 +62,35 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
     d.set("cuda", false);
   }
 
+  // apt: the lock's whole closure at exact versions, else what the manifest asks for.
+  Data apt{Data::type::list};
+  if (env.lock && !env.lock->apt.empty()) {
+    for (const auto& p : env.lock->apt) {
+      Data item;
+      item.set("name", sh_quote(p.name));
+      item.set("version", sh_quote(p.version));
+      apt << item;
+    }
+  } else {
+    std::map<std::string, std::string> wanted;
+    for (const auto& a : m.apt) wanted[a.value.name] = a.value.version;
+    for (const auto& [name, version] : wanted) {
+      Data item;
+      item.set("name", sh_quote(name));
+      item.set("version", sh_quote(version));
+      apt << item;
+    }
+  }
+  d.set("apt", apt);
+  d.set("has_apt", !m.apt.empty());
+  if (env.lock) {
+    Data lock;
+    lock.set("digest", sh_quote(env.lock->lock_digest));
+    d.set("lock", lock);
+  } else {
+    d.set("lock", false);
+  }
+
   if (m.python) {
     Data py;
     py.set("version", sh_quote(m.python->version.value));
@@ -70,12 +99,23 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
     for (const auto& r : m.python->packages) reqs[r.value.normalized] = &r.value;
     for (const auto& r : m.python->requirement_lines) reqs[r.value.normalized] = &r.value;
     Data packages{Data::type::list};
-    for (const auto& [name, req] : reqs) {
-      Data p;
-      p.set("name", sh_quote(name));
-      p.set("spec", sh_quote(specifiers_text(*req)));
-      p.set("marker", sh_quote(req->marker));
-      packages << p;
+    if (env.lock && !env.lock->python.empty()) {
+      // Every locked distribution, dependencies included, at its exact version.
+      for (const auto& p : env.lock->python) {
+        Data item;
+        item.set("name", sh_quote(p.name));
+        item.set("spec", sh_quote("==" + p.version));
+        item.set("marker", sh_quote(""));
+        packages << item;
+      }
+    } else {
+      for (const auto& [name, req] : reqs) {
+        Data p;
+        p.set("name", sh_quote(name));
+        p.set("spec", sh_quote(specifiers_text(*req)));
+        p.set("marker", sh_quote(req->marker));
+        packages << p;
+      }
     }
     py.set("packages", packages);
     d.set("python", py);

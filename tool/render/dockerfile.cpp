@@ -20,8 +20,10 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   // One literal platform pins the image whatever the builder's host is; several use the
   // per-platform build argument that buildx sets for each target.
   d.set("platform", multi ? std::string("$TARGETPLATFORM") : env.platforms.front());
-  d.set("base_image", env.base_image);
-  d.set("base_label", dockerfile_quote(env.base_image));
+  // With a lock, the image is pinned by digest (tag kept for readers: name:tag@sha256:...).
+  const std::string from = env.lock && env.lock->image ? env.lock->image->reference : env.base_image;
+  d.set("base_image", from);
+  d.set("base_label", dockerfile_quote(from));
   d.set("title", dockerfile_quote(m.name.value));
   if (env.cuda) {
     Data cuda;
@@ -39,8 +41,12 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
 
   if (!m.apt.empty()) {
     std::vector<std::string> packages;
-    for (const auto& p : m.apt)
-      packages.push_back(p.value.version.empty() ? p.value.name : p.value.name + "=" + p.value.version);
+    if (env.lock && !env.lock->apt.empty()) {
+      for (const auto& p : env.lock->apt) packages.push_back(p.name + "=" + p.version);  // the whole closure
+    } else {
+      for (const auto& p : m.apt)
+        packages.push_back(p.value.version.empty() ? p.value.name : p.value.name + "=" + p.value.version);
+    }
     std::sort(packages.begin(), packages.end());
     Data apt;
     apt.set("packages", list_of(packages));
@@ -78,7 +84,16 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       for (const auto& u : m.python->extra_index) has_torch_index = has_torch_index || names_torch_index(u.value);
       if (env.cuda && env.cuda->torch && !has_torch_index) extra.push_back(sh_quote(env.cuda->torch->index_url));
       pip.set("extra_index", list_of(extra));
-      if (m.python->requirements) {
+      pip.set("locked", false);
+      if (env.lock && !env.lock->python.empty()) {
+        // Exactly the locked wheels: pip checks each file's sha256 and installs nothing else.
+        Data req;
+        req.set("source", "requirements.lock");
+        pip.set("requirements", req);
+        pip.set("packages", list_of({}));
+        pip.set("locked", true);
+        pip.set("index", list_of({sh_quote(env.lock->python_index)}));
+      } else if (m.python->requirements) {
         Data req;
         req.set("source", m.python->requirements->value);
         pip.set("requirements", req);

@@ -240,6 +240,7 @@ check_secret() {
 }
 
 check_manifest
+
 check_os 'debian' '12'
 check_arch 'x86_64'
 

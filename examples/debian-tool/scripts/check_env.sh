@@ -72,6 +72,22 @@ check_manifest() {
   fi
 }
 
+# $1: package; $2: the exact version, or "" for any installed version.
+check_apt() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    unchecked "apt.$1" "dpkg-query is not installed"
+    return
+  fi
+  found=$(dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null | awk '$1 == "ii" { print $2 }')
+  if [ -z "$found" ]; then
+    mismatch "apt.$1" "${2:-installed}" "not installed" "rebuild the image from the generated Dockerfile"
+  elif [ -z "$2" ] || [ "$found" = "$2" ]; then
+    ok "apt.$1" "$found"
+  else
+    mismatch "apt.$1" "$2" "$found" "rebuild the image from the generated Dockerfile"
+  fi
+}
+
 os_field() {
   awk -F= -v key="$1" '$1 == key { v = substr($0, length(key) + 2); gsub(/^"|"$/, "", v); print v; exit }' "$2"
 }
@@ -116,8 +132,14 @@ check_env_var() {
 }
 
 check_manifest
+
 check_os 'debian' '12'
 check_arch 'x86_64' 'aarch64'
+
+check_apt 'build-essential' ''
+check_apt 'cmake' ''
+check_apt 'libssl-dev' ''
+check_apt 'ninja-build' ''
 
 check_env_var CMAKE_GENERATOR 'Ninja'
 

@@ -137,6 +137,22 @@ check_manifest() {
   fi
 }
 
+# $1: package; $2: the exact version, or "" for any installed version.
+check_apt() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    unchecked "apt.$1" "dpkg-query is not installed"
+    return
+  fi
+  found=$(dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null | awk '$1 == "ii" { print $2 }')
+  if [ -z "$found" ]; then
+    mismatch "apt.$1" "${2:-installed}" "not installed" "rebuild the image from the generated Dockerfile"
+  elif [ -z "$2" ] || [ "$found" = "$2" ]; then
+    ok "apt.$1" "$found"
+  else
+    mismatch "apt.$1" "$2" "$found" "rebuild the image from the generated Dockerfile"
+  fi
+}
+
 os_field() {
   awk -F= -v key="$1" '$1 == key { v = substr($0, length(key) + 2); gsub(/^"|"$/, "", v); print v; exit }' "$2"
 }
@@ -336,10 +352,13 @@ check_path() {
 }
 
 check_manifest
+
 check_os 'ubuntu' '22.04'
 check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"
 check_gpus '550.54.15' '550.54.15' '525.60.13' '8.0 9.0' '8.0 9.0' '9.0'
+check_apt 'git' ''
+check_apt 'libgl1' ''
 if check_python '3.11'; then
   versions=$(installed_versions 'numpy' 'torch' 'tqdm')
   check_package 'numpy' '>=1.26,<2.1' ''

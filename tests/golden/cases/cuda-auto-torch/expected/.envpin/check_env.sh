@@ -305,10 +305,12 @@ check_package() {
 }
 
 check_manifest
+
 check_os 'ubuntu' '22.04'
 check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"
 check_gpus '535.104.05' '530.30.02' '525.60.13' '8.9 9.0' '8.9 9.0' '9.0'
+
 if check_python '3.11'; then
   versions=$(installed_versions 'numpy' 'torch')
   check_package 'numpy' '==1.26.4' ''

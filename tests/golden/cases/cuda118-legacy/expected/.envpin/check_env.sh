@@ -305,10 +305,12 @@ check_package() {
 }
 
 check_manifest
+
 check_os 'ubuntu' '20.04'
 check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"
 check_gpus '' '520.61.05' '450.80.02' '7.0 7.5' '7.0 7.5' '7.5'
+
 if check_python '3.9'; then
   versions=$(installed_versions 'torch')
   check_package 'torch' '==2.0.1' ''

@@ -305,10 +305,12 @@ check_package() {
 }
 
 check_manifest
+
 check_os 'ubuntu' '24.04'
 check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"
 check_gpus '570.86.10' '570.124.06' '525.60.13' '9.0 10.0 12.0' '9.0 10.0 12.0' '12.0'
+
 if check_python '3.12'; then
   versions=$(installed_versions 'numpy' 'torch')
   check_package 'numpy' '' ''

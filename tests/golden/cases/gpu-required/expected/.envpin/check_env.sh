@@ -264,6 +264,7 @@ check_secret() {
 }
 
 check_manifest
+
 check_os 'ubuntu' '22.04'
 check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"

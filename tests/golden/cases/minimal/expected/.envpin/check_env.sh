@@ -103,6 +103,7 @@ check_arch() {
 }
 
 check_manifest
+
 check_os 'debian' '12'
 check_arch 'x86_64'
 

@@ -230,6 +230,7 @@ check_env_var() {
 }
 
 check_manifest
+
 check_os 'debian' '12'
 check_arch 'x86_64'
 

@@ -217,6 +217,7 @@ check_package() {
 }
 
 check_manifest
+
 check_os 'ubuntu' '22.04'
 check_arch 'x86_64'
 

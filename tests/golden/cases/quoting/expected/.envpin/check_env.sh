@@ -124,6 +124,7 @@ check_path() {
 }
 
 check_manifest
+
 check_os 'debian' '12'
 check_arch 'x86_64'
 

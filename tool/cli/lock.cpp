@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin lock` resolves every pin; `envpin verify` proves a lock is intact and current.
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "cli/commands.hpp"
+#include "io/atomic_file.hpp"
+#include "lock/lock.hpp"
+#include "lock/resolve.hpp"
+#include "manifest/load.hpp"
+#include "resolve/environment.hpp"
+
+namespace envpin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct LockOptions {
+  std::string manifest = "envpin.yaml";
+  std::string lock;  // default: envpin.lock next to the manifest
+  std::vector<std::string> insecure;
+  bool json = false;
+};
+
+fs::path lock_path(const manifest::Manifest& m, const std::string& given) {
+  return given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
+}
+
+int lock(const LockOptions& o, Streams& io) {
+  const manifest::Manifest m = manifest::load(o.manifest);
+  const resolve::Environment env = resolve::resolve(m);
+  for (const auto& w : env.warnings) io.err << w;
+  lock::ResolveOptions ro;
+  ro.insecure_registries = o.insecure;
+  ro.progress = [&](const std::string& line) { io.err << "envpin: " << line << "\n" << std::flush; };
+  const lock::Lock l = lock::resolve_lock(m, env, ro);
+  // Written only now, complete: a failed resolution above leaves the old lock in place.
+  const fs::path path = lock_path(m, o.lock);
+  io::write_atomic(path, lock::to_toml(l), false);
+  if (!l.python.empty()) io::write_atomic(path.parent_path() / "requirements.lock", lock::requirements_lock(l), false);
+  if (o.json) {
+    io.out << lock::to_json(l) << "\n";
+    return kOk;
+  }
+  io.out << "wrote " << path.lexically_normal().generic_string() << ": image " << (l.image ? l.image->digest : "-")
+         << ", " << l.apt.size() << " apt, " << l.python.size() << " python, " << l.files.size() << " file(s); "
+         << l.lock_digest << "\n";
+  return kOk;
+}
+
+// The table header and name of the entry that holds `line` (1-based) of a lock text.
+std::string entry_at(const std::string& text, int line) {
+  std::istringstream lines(text);
+  std::string l, header = "the top of the file", name;
+  for (int n = 1; std::getline(lines, l) && n <= line; ++n) {
+    if (l.starts_with("[")) {
+      header = l;
+      name.clear();
+    } else if ((l.starts_with("name = ") || l.starts_with("path = ")) && header.starts_with("[[")) {
+      name = l.substr(7);
+    }
+  }
+  return header + (name.empty() ? "" : " " + name);
+}
+
+int verify(const LockOptions& o, Streams& io) {
+  const manifest::Manifest m = manifest::load(o.manifest);
+  const fs::path path = lock_path(m, o.lock);
+  const std::string shown = path.lexically_normal().generic_string();
+  const auto text = io::read_file(path);
+  if (!text)
+    throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");
+  const lock::Lock l = lock::parse(*text, shown);
+  const std::string canonical = lock::to_toml(l);
+  if (canonical != *text) {
+    std::istringstream a(*text), b(canonical);
+    std::string la, lb;
+    int line = 1;
+    while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+    throw diag::Error("not as envpin wrote it: " + entry_at(*text, line) + " was edited", diag::Location{shown, line, 1},
+                      "restore it from version control, or run 'envpin lock' to rewrite it");
+  }
+  const std::string digest = lock::compute_lock_digest(l);
+  if (digest != l.lock_digest)
+    throw diag::Error("content does not match its lock-digest (" + l.lock_digest + " recorded, " + digest +
+                          " computed): a value was edited after envpin wrote it",
+                      diag::Location{shown, 0, 0}, "restore it from version control, or run 'envpin lock' to rewrite it");
+  if (l.inputs_digest != lock::inputs_digest(m)) {
+    io.err << diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked",
+                                       std::nullopt, "run 'envpin lock --manifest " + m.file + "'"));
+    return 2;
+  }
+  io.out << shown << ": ok (" << (l.image ? 1 : 0) + l.apt.size() + l.python.size() + l.files.size() << " pins, "
+         << l.lock_digest << ")\n";
+  return kOk;
+}
+
+}  // namespace
+
+Command lock_command() {
+  return {"lock", "resolve every pin (image digest, apt closure, wheels, files) into envpin.lock",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<LockOptions>();
+            app.add_option("-f,--manifest", o->manifest, "the manifest to read")->capture_default_str();
+            app.add_option("--lock", o->lock, "the lock to write (default: envpin.lock next to the manifest)");
+            app.add_option("--insecure-registry", o->insecure,
+                           "a registry host[:port] reached over http:// (loopback always is); repeatable");
+            app.add_flag("--json", o->json, "also print the lock as JSON on stdout");
+            return [o](Streams& io) { return lock(*o, io); };
+          }};
+}
+
+Command verify_command() {
+  return {"verify", "check envpin.lock is intact (exit 1 when edited) and current (exit 2 when stale)",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<LockOptions>();
+            app.add_option("-f,--manifest", o->manifest, "the manifest the lock belongs to")->capture_default_str();
+            app.add_option("--lock", o->lock, "the lock to check (default: envpin.lock next to the manifest)");
+            return [o](Streams& io) { return verify(*o, io); };
+          }};
+}
+
+}  // namespace envpin::cli

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lock/resolve.hpp"
+
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "diag/error.hpp"
+#include "envpin_version.hpp"
+#include "io/atomic_file.hpp"
+#include "io/process.hpp"
+#include "net/registry.hpp"
+#include "pin/sha256.hpp"
+
+namespace envpin::lock {
+namespace {
+
+namespace fs = std::filesystem;
+using diag::Error;
+using nlohmann::json;
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string normalize_name(std::string name) {
+  // PEP 503: lowercase, runs of -_. become one -
+  std::string out;
+  for (char c : name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (l == '-' || l == '_' || l == '.') {
+      if (out.empty() || out.back() != '-') out += '-';
+    } else {
+      out += l;
+    }
+  }
+  return out;
+}
+
+// The first lines starting with "E:" or "ERROR:" (what apt and pip say is wrong).
+std::string tool_errors(const std::string& err) {
+  std::istringstream lines(err);
+  std::string line, out;
+  while (std::getline(lines, line))
+    if (line.starts_with("E: ") || line.starts_with("ERROR: "))
+      out += (out.empty() ? "" : "; ") + line;
+  if (out.empty()) {
+    std::istringstream again(err);
+    while (std::getline(again, line))
+      if (!line.empty()) out = line;  // the last non-empty line
+  }
+  return out;
+}
+
+std::string container_engine(const ResolveOptions& o) {
+  if (!o.engine.empty()) return o.engine;
+  if (const char* e = std::getenv("ENVPIN_CONTAINER_ENGINE"); e && *e) return e;
+  for (const char* name : {"docker", "podman"})
+    if (!io::find_on_path(name).empty()) return name;
+  return {};
+}
+
+Image resolve_image(const resolve::Environment& env, const manifest::Manifest& m, const ResolveOptions& o) {
+  net::RegistryOptions ro;
+  ro.insecure = o.insecure_registries;
+  if (const char* e = std::getenv("ENVPIN_INSECURE_REGISTRIES"); e && *e) {
+    std::istringstream list(e);
+    std::string item;
+    while (std::getline(list, item, ',')) ro.insecure.push_back(item);
+  }
+  ro.http.progress = o.progress;
+  if (o.progress) o.progress("resolving image " + env.base_image);
+  net::ResolvedImage r;
+  try {
+    r = net::resolve_image(env.base_image, env.platforms, ro);
+  } catch (const Error& e) {
+    std::optional<diag::Location> where = m.base ? std::optional(m.base->where) : std::nullopt;
+    throw Error(e.message(), where, e.hint());
+  }
+  Image image;
+  image.requested = env.base_image;
+  image.reference = env.base_image.substr(0, env.base_image.find('@')) + "@" + r.digest;
+  image.digest = r.digest;
+  image.media_type = r.media_type;
+  for (const auto& p : r.platforms) image.platforms.push_back({p.platform, p.manifest, p.config});
+  return image;
+}
+
+const manifest::Located<manifest::AptPackage>* apt_entry(const manifest::Manifest& m, const std::string& message) {
+  for (const auto& a : m.apt)
+    if (message.find("'" + a.value.name + "'") != std::string::npos ||
+        message.find("package " + a.value.name) != std::string::npos)
+      return &a;
+  return nullptr;
+}
+
+void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, const Image& image,
+                 const ResolveOptions& o, Lock& lock) {
+  const std::string engine = container_engine(o);
+  if (engine.empty())
+    throw Error("resolving the apt closure needs a container engine (docker or podman), and none is on PATH",
+                m.apt.front().where, "install docker.io or podman, or set ENVPIN_CONTAINER_ENGINE");
+  std::string packages;
+  for (const auto& a : m.apt)
+    packages += " '" + (a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version) + "'";
+  std::string names;
+  for (const auto& a : m.apt) names += " '" + a.value.name + "'";
+  // apt's own solver in the pinned image: what would be installed (simulation), plus the
+  // requested packages the image already has, then the exact file and SHA256 of each.
+  const std::string script =
+      "set -e\n"
+      "export DEBIAN_FRONTEND=noninteractive\n"
+      "apt-get update -qq >/dev/null\n"
+      "apt-get install -s -y --no-install-recommends" + packages + " > /tmp/envpin-sim\n"
+      "sed -n 's/^Inst \\([^ ]*\\) (\\([^ ]*\\) .*/\\1=\\2/p' /tmp/envpin-sim > /tmp/envpin-pins\n"
+      "for p in" + names + "; do\n"
+      "  grep -q \"^$p=\" /tmp/envpin-pins || dpkg-query -W -f='${Package}=${Version}\\n' \"$p\" >> /tmp/envpin-pins\n"
+      "done\n"
+      "cd /tmp && xargs apt-get download --print-uris < /tmp/envpin-pins\n";
+  if (o.progress) o.progress("resolving the apt closure with " + engine + " in " + image.reference);
+  std::vector<std::string> argv = {engine, "run", "--rm", "--network", "host"};
+  if (env.platforms.size() == 1) argv.insert(argv.end(), {"--platform", env.platforms.front()});
+  argv.insert(argv.end(), {"--entrypoint", "sh", image.reference, "-c", script});
+  const io::ProcessResult r = io::run_process(argv);
+  if (r.exit_code != 0) {
+    const std::string why = tool_errors(r.err);
+    const auto* entry = apt_entry(m, why);
+    throw Error("apt cannot resolve the packages in " + image.reference + ": " + why,
+                entry ? std::optional(entry->where) : std::optional(m.apt.front().where),
+                "check the package names and versions exist in that image's apt sources");
+  }
+  lock.apt = parse_apt_print_uris(r.out, lock.apt_sources);
+  std::set<std::string> found;
+  for (auto& p : lock.apt) {
+    found.insert(p.name);
+    for (const auto& a : m.apt)
+      if (a.value.name == p.name)
+        p.requested = a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version;
+  }
+  for (const auto& a : m.apt)
+    if (!found.count(a.value.name))
+      throw Error("apt gave no download for '" + a.value.name + "' in " + image.reference +
+                      " (its installed version is in no index the image knows)",
+                  a.where, "pin a version the image's sources still carry");
+}
+
+void resolve_python(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o,
+                    Lock& lock) {
+  const manifest::Python& py = *m.python;
+  std::string python = o.python;
+  if (python.empty()) {
+    const char* e = std::getenv("ENVPIN_PIP_PYTHON");
+    python = e && *e ? e : "python3";
+  }
+  const fs::path scratch = fs::temp_directory_path() / ("envpin-pip-" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{scratch};
+
+  std::string requirements;
+  for (const auto& r : py.packages) requirements += r.value.text() + "\n";
+  for (const auto& r : py.requirement_lines) requirements += r.value.text() + "\n";
+  io::write_atomic(scratch / "requirements.in", requirements, false);
+
+  const std::string machine = env.machines.empty() ? "x86_64" : env.machines.front();
+  const std::string glibc = env.glibc.empty() ? "2.28" : env.glibc;
+  std::string glibc_tag = glibc;
+  std::replace(glibc_tag.begin(), glibc_tag.end(), '.', '_');
+  const std::string version = py.version.value.substr(0, py.version.value.find('.', py.version.value.find('.') + 1));
+  std::string abi = "cp" + version;
+  abi.erase(std::remove(abi.begin(), abi.end(), '.'), abi.end());
+  // pip's resolver for the target, not for this host (pip 23 wants --target with --platform).
+  std::vector<std::string> argv = {python, "-m", "pip", "--isolated", "--disable-pip-version-check", "install",
+                                   "--dry-run", "--ignore-installed", "--quiet",
+                                   "--report", (scratch / "report.json").string(),
+                                   "--target", (scratch / "target").string(),
+                                   "--only-binary=:all:", "--platform", "manylinux_" + glibc_tag + "_" + machine,
+                                   "--python-version", version, "--implementation", "cp",
+                                   "--abi", abi, "--abi", "abi3", "--abi", "none"};
+  lock.python_index = py.index ? py.index->value : "https://pypi.org/simple";
+  argv.insert(argv.end(), {"--index-url", lock.python_index});
+  for (const auto& u : py.extra_index) argv.insert(argv.end(), {"--extra-index-url", u.value});
+  if (env.cuda && env.cuda->torch) {
+    bool has = false;
+    for (const auto& u : py.extra_index) has = has || u.value == env.cuda->torch->index_url;
+    if (!has && (!py.index || py.index->value != env.cuda->torch->index_url))
+      argv.insert(argv.end(), {"--extra-index-url", env.cuda->torch->index_url});
+  }
+  argv.insert(argv.end(), {"-r", (scratch / "requirements.in").string()});
+  if (o.progress) o.progress("resolving wheels with " + python + " -m pip for cp" + version + " " + machine);
+  const io::ProcessResult r = io::run_process(argv);
+  if (r.exit_code != 0) {
+    const std::string why = tool_errors(r.err);
+    // Name the manifest entry pip complains about.
+    std::optional<diag::Location> where = py.version.where;
+    for (const auto* list : {&py.packages, &py.requirement_lines})
+      for (const auto& req : *list)
+        if (why.find(req.value.name) != std::string::npos) where = req.where;
+    throw Error("pip cannot resolve the Python packages for cp" + version + " " + machine + ": " + why, where,
+                "check that every package has a wheel for this Python and platform on the index");
+  }
+  const auto report = io::read_file(scratch / "report.json");
+  if (!report) throw Error("pip wrote no report (" + (scratch / "report.json").string() + ")");
+  lock.python = parse_pip_report(*report);
+  for (auto& p : lock.python)
+    for (const auto* list : {&py.packages, &py.requirement_lines})
+      for (const auto& req : *list)
+        if (req.value.normalized == p.name) p.requested = req.value.text();
+}
+
+}  // namespace
+
+std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vector<AptSource>& sources) {
+  static const std::regex line_re(R"(^'([^']+)' (\S+) (\d+) SHA256:([0-9a-f]{64})\s*$)");
+  std::vector<AptPackage> out;
+  std::map<std::string, std::string> source_ids;
+  for (const auto& s : sources) source_ids[s.uri] = s.id;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, line_re)) continue;
+    const std::string uri = percent_decode(m[1]);
+    const std::string file = percent_decode(m[2]);
+    const auto pool = uri.find("/pool/");
+    if (pool == std::string::npos || !file.ends_with(".deb")) continue;
+    const auto first = file.find('_'), last = file.rfind('_');
+    if (first == std::string::npos || first == last) continue;
+    AptPackage p;
+    p.name = file.substr(0, first);
+    p.version = file.substr(first + 1, last - first - 1);
+    p.arch = file.substr(last + 1, file.size() - last - 5);
+    const std::string base = uri.substr(0, pool);
+    if (!source_ids.count(base)) {
+      std::string id = base.substr(base.find("://") == std::string::npos ? 0 : base.find("://") + 3);
+      source_ids[base] = id;
+      sources.push_back({id, base});
+    }
+    p.source = source_ids[base];
+    p.filename = uri.substr(pool + 1);
+    p.size = std::stoll(m[3]);
+    p.sha256 = m[4];
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<PythonPackage> parse_pip_report(const std::string& json_text) {
+  json report;
+  try {
+    report = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw Error(std::string("pip's report is not valid JSON: ") + e.what());
+  }
+  std::vector<PythonPackage> out;
+  for (const json& item : report.value("install", json::array())) {
+    PythonPackage p;
+    const json& meta = item.value("metadata", json::object());
+    p.name = normalize_name(meta.value("name", ""));
+    p.version = meta.value("version", "");
+    const json& info = item.value("download_info", json::object());
+    const std::string url = info.value("url", "");
+    const json& archive = info.value("archive_info", json::object());
+    std::string sha256;
+    if (archive.contains("hashes") && archive["hashes"].contains("sha256"))
+      sha256 = archive["hashes"]["sha256"].get<std::string>();
+    else if (archive.value("hash", "").starts_with("sha256="))
+      sha256 = archive.value("hash", "").substr(7);
+    if (p.name.empty() || p.version.empty() || url.empty() || sha256.empty())
+      throw Error("pip's report has an entry without name, version, URL or sha256 (" + item.dump() + ")", std::nullopt,
+                  "envpin needs wheels from an index that publishes sha256 (PEP 503 #sha256= fragments)");
+    std::string file = url.substr(url.rfind('/') + 1);
+    file = percent_decode(file.substr(0, file.find('#')));
+    p.files.push_back({file, url.substr(0, url.find('#')), sha256});
+    out.push_back(p);
+  }
+  return out;
+}
+
+Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o) {
+  Lock lock;
+  lock.created_by = std::string("envpin ") + kEnvpinVersion;
+  lock.platforms = env.platforms;
+  lock.inputs_digest = inputs_digest(m);
+  lock.image = resolve_image(env, m, o);
+  if (env.cuda)
+    lock.cuda = Cuda{env.cuda->toolkit, env.cuda->cmake_architectures, env.cuda->driver_packaged,
+                     env.cuda->torch ? env.cuda->torch->variant : ""};
+  if (!m.apt.empty()) resolve_apt(m, env, *lock.image, o, lock);
+  if (m.python && (!m.python->packages.empty() || m.python->requirements)) resolve_python(m, env, o, lock);
+  if (m.python && m.python->requirements) {
+    const fs::path path = m.project_dir / m.python->requirements->value;
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    lock.files.push_back({m.python->requirements->value, static_cast<std::int64_t>(fs::file_size(path)), mode,
+                          pin::sha256_file(path)});
+  }
+  seal(lock);
+  return lock;
+}
+
+}  // namespace envpin::lock

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin lock`: the real resolvers at the edge. The image digest from the registry (libcurl),
+// the apt closure from apt itself inside the pinned image (docker or podman), the wheels from
+// pip's resolver for the target platform, the files' sha256 (OpenSSL EVP).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lock/lock.hpp"
+#include "manifest/model.hpp"
+#include "resolve/environment.hpp"
+
+namespace envpin::lock {
+
+struct ResolveOptions {
+  std::vector<std::string> insecure_registries;  // reached over http:// (loopback always is)
+  std::string python;   // interpreter whose pip resolves wheels; default $ENVPIN_PIP_PYTHON or python3
+  std::string engine;   // container engine for apt; default $ENVPIN_CONTAINER_ENGINE, else docker, else podman
+  std::function<void(const std::string&)> progress;  // one line per step, for stderr
+};
+
+Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& options);
+
+// Parsers of the tools' output (pure; tested on recorded output).
+// `apt-get download --print-uris` lines: 'URI' name_version_arch.deb size SHA256:hex
+std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vector<AptSource>& sources);
+// `pip install --dry-run --report` JSON.
+std::vector<PythonPackage> parse_pip_report(const std::string& json_text);
+
+}  // namespace envpin::lock
