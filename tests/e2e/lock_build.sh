@@ -1,0 +1,259 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# `envpin lock` end to end against real servers, all on 127.0.0.1 and all started here:
+# a docker-registry holding a debootstrapped bookworm image, a PEP 503 index of wheels built
+# here, and dockerd (--bridge=none --iptables=false, data in a temp dir). Then: lock, generate,
+# docker build, check_env inside the image; every recorded hash cross-checked by another tool
+# (curl + sha256sum, apt-get download + sha256sum, pip hash, Python's tomllib + json); and the
+# failures a lock must cause (changed wheel, wrong digest, edited lock, stale manifest).
+#   lock_build.sh ENVPIN_BINARY
+set -u
+ENVPIN=$1
+. "$(dirname "$0")/lib.sh"
+need dockerd docker docker-registry debootstrap curl sha256sum /usr/bin/python3
+if [ "$(id -u)" != 0 ]; then
+  if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: dockerd and debootstrap need root"; exit 1; fi
+  echo "SKIP: dockerd and debootstrap need root"
+  exit 125
+fi
+
+T=$(mktemp -d /tmp/envpin-e2e-lock.XXXXXX)
+REGISTRY_PID="" INDEX_PID="" DOCKERD_PID=""
+cleanup() {
+  for pid in $DOCKERD_PID $REGISTRY_PID $INDEX_PID; do kill "$pid" 2>/dev/null; done
+  for pid in $DOCKERD_PID $REGISTRY_PID $INDEX_PID; do
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+  done
+  umount "$T/exec/netns/default" 2>/dev/null
+  # ENVPIN_E2E_KEEP=DIR keeps the project (manifest, lock, generated files) for a look.
+  if [ -n "${ENVPIN_E2E_KEEP:-}" ]; then rm -rf "$ENVPIN_E2E_KEEP" && cp -R "$T/project" "$ENVPIN_E2E_KEEP"; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+step() { printf '%s envpin e2e: %s\n' "$(date +%T)" "$*" >&2; }
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_for() {  # wait_for SECONDS COMMAND...
+  limit=$1
+  shift
+  i=0
+  until "$@" >/dev/null 2>&1; do
+    i=$((i + 1))
+    [ $i -gt $((limit * 5)) ] && return 1
+    sleep 0.2
+  done
+}
+
+# --- servers -----------------------------------------------------------------------------
+step "starting docker-registry and dockerd"
+REG_PORT=$(free_port)
+cat > "$T/registry.yml" <<EOF
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $T/registry
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$REG_PORT
+EOF
+docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
+REGISTRY_PID=$!
+mkdir -p "$T/data" "$T/exec"
+dockerd --data-root "$T/data" --exec-root "$T/exec" --pidfile "$T/dockerd.pid" -H "unix://$T/docker.sock" \
+  --bridge=none --iptables=false --ip6tables=false --storage-driver=overlay2 >"$T/dockerd.log" 2>&1 &
+DOCKERD_PID=$!
+export DOCKER_HOST="unix://$T/docker.sock"
+wait_for 30 curl -sf "http://127.0.0.1:$REG_PORT/v2/" || { fail "registry did not start"; cat "$T/registry.log"; exit 1; }
+wait_for 60 docker info || { fail "dockerd did not start"; tail -20 "$T/dockerd.log"; exit 1; }
+
+# --- base image: bookworm minbase from the configured Debian mirror ----------------------------
+MIRROR=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+[ -n "$MIRROR" ] || MIRROR=http://deb.debian.org/debian
+CACHE=${ENVPIN_E2E_CACHE:-}
+if [ -n "$CACHE" ] && [ -f "$CACHE/bookworm-minbase.tar" ]; then
+  step "base image from the cached rootfs $CACHE/bookworm-minbase.tar"
+  cp "$CACHE/bookworm-minbase.tar" "$T/rootfs.tar"
+else
+  step "debootstrap --variant=minbase bookworm from $MIRROR"
+  debootstrap --variant=minbase bookworm "$T/rootfs" "$MIRROR" >"$T/debootstrap.log" 2>&1 ||
+    { fail "debootstrap"; tail -20 "$T/debootstrap.log"; exit 1; }
+  rm -rf "$T"/rootfs/var/cache/apt/archives/*.deb "$T"/rootfs/var/lib/apt/lists/*
+  tar -C "$T/rootfs" -cf "$T/rootfs.tar" .
+  rm -rf "$T/rootfs"
+  if [ -n "$CACHE" ]; then mkdir -p "$CACHE" && cp "$T/rootfs.tar" "$CACHE/bookworm-minbase.tar"; fi
+fi
+IMAGE="127.0.0.1:$REG_PORT/envpin/bookworm:12"
+docker import "$T/rootfs.tar" "$IMAGE" >/dev/null && docker push "$IMAGE" >"$T/push.log" 2>&1 ||
+  { fail "docker import/push"; cat "$T/push.log"; exit 1; }
+docker rmi "$IMAGE" >/dev/null  # builds must pull it by digest from the registry
+rm -f "$T/rootfs.tar"
+
+# --- wheel index ------------------------------------------------------------------------------
+make_wheel() {  # make_wheel NAME VERSION REQUIRES MESSAGE
+  d="$T/src/$1-$2"
+  mkdir -p "$d/$(echo "$1" | tr - _)"
+  printf 'MESSAGE = "%s"\n' "$4" > "$d/$(echo "$1" | tr - _)/__init__.py"
+  cat > "$d/setup.py" <<EOF
+from setuptools import setup
+setup(name="$1", version="$2", packages=["$(echo "$1" | tr - _)"], install_requires=[$3])
+EOF
+  (cd "$d" && SOURCE_DATE_EPOCH=315532800 /usr/bin/python3 -m pip wheel --isolated --no-build-isolation \
+     --no-deps --no-index -q -w "$T/index/packages" .) >"$T/wheel.log" 2>&1 || { fail "building wheel $1"; cat "$T/wheel.log"; exit 1; }
+}
+write_index() {
+  rm -rf "$T/index/simple"
+  for whl in "$T"/index/packages/*.whl; do
+    name=$(basename "$whl" | cut -d- -f1 | tr _ -)
+    mkdir -p "$T/index/simple/$name"
+    printf '<a href="../../packages/%s#sha256=%s">%s</a>\n' "$(basename "$whl")" \
+      "$(sha256sum "$whl" | cut -d' ' -f1)" "$(basename "$whl")" >> "$T/index/simple/$name/index.html"
+  done
+}
+step "building wheels and serving a PEP 503 index"
+make_wheel envpin-dep 2.0.0 "" "dependency"
+make_wheel envpin-demo 1.0.0 '"envpin-dep==2.0.0"' "demo"
+write_index
+INDEX_PORT=$(free_port)
+/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$T/index" "$INDEX_PORT" >"$T/index.log" 2>&1 &
+INDEX_PID=$!
+wait_for 20 curl -sf "http://127.0.0.1:$INDEX_PORT/simple/envpin-demo/" || { fail "index did not start"; exit 1; }
+
+# --- the project --------------------------------------------------------------------------------
+P="$T/project"
+mkdir -p "$P"
+cat > "$P/envpin.yaml" <<EOF
+envpin: 1
+name: e2e-locked
+base: $IMAGE
+os: debian12
+apt: [jq, python3-venv]
+python:
+  version: "3.11"
+  source: system
+  index: http://127.0.0.1:$INDEX_PORT/simple
+  packages: [envpin-demo==1.0.0]
+env: {ENVPIN_E2E: "1"}
+EOF
+
+step "envpin lock"
+export ENVPIN_PIP_PYTHON=/usr/bin/python3
+start=$(date +%s)
+if "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock.out" 2>"$T/lock.err"; then pass; else fail "envpin lock"; cat "$T/lock.err"; exit 1; fi
+step "envpin lock took $(( $(date +%s) - start )) s: $(cat "$T/lock.out")"
+cp "$P/envpin.lock" "$T/first.lock"
+"$ENVPIN" lock -f "$P/envpin.yaml" >/dev/null 2>&1
+if cmp -s "$P/envpin.lock" "$T/first.lock"; then pass; else fail "envpin lock twice gave different bytes"; diff "$T/first.lock" "$P/envpin.lock"; fi
+if "$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify.out" 2>&1; then pass; else fail "verify of a fresh lock"; cat "$T/verify.out"; fi
+
+# --- cross-checks with independent tools --------------------------------------------------------
+# Python's tomllib reads the lock; its own json recomputes lock-digest.
+if /usr/bin/python3 - "$P/envpin.lock" > "$T/pins.txt" 2>"$T/pins.err" <<'EOF'; then pass; else fail "tomllib/json cross-check of the lock"; cat "$T/pins.err"; fi
+import hashlib, json, sys, tomllib
+lock = tomllib.load(open(sys.argv[1], "rb"))
+recorded = lock.pop("lock-digest")
+digest = "sha256:" + hashlib.sha256(json.dumps(lock, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+assert digest == recorded, (digest, recorded)
+print("image", lock["image"]["digest"], lock["image"]["platform-manifests"][0]["config"])
+for p in lock["apt"]:
+    print("apt", p["name"], p["version"], p["sha256"], p["size"])
+for p in lock["python"]:
+    for f in p["files"]:
+        print("wheel", p["name"], p["version"], f["url"], f["sha256"])
+EOF
+# The image digest: curl's HEAD header and sha256sum of the GET body.
+ACCEPT='Accept: application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json'
+locked_digest=$(awk '$1 == "image" { print $2 }' "$T/pins.txt")
+head_digest=$(curl -sfI -H "$ACCEPT" "http://127.0.0.1:$REG_PORT/v2/envpin/bookworm/manifests/12" | tr -d '\r' | awk -F': ' 'tolower($1) == "docker-content-digest" { print $2 }')
+body_digest=sha256:$(curl -sf -H "$ACCEPT" "http://127.0.0.1:$REG_PORT/v2/envpin/bookworm/manifests/12" | sha256sum | cut -d' ' -f1)
+if [ "$locked_digest" = "$head_digest" ] && [ "$locked_digest" = "$body_digest" ]; then pass; else
+  fail "image digest: lock $locked_digest, registry header $head_digest, body $body_digest"; fi
+# Every .deb: apt-get download inside the pinned image, then sha256sum.
+awk '$1 == "apt" { print $2 "=" $3 }' "$T/pins.txt" > "$T/apt-pins.txt"
+awk '$1 == "apt" { print $4 "  " $2 }' "$T/pins.txt" > "$T/apt-sums.txt"
+apt_count=$(wc -l < "$T/apt-pins.txt")
+docker run --rm --network host -v "$T:/x" --entrypoint sh "$IMAGE@$locked_digest" -c '
+  set -e; cd /tmp; apt-get update -qq >/dev/null
+  xargs apt-get -o APT::Sandbox::User=root download -qq < /x/apt-pins.txt
+  for f in *.deb; do n=${f%%_*}; echo "$(sha256sum "$f" | cut -d" " -f1)  $n"; done' > "$T/apt-actual.txt" 2>"$T/apt-dl.err"
+if [ "$apt_count" -ge 3 ] && [ "$(sort "$T/apt-sums.txt")" = "$(sort "$T/apt-actual.txt")" ]; then pass; else
+  fail "apt .deb sha256 (lock vs apt-get download + sha256sum)"; diff "$T/apt-sums.txt" "$T/apt-actual.txt" | head; cat "$T/apt-dl.err" | head; fi
+# Every wheel: downloaded with curl, hashed by pip.
+awk '$1 == "wheel"' "$T/pins.txt" | while read -r _ name version url sha; do
+  curl -sf -o "$T/w.whl" "$url" && got=$(/usr/bin/python3 -m pip hash "$T/w.whl" | sed -n 's/^--hash=sha256://p')
+  [ "$got" = "$sha" ] && echo ok || echo "wheel $name: lock $sha, pip hash $got"
+done > "$T/wheel-check.txt"
+if [ "$(grep -c '^ok$' "$T/wheel-check.txt")" = 2 ] && ! grep -qv '^ok$' "$T/wheel-check.txt"; then pass; else
+  fail "wheel sha256 (lock vs pip hash)"; cat "$T/wheel-check.txt"; fi
+
+# --- generate and build -------------------------------------------------------------------------
+step "envpin generate and docker build"
+"$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || fail "envpin generate with the lock"
+if grep -q "^FROM --platform=linux/amd64 $IMAGE@$locked_digest\$" "$P/Dockerfile"; then pass; else fail "FROM is not pinned by digest"; grep FROM "$P/Dockerfile"; fi
+if grep -q -- '--require-hashes --no-deps' "$P/Dockerfile"; then pass; else fail "pip is not in hash-checking mode"; fi
+start=$(date +%s)
+if DOCKER_BUILDKIT=0 docker build --network host -t envpin-e2e "$P" >"$T/build.log" 2>&1; then pass; else
+  fail "docker build of the generated Dockerfile"; tail -30 "$T/build.log"; fi
+step "docker build took $(( $(date +%s) - start )) s"
+docker run --rm --network none envpin-e2e envpin-check-env >"$T/check.log" 2>&1
+rc=$?
+if [ "$rc" = 0 ]; then pass; else fail "check_env in the built image exited $rc"; cat "$T/check.log"; fi
+# dpkg-query and pip in the image report exactly the locked versions.
+docker run --rm --network none envpin-e2e dpkg-query -W -f='${Package}=${Version}\n' > "$T/dpkg.txt"
+missing=$(grep -vxF -f "$T/dpkg.txt" "$T/apt-pins.txt")
+if [ -z "$missing" ]; then pass; else fail "installed debs differ from the lock: $missing"; fi
+docker run --rm --network none envpin-e2e python -m pip list --format=freeze > "$T/pip.txt" 2>/dev/null
+if grep -qx 'envpin-demo==1.0.0' "$T/pip.txt" && grep -qx 'envpin-dep==2.0.0' "$T/pip.txt"; then pass; else
+  fail "pip list in the image"; cat "$T/pip.txt"; fi
+
+# --- what a lock must refuse --------------------------------------------------------------------
+step "negative cases"
+# A wheel replaced on the index (same name and version, different bytes): pip's hash check fails.
+rm -f "$T"/index/packages/envpin_dep-*.whl
+make_wheel envpin-dep 2.0.0 "" "tampered"
+write_index
+if DOCKER_BUILDKIT=0 docker build --no-cache --network host -t envpin-e2e-bad "$P" >"$T/build-bad.log" 2>&1; then
+  fail "build succeeded with a changed wheel"
+elif grep -q "THESE PACKAGES DO NOT MATCH THE HASHES" "$T/build-bad.log"; then pass; else
+  fail "build with a changed wheel failed without pip's hash error"; tail -20 "$T/build-bad.log"; fi
+# A wrong digest in FROM.
+sed "s/@sha256:[0-9a-f]*/@sha256:$(printf '0%.0s' $(seq 64))/" "$P/Dockerfile" > "$P/Dockerfile.bad"
+if DOCKER_BUILDKIT=0 docker build --network host -f "$P/Dockerfile.bad" "$P" >"$T/build-digest.log" 2>&1; then
+  fail "build succeeded with a wrong digest"
+elif grep -qi "manifest unknown\|not found" "$T/build-digest.log"; then pass; else
+  fail "wrong digest failed oddly"; tail -5 "$T/build-digest.log"; fi
+# A hand edit of the lock: verify exits 1 and names the entry.
+cp "$P/envpin.lock" "$T/good.lock"
+sed 's/^version = "2.0.0"$/version = "2.0.1"/' "$T/good.lock" > "$P/envpin.lock"
+"$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify-edit.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "lock-digest" "$T/verify-edit.out"; then pass; else fail "verify of an edited lock: exit $rc"; cat "$T/verify-edit.out"; fi
+# A truncated lock: exit 1 with a position.
+head -c 200 "$T/good.lock" > "$P/envpin.lock"
+"$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify-trunc.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "envpin: error: " "$T/verify-trunc.out"; then pass; else fail "verify of a truncated lock: exit $rc"; cat "$T/verify-trunc.out"; fi
+# A changed manifest: stale, exit 2.
+cp "$T/good.lock" "$P/envpin.lock"
+echo 'secrets: [E2E_TOKEN]' >> "$P/envpin.yaml"
+"$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify-stale.out" 2>&1
+rc=$?
+# secrets do not affect resolution: still current.
+if [ "$rc" = 0 ]; then pass; else fail "verify after a change that does not affect pins: exit $rc"; cat "$T/verify-stale.out"; fi
+sed -i 's/^apt: \[jq, python3-venv\]$/apt: [jq, python3-venv, less]/' "$P/envpin.yaml"
+"$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify-stale.out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -q "is stale" "$T/verify-stale.out"; then pass; else fail "verify of a stale lock: exit $rc"; cat "$T/verify-stale.out"; fi
+# Registry errors: unknown tag, nothing listening. The old lock stays.
+sed -i "s|^base: .*|base: 127.0.0.1:$REG_PORT/envpin/bookworm:nope|" "$P/envpin.yaml"
+"$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-404.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "tag 'nope' not found (HTTP 404" "$T/lock-404.out" && cmp -s "$P/envpin.lock" "$T/good.lock"; then pass; else
+  fail "lock with an unknown tag: exit $rc"; cat "$T/lock-404.out"; fi
+sed -i "s|^base: .*|base: 127.0.0.1:1/envpin/bookworm:12|" "$P/envpin.yaml"
+"$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-down.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "cannot reach http://127.0.0.1:1/v2/" "$T/lock-down.out" && cmp -s "$P/envpin.lock" "$T/good.lock"; then pass; else
+  fail "lock with the registry down: exit $rc"; cat "$T/lock-down.out"; fi
+finish
