@@ -245,6 +245,18 @@ sed -i 's/^apt: \[jq, python3-venv\]$/apt: [jq, python3-venv, less]/' "$P/envpin
 "$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify-stale.out" 2>&1
 rc=$?
 if [ "$rc" = 2 ] && grep -q "is stale" "$T/verify-stale.out"; then pass; else fail "verify of a stale lock: exit $rc"; cat "$T/verify-stale.out"; fi
+# A package apt does not know, and a requirement with no wheel on the index: clear errors
+# naming the manifest entry, and the old lock stays.
+sed -i 's/^apt: \[jq, python3-venv, less\]$/apt: [jq, python3-venv, envpin-no-such-deb]/' "$P/envpin.yaml"
+"$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-apt.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "envpin.yaml:5:25: apt cannot resolve the packages in .*Unable to locate package envpin-no-such-deb" "$T/lock-apt.out" &&
+   cmp -s "$P/envpin.lock" "$T/good.lock"; then pass; else fail "lock with an unknown apt package: exit $rc"; cat "$T/lock-apt.out"; fi
+sed -i 's/^apt: .*$/apt: [jq, python3-venv]/; s/^  packages: \[envpin-demo==1.0.0\]$/  packages: [envpin-demo==1.0.0, envpin-nowheel==1.0]/' "$P/envpin.yaml"
+"$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-pip.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "envpin.yaml:10:34: pip cannot resolve the Python packages for cp311 x86_64: ERROR: Could not find a version that satisfies the requirement envpin-nowheel==1.0" "$T/lock-pip.out" &&
+   cmp -s "$P/envpin.lock" "$T/good.lock"; then pass; else fail "lock with a requirement without wheels: exit $rc"; cat "$T/lock-pip.out"; fi
 # Registry errors: unknown tag, nothing listening. The old lock stays.
 sed -i "s|^base: .*|base: 127.0.0.1:$REG_PORT/envpin/bookworm:nope|" "$P/envpin.yaml"
 "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-404.out" 2>&1

@@ -210,7 +210,7 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
       argv.insert(argv.end(), {"--extra-index-url", env.cuda->torch->index_url});
   }
   argv.insert(argv.end(), {"-r", (scratch / "requirements.in").string()});
-  if (o.progress) o.progress("resolving wheels with " + python + " -m pip for cp" + version + " " + machine);
+  if (o.progress) o.progress("resolving wheels with " + python + " -m pip for " + abi + " " + machine);
   const io::ProcessResult r = io::run_process(argv);
   if (r.exit_code != 0) {
     const std::string why = tool_errors(r.err);
@@ -219,7 +219,7 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
     for (const auto* list : {&py.packages, &py.requirement_lines})
       for (const auto& req : *list)
         if (why.find(req.value.name) != std::string::npos) where = req.where;
-    throw Error("pip cannot resolve the Python packages for cp" + version + " " + machine + ": " + why, where,
+    throw Error("pip cannot resolve the Python packages for " + abi + " " + machine + ": " + why, where,
                 "check that every package has a wheel for this Python and platform on the index");
   }
   const auto report = io::read_file(scratch / "report.json");
