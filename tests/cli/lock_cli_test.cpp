@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin verify` and `envpin generate` with a lock, through the real binary. The lock is made
+// here (resolving needs servers: tests/e2e/lock_build.sh does that for real).
+#include <gtest/gtest.h>
+
+#include "cli/cli_fixture.hpp"
+#include "lock/lock.hpp"
+#include "manifest/load.hpp"
+
+namespace envpin {
+namespace {
+
+constexpr const char* kManifest =
+    "envpin: 1\nname: demo\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\napt: [jq, python3-venv]\n"
+    "python: {version: '3.11', source: system, packages: [envpin-demo==1.0.0]}\n";
+
+class LockCli : public Cli {
+ protected:
+  void write_locked() {
+    write("envpin.yaml", kManifest);
+    const manifest::Manifest m = manifest::load((dir_ / "envpin.yaml").string());
+    lock::Lock l;
+    l.created_by = "envpin 0.1.0";
+    l.platforms = {"linux/amd64"};
+    l.inputs_digest = lock::inputs_digest(m);
+    const std::string digest = "sha256:" + std::string(64, 'b');
+    l.image = lock::Image{"127.0.0.1:5000/envpin/bookworm:12", "127.0.0.1:5000/envpin/bookworm:12@" + digest, digest,
+                          "application/vnd.docker.distribution.manifest.v2+json",
+                          {{"linux/amd64", digest, "sha256:" + std::string(64, 'c')}}};
+    l.apt_sources = {{"deb.debian.org/debian", "http://deb.debian.org/debian"}};
+    l.apt = {{"jq", "1.6-2.1+deb12u2", "amd64", "deb.debian.org/debian", "jq", "pool/main/j/jq/jq.deb", 64432,
+              std::string(64, 'e')},
+             {"libjq1", "1.6-2.1+deb12u2", "amd64", "deb.debian.org/debian", "", "pool/main/j/jq/libjq1.deb", 136460,
+              std::string(64, 'f')}};
+    l.python_index = "http://127.0.0.1:8000/simple";
+    l.python = {{"envpin-demo", "1.0.0", "envpin-demo==1.0.0",
+                 {{"envpin_demo-1.0.0-py3-none-any.whl", "http://127.0.0.1:8000/p/d.whl", std::string(64, '1')}}},
+                {"envpin-dep", "2.0.0", "",
+                 {{"envpin_dep-2.0.0-py3-none-any.whl", "http://127.0.0.1:8000/p/e.whl", std::string(64, '2')}}}};
+    lock::seal(l);
+    write("envpin.lock", lock::to_toml(l));
+    lock_ = l;
+  }
+  lock::Lock lock_;
+};
+
+TEST_F(LockCli, VerifyIntact) {
+  write_locked();
+  const Result r = run("verify");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "envpin.lock: ok (5 pins, " + lock_.lock_digest + ")\n");
+}
+
+TEST_F(LockCli, VerifyNamesTheEditedEntry) {
+  write_locked();
+  std::string text = *io::read_file(dir_ / "envpin.lock");
+  text.replace(text.find("size = 136460"), 13, "size = 136461");
+  write("envpin.lock", text);
+  Result r = run("verify");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.lock: content does not match its lock-digest (" + lock_.lock_digest +
+                " recorded, " + r.err.substr(r.err.find("recorded, ") + 10, 71) +
+                " computed): a value was edited after envpin wrote it\n"
+                "envpin: hint: restore it from version control, or run 'envpin lock' to rewrite it\n");
+  // A formatting edit (what envpin never writes) is named by line and entry.
+  text = *io::read_file(dir_ / "envpin.lock");
+  text.replace(text.find("size = 136461"), 13, "size =  136460");
+  write("envpin.lock", text);
+  r = run("verify");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin.lock:" ), std::string::npos);
+  EXPECT_NE(r.err.find(": not as envpin wrote it: [[apt]] \"libjq1\" was edited"), std::string::npos) << r.err;
+}
+
+TEST_F(LockCli, VerifyStaleExitsTwo) {
+  write_locked();
+  write("envpin.yaml", std::string(kManifest) + "secrets: [TOKEN]\n");
+  EXPECT_EQ(run("verify").code, 0) << "secrets do not affect pins";
+  write("envpin.yaml", std::string(kManifest).replace(std::string(kManifest).find("[jq, "), 5, "[jq, git, "));
+  const Result r = run("verify");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.lock is stale: envpin.yaml changed after it was locked\n"
+            "envpin: hint: run 'envpin lock --manifest envpin.yaml'\n");
+  // generate refuses a stale lock and writes nothing.
+  const Result g = run("generate");
+  EXPECT_EQ(g.code, 1);
+  EXPECT_EQ(g.err,
+            "envpin: error: envpin.lock: envpin.lock is stale: envpin.yaml changed after it was locked\n"
+            "envpin: hint: run 'envpin lock --manifest envpin.yaml' first\n");
+  EXPECT_EQ(listing(), (std::vector<std::string>{"envpin.lock", "envpin.yaml"}));
+}
+
+TEST_F(LockCli, MissingOrNewerLock) {
+  write("envpin.yaml", kManifest);
+  EXPECT_EQ(run("verify").err,
+            "envpin: error: envpin.lock: cannot read envpin.lock\nenvpin: hint: run 'envpin lock' to create it\n");
+  write_locked();
+  std::string text = *io::read_file(dir_ / "envpin.lock");
+  text.replace(text.find("lock-version = \"1.0\""), 20, "lock-version = \"2.0\"");
+  write("envpin.lock", text);
+  const Result r = run("verify");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.lock: lock-version 2.0 is not supported by this envpin (it reads 1.0)\n"
+            "envpin: hint: upgrade envpin, or run 'envpin lock' to rewrite the lock\n");
+}
+
+TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
+  write_locked();
+  const Result r = run("generate");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string dockerfile = *io::read_file(dir_ / "Dockerfile");
+  EXPECT_NE(dockerfile.find("FROM --platform=linux/amd64 " + lock_.image->reference + "\n"), std::string::npos);
+  EXPECT_NE(dockerfile.find("      jq=1.6-2.1+deb12u2 \\\n      libjq1=1.6-2.1+deb12u2 \\\n"), std::string::npos)
+      << dockerfile;
+  EXPECT_NE(dockerfile.find("COPY requirements.lock /tmp/envpin/requirements.txt\n"
+                            "RUN python -m pip install --no-cache-dir --disable-pip-version-check --require-hashes "
+                            "--no-deps \\\n      --index-url 'http://127.0.0.1:8000/simple' \\\n"
+                            "      -r /tmp/envpin/requirements.txt\n"),
+            std::string::npos)
+      << dockerfile;
+  EXPECT_NE(dockerfile.find("RUN python3 -m venv /opt/venv\n"), std::string::npos);
+  const std::string check = *io::read_file(dir_ / ".envpin/check_env.sh");
+  EXPECT_NE(check.find("lock_digest='" + lock_.lock_digest + "'\n"), std::string::npos);
+  EXPECT_NE(check.find("check_apt 'libjq1' '1.6-2.1+deb12u2'\n"), std::string::npos);
+  EXPECT_NE(check.find("check_package 'envpin-dep' '==2.0.0' ''\n"), std::string::npos);
+  // The same lock, the same bytes.
+  const std::string before = dockerfile;
+  ASSERT_EQ(run("generate").code, 0);
+  EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), before);
+}
+
+TEST_F(LockCli, SystemPythonNeedsVenv) {
+  write("envpin.yaml", "envpin: 1\nname: x\nbase: debian:12\nos: debian12\napt: [python3]\n"
+                       "python: {version: '3.11', source: system}\n");
+  const Result r = run("validate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml:6:35: python.source: system installs packages into a venv of the image's "
+            "python3, but apt does not list python3-venv\nenvpin: hint: add python3-venv to apt\n");
+}
+
+}  // namespace
+}  // namespace envpin
