@@ -28,5 +28,6 @@ Command validate_command();
 Command cuda_command();
 Command lock_command();
 Command verify_command();
+Command context_command();
 
 }  // namespace envpin::cli
