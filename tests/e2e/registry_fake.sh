@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The image resolver against a registry that misbehaves on purpose (tests/fakes/fake_registry.py):
+# an OCI index for two platforms, bearer-token auth, a refused token, a manifest that is not JSON,
+# a digest header that lies, 429s before success, and a single-platform image of the wrong arch.
+#   registry_fake.sh ENVPIN_BINARY
+set -u
+ENVPIN=$1
+. "$(dirname "$0")/lib.sh"
+need /usr/bin/python3 curl sha256sum
+T=$(mktemp -d)
+PID=""
+trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null; fi; rm -rf "$T"' EXIT
+PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+/usr/bin/python3 "$ROOT/tests/fakes/fake_registry.py" "$PORT" >"$T/server.log" 2>&1 &
+PID=$!
+i=0
+until curl -s "http://127.0.0.1:$PORT/v2/" >/dev/null 2>&1; do
+  i=$((i + 1)); [ $i -gt 50 ] && { fail "fake registry did not start"; exit 1; }; sleep 0.1
+done
+
+# lock_image NAME IMAGE PLATFORMS: envpin lock for a manifest that is only this base image.
+lock_image() {
+  mkdir -p "$T/$1"
+  printf 'envpin: 1\nname: fake\nbase: %s\nos: debian12\nplatforms: [%s]\n' "$2" "$3" > "$T/$1/envpin.yaml"
+  "$ENVPIN" lock -f "$T/$1/envpin.yaml" >"$T/$1/out" 2>"$T/$1/err"
+  echo $? > "$T/$1/rc"
+}
+expect_error() {  # expect_error NAME TEXT
+  if [ "$(cat "$T/$1/rc")" = 1 ] && grep -qF -- "$2" "$T/$1/err" && [ ! -e "$T/$1/envpin.lock" ]; then pass; else
+    fail "$1: expected exit 1, no lock, and: $2"; cat "$T/$1/err"; fi
+}
+
+ACCEPT='Accept: application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json'
+lock_image multi "127.0.0.1:$PORT/ok/multi:1" "linux/amd64, linux/arm64"
+index=sha256:$(curl -sf -H "$ACCEPT" "http://127.0.0.1:$PORT/v2/ok/multi/manifests/1" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$T/multi/rc")" = 0 ] && grep -q "^digest = \"$index\"\$" "$T/multi/envpin.lock" &&
+   [ "$(grep -c '{ platform = "linux/a' "$T/multi/envpin.lock")" = 2 ]; then pass; else
+  fail "index for two platforms"; cat "$T/multi/err" "$T/multi/envpin.lock"; fi
+# Each per-platform manifest digest is the sha256 of what the registry serves for it.
+for p in amd64 arm64; do
+  d=$(sed -n "s/.*platform = \"linux\\/$p\", manifest = \"\\([^\"]*\\)\".*/\\1/p" "$T/multi/envpin.lock")
+  got=sha256:$(curl -sf -H "$ACCEPT" "http://127.0.0.1:$PORT/v2/ok/multi/manifests/$d" | sha256sum | cut -d' ' -f1)
+  if [ -n "$d" ] && [ "$d" = "$got" ]; then pass; else fail "linux/$p manifest digest $d vs $got"; fi
+done
+
+lock_image auth "127.0.0.1:$PORT/auth/img:1" "linux/amd64"
+if [ "$(cat "$T/auth/rc")" = 0 ]; then pass; else fail "bearer-token auth"; cat "$T/auth/err"; fi
+lock_image denied "127.0.0.1:$PORT/denied/img:1" "linux/amd64"
+expect_error denied "registry 127.0.0.1:$PORT refused an anonymous token for denied/img (HTTP 401 from http://127.0.0.1:$PORT/token-denied"
+lock_image broken "127.0.0.1:$PORT/broken/img:1" "linux/amd64"
+expect_error broken "the registry returned a manifest that is not valid JSON (http://127.0.0.1:$PORT/v2/broken/img/manifests/1)"
+lock_image lying "127.0.0.1:$PORT/lying/img:1" "linux/amd64"
+expect_error lying "but the registry announced sha256:0000000000000000000000000000000000000000000000000000000000000000"
+lock_image flaky "127.0.0.1:$PORT/flaky/img:1" "linux/amd64"
+if [ "$(cat "$T/flaky/rc")" = 0 ] && grep -q "HTTP 429; retrying in 500 ms (attempt 2 of 4)" "$T/flaky/err"; then pass; else
+  fail "retry after 429"; cat "$T/flaky/err"; fi
+lock_image armonly "127.0.0.1:$PORT/armonly/img:1" "linux/amd64"
+expect_error armonly "image 127.0.0.1:$PORT/armonly/img:1 is linux/arm64 only, but platforms asks for linux/amd64"
+lock_image missing "127.0.0.1:$PORT/ok/multi:nope" "linux/amd64"
+expect_error missing "tag 'nope' not found (HTTP 404 MANIFEST_UNKNOWN: manifest unknown from http://127.0.0.1:$PORT/v2/ok/multi/manifests/nope)"
+lock_image noplatform "127.0.0.1:$PORT/ok/single:1" "linux/arm64"
+expect_error noplatform "is linux/amd64 only, but platforms asks for linux/arm64"
+finish
