@@ -187,6 +187,25 @@ done > "$T/wheel-check.txt"
 if [ "$(grep -c '^ok$' "$T/wheel-check.txt")" = 2 ] && ! grep -qv '^ok$' "$T/wheel-check.txt"; then pass; else
   fail "wheel sha256 (lock vs pip hash)"; cat "$T/wheel-check.txt"; fi
 
+# Without a container engine: the distribution's Packages index, requested packages only,
+# and the lock says the closure is partial. Each .deb hash checked with curl + sha256sum.
+mkdir -p "$T/nodocker"
+cp "$P/envpin.yaml" "$T/nodocker/"
+if ENVPIN_CONTAINER_ENGINE=none ENVPIN_APT_MIRROR="$MIRROR" "$ENVPIN" lock -f "$T/nodocker/envpin.yaml" \
+     >"$T/nodocker.out" 2>"$T/nodocker.err" &&
+   grep -q '^apt-closure = "partial"$' "$T/nodocker/envpin.lock" &&
+   grep -q "the apt closure is partial" "$T/nodocker.err" &&
+   [ "$(grep -c '^\[\[apt\]\]$' "$T/nodocker/envpin.lock")" = 2 ]; then pass; else
+  fail "lock without a container engine"; cat "$T/nodocker.err"; fi
+/usr/bin/python3 -c '
+import sys, tomllib
+for p in tomllib.load(open(sys.argv[1], "rb")).get("apt", []):
+    print(p["filename"], p["sha256"])' "$T/nodocker/envpin.lock" | while read -r file sha; do
+  got=$(curl -sf "$MIRROR/$file" | sha256sum | cut -d' ' -f1)
+  [ "$got" = "$sha" ] && echo ok || echo "$file: lock $sha, mirror $got"
+done > "$T/nodocker-check.txt"
+if [ "$(grep -c '^ok$' "$T/nodocker-check.txt")" = 2 ]; then pass; else fail "Packages-index hashes"; cat "$T/nodocker-check.txt"; fi
+
 # --- generate and build -------------------------------------------------------------------------
 step "envpin generate and docker build"
 "$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || fail "envpin generate with the lock"

@@ -97,6 +97,7 @@ json project(const Lock& l, bool for_digest) {
     }
   }
   if (!l.python_index.empty()) j["python-index"] = l.python_index;
+  if (!l.apt_closure.empty()) j["apt-closure"] = l.apt_closure;
   if (!l.python.empty()) {
     j["python"] = json::array();
     for (const auto& p : l.python) {
@@ -192,6 +193,7 @@ std::string to_toml(const Lock& l) {
   w.strings("platforms", l.platforms);
   w.key("inputs-digest", l.inputs_digest);
   w.key("lock-digest", l.lock_digest);
+  w.key_if("apt-closure", l.apt_closure);
   w.key_if("python-index", l.python_index);
   if (l.image) {
     w.raw("\n[image]\n");
@@ -271,6 +273,7 @@ Lock parse(const std::string& text, const std::string& file) {
   l.inputs_digest = r.str(j, "inputs-digest", "the lock");
   l.lock_digest = r.str(j, "lock-digest", "the lock");
   l.python_index = r.str(j, "python-index", "the lock", true);
+  l.apt_closure = r.str(j, "apt-closure", "the lock", true);
   if (j.contains("image")) {
     const json& i = j["image"];
     Image image;

@@ -71,6 +71,7 @@ struct Lock {
   std::optional<Image> image;
   std::optional<Cuda> cuda;
   std::vector<AptSource> apt_sources;
+  std::string apt_closure;  // "full" (apt's solver in the image) or "partial" (requested packages only)
   std::vector<AptPackage> apt;
   std::string python_index;  // the index the wheels came from
   std::vector<PythonPackage> python;

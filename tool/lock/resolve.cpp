@@ -3,12 +3,15 @@
 
 #include <sys/stat.h>
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -17,6 +20,7 @@
 #include "envpin_version.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "net/http.hpp"
 #include "net/registry.hpp"
 #include "pin/sha256.hpp"
 
@@ -112,12 +116,106 @@ const manifest::Located<manifest::AptPackage>* apt_entry(const manifest::Manifes
   return nullptr;
 }
 
+// Decompresses .xz/.gz/raw bytes with libarchive's filters.
+std::string decompress(const std::string& bytes, const std::string& url) {
+  std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
+  archive_read_support_filter_all(a.get());
+  archive_read_support_format_raw(a.get());
+  archive_entry* entry = nullptr;
+  if (archive_read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK ||
+      archive_read_next_header(a.get(), &entry) != ARCHIVE_OK)
+    throw Error("cannot decompress " + url + ": " + (archive_error_string(a.get()) ? archive_error_string(a.get()) : "?"));
+  std::string out;
+  char buffer[1 << 16];
+  la_ssize_t n = 0;
+  while ((n = archive_read_data(a.get(), buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
+  if (n < 0) throw Error("cannot decompress " + url + ": " + archive_error_string(a.get()));
+  return out;
+}
+
+// Without a container engine: the distribution's Packages index over HTTP, for the requested
+// packages only. Their dependencies are not resolved, and the lock says so (apt-closure = "partial").
+void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o,
+                            Lock& lock) {
+  if (env.os_id.empty() || env.codename.empty())
+    throw Error("no container engine to run apt, and the OS of the base image is unknown", m.apt.front().where,
+                "set os (e.g. 'os: debian12'), or install docker.io or podman");
+  const std::string arch = env.machines.empty() || env.machines.front() == "x86_64" ? "amd64" : "arm64";
+  std::string mirror;
+  if (const char* e = std::getenv("ENVPIN_APT_MIRROR"); e && *e) mirror = e;
+  else if (env.os_id == "debian") mirror = "http://deb.debian.org/debian";
+  else mirror = arch == "amd64" ? "http://archive.ubuntu.com/ubuntu" : "http://ports.ubuntu.com/ubuntu-ports";
+  while (mirror.ends_with("/")) mirror.pop_back();
+  const std::string dir = mirror + "/dists/" + env.codename + "/main/binary-" + arch + "/";
+  net::HttpOptions http;
+  http.progress = o.progress;
+  std::string text;
+  for (const char* name : {"Packages.xz", "Packages.gz"}) {
+    if (o.progress) o.progress("no container engine: reading " + dir + name + " (requested packages only)");
+    const net::Response r = net::fetch(net::Request{"GET", dir + name, {}}, http);
+    if (r.status == 200) {
+      text = decompress(r.body, dir + name);
+      break;
+    }
+  }
+  if (text.empty()) throw Error("cannot read the Packages index under " + dir, m.apt.front().where,
+                                "set ENVPIN_APT_MIRROR to a reachable mirror, or install docker.io or podman");
+  // deb822 stanzas: Package, Version, Architecture, Filename, Size, SHA256.
+  std::map<std::string, std::vector<std::map<std::string, std::string>>> stanzas;
+  std::istringstream lines(text);
+  std::string line;
+  std::map<std::string, std::string> current;
+  auto flush = [&] {
+    if (current.count("Package")) stanzas[current["Package"]].push_back(current);
+    current.clear();
+  };
+  while (std::getline(lines, line)) {
+    if (line.empty()) {
+      flush();
+      continue;
+    }
+    if (line[0] == ' ' || line[0] == '\t') continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, colon);
+    if (key == "Package" || key == "Version" || key == "Architecture" || key == "Filename" || key == "Size" ||
+        key == "SHA256")
+      current[key] = line.substr(colon + 2 <= line.size() ? colon + 2 : line.size());
+  }
+  flush();
+  const std::string id = mirror.substr(mirror.find("://") == std::string::npos ? 0 : mirror.find("://") + 3);
+  lock.apt_sources.push_back({id, mirror});
+  for (const auto& a : m.apt) {
+    const auto it = stanzas.find(a.value.name);
+    const std::map<std::string, std::string>* hit = nullptr;
+    if (it != stanzas.end())
+      for (const auto& st : it->second)
+        if (a.value.version.empty() || st.at("Version") == a.value.version) hit = &st;
+    if (!hit)
+      throw Error("'" + (a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version) +
+                      "' is not in " + dir + "Packages",
+                  a.where, "check the name and version (apt-cache policy " + a.value.name + ")");
+    AptPackage p;
+    p.name = a.value.name;
+    p.version = hit->at("Version");
+    p.arch = hit->count("Architecture") ? hit->at("Architecture") : arch;
+    p.requested = a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version;
+    p.source = id;
+    p.filename = hit->count("Filename") ? hit->at("Filename") : "";
+    p.size = hit->count("Size") ? std::stoll(hit->at("Size")) : 0;
+    p.sha256 = hit->count("SHA256") ? hit->at("SHA256") : "";
+    lock.apt.push_back(p);
+  }
+  lock.apt_closure = "partial";
+  if (o.progress)
+    o.progress("warning: the apt closure is partial: only the requested packages are pinned, not their "
+               "dependencies; install docker.io or podman for the full closure");
+}
+
 void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, const Image& image,
                  const ResolveOptions& o, Lock& lock) {
   const std::string engine = container_engine(o);
-  if (engine.empty())
-    throw Error("resolving the apt closure needs a container engine (docker or podman), and none is on PATH",
-                m.apt.front().where, "install docker.io or podman, or set ENVPIN_CONTAINER_ENGINE");
+  if (engine.empty() || engine == "none") return resolve_apt_from_index(m, env, o, lock);
   std::string packages;
   for (const auto& a : m.apt)
     packages += " '" + (a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version) + "'";
@@ -148,6 +246,7 @@ void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, c
                 "check the package names and versions exist in that image's apt sources");
   }
   lock.apt = parse_apt_print_uris(r.out, lock.apt_sources);
+  lock.apt_closure = "full";
   std::set<std::string> found;
   for (auto& p : lock.apt) {
     found.insert(p.name);

@@ -70,6 +70,7 @@ Environment resolve(const Manifest& m) {
     env.os_id = "ubuntu";
     env.os_version = env.cuda->os_version;
     env.glibc = std::string(os_info("ubuntu" + env.os_version).glibc);
+    env.codename = std::string(os_info("ubuntu" + env.os_version).codename);
     env.base_image = env.cuda->base_image;
     for (const Note& n : env.cuda->warnings) env.warnings.push_back(diag::format_warning(n.text, n.where));
   } else if (m.base) {
@@ -79,6 +80,7 @@ Environment resolve(const Manifest& m) {
       env.os_id = os->id;
       env.os_version = os->version;
       env.glibc = std::string(os->glibc);
+      env.codename = std::string(os->codename);
     } else {
       env.warnings.push_back(diag::format_warning(
           "cannot tell the OS of base image '" + m.base->value + "'; check_env will not check it",
@@ -89,6 +91,7 @@ Environment resolve(const Manifest& m) {
     env.os_id = os.id;
     env.os_version = os.version;
     env.glibc = std::string(os.glibc);
+    env.codename = std::string(os.codename);
     env.base_image = std::string(os.image);
     // On Debian the official Python image is the exact interpreter, built on the same release.
     if (m.python && !m.python->system && os.id == "debian") {

@@ -25,6 +25,7 @@ struct Environment {
   std::string os_id;             // os-release ID ("ubuntu", "debian"); empty when unknown
   std::string os_version;        // os-release VERSION_ID ("22.04", "12"); empty when unknown
   std::string glibc;             // the OS release's glibc ("2.36"), for wheel platform tags
+  std::string codename;          // "bookworm", "jammy": the apt suite
   std::vector<std::string> platforms;  // "linux/amd64", ...
   std::vector<std::string> machines;   // matching `uname -m` values
   PythonSource python_source = PythonSource::none;
