@@ -29,5 +29,6 @@ Command cuda_command();
 Command lock_command();
 Command verify_command();
 Command context_command();
+Command scan_command();
 
 }  // namespace envpin::cli

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <memory>
 #include <ostream>
-#include <regex>
 #include <sstream>
 
 #include "cli/app.hpp"
@@ -20,91 +19,12 @@
 #include "io/atomic_file.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
+#include "scan/ignore.hpp"
 
 namespace envpin::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Never in a context, whatever .dockerignore says (the same list generate writes).
-constexpr const char* kSecretPatterns[] = {"**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/id_rsa*",
-                                           "**/id_ed25519*", "**/id_ecdsa*", "**/.netrc", "**/.aws", "**/.ssh",
-                                           "**/.docker/config.json"};
-
-struct Rule {
-  std::regex re;
-  bool negate;
-};
-
-// A .dockerignore pattern (Go filepath.Match plus "**") as a regex over '/'-separated paths.
-std::regex pattern_regex(std::string p) {
-  while (p.starts_with("/")) p.erase(0, 1);
-  while (p.starts_with("./")) p.erase(0, 2);
-  while (p.size() > 1 && p.ends_with("/")) p.pop_back();
-  std::string re;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const char c = p[i];
-    if (c == '*' && i + 1 < p.size() && p[i + 1] == '*') {
-      const bool slash = i + 2 < p.size() && p[i + 2] == '/';
-      re += slash ? "(.*/)?" : ".*";
-      i += slash ? 2 : 1;
-    } else if (c == '*') {
-      re += "[^/]*";
-    } else if (c == '?') {
-      re += "[^/]";
-    } else if (c == '[') {
-      const auto close = p.find(']', i);
-      if (close == std::string::npos) {
-        re += "\\[";
-      } else {
-        std::string set = p.substr(i + 1, close - i - 1);
-        if (!set.empty() && set[0] == '!') set[0] = '^';
-        re += "[" + set + "]";
-        i = close;
-      }
-    } else if (c == '\\' && i + 1 < p.size()) {
-      re += "\\";
-      re += p[++i];
-    } else if (std::string(".+()^$|{}").find(c) != std::string::npos) {
-      re += "\\";
-      re += c;
-    } else {
-      re += c;
-    }
-  }
-  return std::regex(re);
-}
-
-std::vector<Rule> read_rules(const fs::path& dockerignore) {
-  std::vector<Rule> rules;
-  const auto text = io::read_file(dockerignore);
-  if (!text) return rules;
-  std::istringstream lines(*text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (line.empty() || line.starts_with("#")) continue;
-    const bool negate = line.starts_with("!");
-    rules.push_back({pattern_regex(negate ? line.substr(1) : line), negate});
-  }
-  return rules;
-}
-
-// Docker's rule: the last matching pattern wins; a pattern that matches a parent directory
-// matches everything below it.
-bool matches(const std::regex& re, const std::string& path) {
-  for (std::size_t end = path.size();; end = path.rfind('/', end - 1)) {
-    if (std::regex_match(path.substr(0, end), re)) return true;
-    if (end == 0 || path.rfind('/', end - 1) == std::string::npos) return false;
-  }
-}
-
-bool excluded(const std::vector<Rule>& rules, const std::string& path) {
-  bool out = false;
-  for (const Rule& r : rules)
-    if (matches(r.re, path)) out = !r.negate;
-  return out;
-}
 
 struct Options {
   std::string manifest = "envpin.yaml";
@@ -114,9 +34,7 @@ struct Options {
 int context(const Options& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const fs::path root = m.project_dir;
-  const std::vector<Rule> rules = read_rules(root / m.outputs.dockerignore.value);
-  std::vector<std::regex> secrets;
-  for (const char* p : kSecretPatterns) secrets.push_back(pattern_regex(p));
+  const scan::IgnoreRules rules = scan::IgnoreRules::from_file(root / m.outputs.dockerignore.value);
   const fs::path output = fs::absolute(o.output).lexically_normal();
 
   std::vector<std::string> paths;
@@ -125,10 +43,11 @@ int context(const Options& o, Streams& io) {
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
     const std::string rel = it->path().lexically_relative(root).generic_string();
-    const bool secret = std::any_of(secrets.begin(), secrets.end(), [&](const std::regex& re) { return matches(re, rel); });
     // Excluded directories are still walked: a later "!" pattern may bring a file back, as
-    // docker does (the generated .dockerignore re-includes .envpin/check_env.sh).
-    if (secret || excluded(rules, rel) || fs::absolute(it->path()).lexically_normal() == output) continue;
+    // docker does (the generated .dockerignore re-includes .envpin/check_env.sh). Secrets
+    // never go in, whatever .dockerignore says.
+    if (scan::is_secret_path(rel) || rules.excluded(rel) || fs::absolute(it->path()).lexically_normal() == output)
+      continue;
     paths.push_back(rel);
   }
   std::sort(paths.begin(), paths.end());

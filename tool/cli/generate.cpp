@@ -11,6 +11,7 @@
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
+#include "scan/scan.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -54,6 +55,19 @@ int generate(const GenerateOptions& o, Streams& io) {
   env.lock = load_lock(m, o.lock);
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << w;
+  // The Dockerfile's context must not carry a secret file past the generated .dockerignore.
+  for (const auto& a : artifacts) {
+    if (a.path != m.outputs.dockerignore.value) continue;
+    for (const std::string& secret : scan::secret_files_in_context(m.project_dir, a.bytes)) {
+      const bool allowed = std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
+                                       [&](const auto& s) { return s.value == secret; });
+      if (!allowed)
+        throw diag::Error("the build context would include the secret file '" + secret +
+                              "' (a '!' pattern in context.exclude lets it in)",
+                          m.context_exclude.empty() ? std::nullopt : std::optional(m.context_exclude.front().where),
+                          "remove that '!' pattern, or list the file under context.allow_secrets");
+    }
+  }
   const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
 
   std::vector<const render::Artifact*> changed;

@@ -33,7 +33,7 @@ constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements
                                             "extra_index", "source"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
-constexpr std::string_view kContextKeys[] = {"exclude"};
+constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets"};
 constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
 constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env",
                                             "dockerignore"};
@@ -410,6 +410,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
       } else if (key == "context") {
         for (const auto& [ckey, ck, cv] : r.entries(v, "context", kContextKeys))
           if (ckey == "exclude") m.context_exclude = r.string_list(cv, "context.exclude");
+          else if (ckey == "allow_secrets") m.context_allow_secrets = r.string_list(cv, "context.allow_secrets");
       } else if (key == "devcontainer") {
         read_devcontainer(r, v, m, gpu_set);
       } else if (key == "outputs") {

@@ -103,6 +103,7 @@ struct Manifest {
   Located<std::string> workdir{"/workspace", {}};
   User user;
   std::vector<Located<std::string>> context_exclude;
+  std::vector<Located<std::string>> context_allow_secrets;  // secret files the context may carry
   Devcontainer devcontainer;
   Outputs outputs;
 };

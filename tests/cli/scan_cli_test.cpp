@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin scan` on a planted tree, on this repository (no findings), and generate's refusal to
+// let a secret file into the build context. The planted paths and credentials are split across
+// string literals so that this source file itself holds none.
+#include <gtest/gtest.h>
+
+#include "cli/cli_fixture.hpp"
+
+namespace envpin {
+namespace {
+
+class ScanCli : public Cli {
+ protected:
+  void plant() {
+    fs::create_directories(dir_ / "p/src");
+    fs::create_directories(dir_ / "p/ignored");
+    write("p/envpin.yaml",
+          "envpin: 1\nname: planted\nenv:\n  DATA_DIR: /data\n  HF_TOKEN: hf_" "abcdefghijklmnopqrstuvwxyz0123456789\n"
+          "  WANDB_API_KEY: \"1234\"\n");
+    write("p/src/train.py", "import os\n\nDATA = '/Us" "ers/alice/datasets/imagenet'\nOUT = os.environ['OUT']\n");
+    write("p/config.yaml", "checkpoints: /ho" "me/bob/ckpt/run1\n");
+    write("p/notes.txt", "copied from C:\\Us" "ers\\carol\\Desktop\\\n");
+    write("p/.env", "AWS_ACCESS_KEY_ID=AKIA" "ABCDEFGHIJKLMNOP\n");
+    write("p/.gitignore", "ignored/\n");
+    write("p/ignored/old.py", "X = '/ho" "me/dave/old/'\n");
+    std::string binary("\0\0/Us" "ers/eve/bin/\0", 18);
+    write("p/model.bin", binary);
+  }
+};
+
+TEST_F(ScanCli, FindsPlantedPathsAndSecrets) {
+  plant();
+  const Result r = run("scan p");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out,
+            "p/.env: secret file in the docker build context (not excluded by .dockerignore)\n"
+            "  fix: run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore\n"
+            "p/.env:1:19: a credential is written in this file ('AKIAABCD...')\n"
+            "  fix: remove it, rotate it, and pass it at run time (manifest secrets)\n"
+            "p/config.yaml:1:14: hard-coded host path '/ho" "me/bob/' (exists only on one machine)\n"
+            "  fix: read it from the environment (e.g. a DATA_DIR named in the manifest's env and paths) or make it "
+            "relative to the project\n"
+            "p/envpin.yaml:5:13: a credential is written in this file ('hf_abcde...')\n"
+            "  fix: remove it, rotate it, and pass it at run time (manifest secrets)\n"
+            "p/envpin.yaml:5:13: env.HF_TOKEN holds what looks like a credential\n"
+            "  fix: move HF_TOKEN to secrets: [HF_TOKEN] and pass it at run time\n"
+            "p/envpin.yaml:6:18: env.WANDB_API_KEY looks like a secret baked into the image\n"
+            "  fix: move WANDB_API_KEY to secrets: [WANDB_API_KEY] and pass it at run time\n"
+            "p/notes.txt:1:13: hard-coded host path 'C:\\Us" "ers\\carol\\' (exists only on one machine)\n"
+            "  fix: read it from the environment (e.g. a DATA_DIR named in the manifest's env and paths) or make it "
+            "relative to the project\n"
+            "p/src/train.py:3:9: hard-coded host path '/Us" "ers/alice/' (exists only on one machine)\n"
+            "  fix: read it from the environment (e.g. a DATA_DIR named in the manifest's env and paths) or make it "
+            "relative to the project\n");
+  EXPECT_EQ(r.err, "envpin: scan: 6 text file(s), 8 finding(s)\n");
+  // Once generate wrote a .dockerignore, the .env is out of the context.
+  ASSERT_EQ(run("generate -f p/envpin.yaml").code, 0);
+  EXPECT_EQ(run("scan p").out.find("secret file in the docker build context"), std::string::npos);
+}
+
+TEST_F(ScanCli, JsonAndSkippedFiles) {
+  plant();
+  write("p/huge.txt", std::string(5u << 20, 'x'));
+  const Result r = run("scan p --json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("\"schema\": \"envpin.scan/1\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"kind\": \"host-path\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"p/huge.txt: 5242880 bytes, too large to scan\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("hf_" "abcdefghijklmnop"), std::string::npos) << "a finding never repeats the secret";
+}
+
+TEST_F(ScanCli, ThisRepositoryIsClean) {
+  const Result r = run(std::string("scan ") + ENVPIN_SOURCE_DIR);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ScanCli, GenerateRefusesASecretInTheContext) {
+  write("envpin.yaml", "envpin: 1\nname: x\ncontext: {exclude: ['!.env']}\n");
+  write(".env", "TOKEN=1\n");
+  const Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml:3:21: the build context would include the secret file '.env' (a '!' "
+            "pattern in context.exclude lets it in)\n"
+            "envpin: hint: remove that '!' pattern, or list the file under context.allow_secrets\n");
+  EXPECT_EQ(listing(), (std::vector<std::string>{".env", "envpin.yaml"}));
+  write("envpin.yaml", "envpin: 1\nname: x\ncontext: {exclude: ['!.env'], allow_secrets: [.env]}\n");
+  EXPECT_EQ(run("generate").code, 0);
+}
+
+}  // namespace
+}  // namespace envpin
