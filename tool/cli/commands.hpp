@@ -30,5 +30,7 @@ Command lock_command();
 Command verify_command();
 Command context_command();
 Command scan_command();
+Command report_command();
+Command diff_command();
 
 }  // namespace envpin::cli

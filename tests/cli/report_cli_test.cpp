@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin report` on this machine (no GPU here) and `envpin diff` on recorded report pairs
+// (tests/fakes/reports: a laptop without GPU, an H100 server, an A100 server on driver 470, an
+// arm64 laptop, an RTX 5090 workstation).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_fixture.hpp"
+
+namespace envpin {
+namespace {
+
+std::string reports() { return std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/reports/"; }
+
+// "VERDICT field" per difference, in output order.
+std::vector<std::string> verdicts(const std::string& json_text) {
+  std::vector<std::string> out;
+  const nlohmann::json parsed = nlohmann::json::parse(json_text);
+  for (const auto& d : parsed["differences"])
+    out.push_back(d["verdict"].get<std::string>() + " " + d["field"].get<std::string>());
+  return out;
+}
+
+class ReportCli : public Cli {};
+
+TEST_F(ReportCli, FourLayersWithoutSecretValues) {
+  write("envpin.yaml",
+        "envpin: 1\nname: r\nenv: {DATA_DIR: /nonexistent-envpin-data}\nsecrets: [PLANTED_TOKEN]\n"
+        "paths: {data: '${DATA_DIR}'}\n");
+  write("os-release", "ID=ubuntu\nVERSION_ID=\"22.04\"\nPRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\n");
+  const std::string env = "PLANTED_TOKEN=planted-secret-value-42 ENVPIN_OS_RELEASE=os-release "
+                          "ENVPIN_NVML_LIBRARY=/nonexistent ENVPIN_NVIDIA_PROC_VERSION=/nonexistent";
+  const Result text = run("report", env);
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* layer : {"system\n", "gpu\n", "packages\n", "config\n"})
+    EXPECT_NE(text.out.find(layer), std::string::npos) << layer;
+  EXPECT_NE(text.out.find("  os            Ubuntu 22.04.4 LTS\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  driver        none: no NVIDIA driver or GPU found\n"), std::string::npos);
+  EXPECT_NE(text.out.find("  PLANTED_TOKEN set (value not shown)\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  path.data     /nonexistent-envpin-data missing\n"), std::string::npos) << text.out;
+  const Result json = run("report --json", env);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto r = nlohmann::json::parse(json.out);
+  EXPECT_EQ(r["schema"], "envpin.report/1");
+  EXPECT_EQ(r["system"]["os"]["id"], "ubuntu");
+  EXPECT_EQ(r["system"]["os"]["how"], "os-release");
+  EXPECT_EQ(r["config"]["secrets"]["PLANTED_TOKEN"], "set");
+  EXPECT_FALSE(r["config"]["paths"]["data"]["exists"]);
+  EXPECT_TRUE(r["gpu"]["gpus"].empty());
+  EXPECT_EQ(r["packages"]["dpkg"].is_object(), true);
+  for (const Result* x : {&text, &json}) EXPECT_EQ(x->out.find("planted-secret-value-42"), std::string::npos);
+  // --output writes the JSON, which diff reads back: a machine equals itself.
+  ASSERT_EQ(run("report -o a.json", env).code, 0);
+  const Result same = run("diff a.json a.json");
+  EXPECT_EQ(same.code, 0);
+  EXPECT_EQ(same.out, "envpin diff: 0 breaks, 0 risks, 0 info\n");
+}
+
+TEST_F(ReportCli, LaptopWithoutGpuAgainstH100Server) {
+  const Result r = run("diff --json " + reports() + "laptop-nogpu.json " + reports() + "server-h100.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(verdicts(r.out), (std::vector<std::string>{
+                                 "breaks path.data", "risk gpu.devices", "risk gpu.driver_vs_torch", "risk python.version",
+                                 "risk python.pkg.tqdm", "risk python.only_in_b", "risk secrets.WANDB_API_KEY",
+                                 "info gpu.driver", "info dpkg"}));
+}
+
+TEST_F(ReportCli, TwoServersWithDifferentDrivers) {
+  const Result r = run("diff " + reports() + "server-h100.json " + reports() + "server-a100-driver470.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("BREAKS  gpu.driver_vs_torch\n"
+                       "    A: torch 2.4.1 (CUDA 12.4) on " + reports() + "server-h100.json\n"
+                       "    B: driver for CUDA 11.4 on " + reports() + "server-a100-driver470.json\n"
+                       "    the driver is a major release behind torch's CUDA (cudaErrorInsufficientDriver, 35)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("RISK    system.glibc\n    A: 2.35\n    B: 2.31\n"), std::string::npos);
+}
+
+TEST_F(ReportCli, Arm64LaptopAgainstAmd64Server) {
+  const Result r = run("diff --json " + reports() + "laptop-arm64.json " + reports() + "server-h100.json");
+  EXPECT_EQ(r.code, 1);
+  const auto v = verdicts(r.out);
+  for (const char* expected : {"breaks system.arch", "breaks python.version", "breaks python.pkg.numpy",
+                               "risk gpu.torch_cpu_build", "risk system.os"})
+    EXPECT_NE(std::find(v.begin(), v.end(), expected), v.end()) << expected;
+}
+
+TEST_F(ReportCli, TorchWithoutKernelsForTheOtherGpu) {
+  const Result r = run("diff --json " + reports() + "laptop-nogpu.json " + reports() + "workstation-rtx5090.json");
+  EXPECT_EQ(r.code, 1);
+  const auto v = verdicts(r.out);
+  EXPECT_EQ(v.front(), "breaks gpu.arch_vs_torch");
+}
+
+TEST_F(ReportCli, DiffRejectsWhatIsNotAReport) {
+  write("garbage.json", "{not json");
+  write("foreign.json", "{\"name\": \"something else\"}");
+  write("future.json", "{\"schema\": \"envpin.report/9\"}");
+  const std::string good = reports() + "server-h100.json";
+  Result r = run("diff garbage.json " + good);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("envpin: error: garbage.json: not JSON: ", 0), 0u) << r.err;
+  r = run("diff foreign.json " + good);
+  EXPECT_EQ(r.err, "envpin: error: foreign.json: foreign.json is not an envpin report (no \"schema\")\n"
+                   "envpin: hint: make it with 'envpin report --json --output foreign.json'\n");
+  r = run("diff " + good + " future.json");
+  EXPECT_EQ(r.err, "envpin: error: future.json: future.json is a report of schema envpin.report/9; this envpin "
+                   "reads envpin.report/1\nenvpin: hint: make both reports with the same envpin version\n");
+  r = run("diff missing.json " + good);
+  EXPECT_EQ(r.code, 1);
+}
+
+}  // namespace
+}  // namespace envpin

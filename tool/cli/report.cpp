@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin report` describes this machine; `envpin diff` compares two reports.
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+#include "cli/app.hpp"
+#include "cli/commands.hpp"
+#include "io/atomic_file.hpp"
+#include "manifest/load.hpp"
+#include "report/diff.hpp"
+#include "report/report.hpp"
+
+namespace envpin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportOptions {
+  std::string manifest;  // default: envpin.yaml when present
+  std::string output;
+  bool json = false;
+};
+
+int report_cmd(const ReportOptions& o, Streams& io) {
+  std::optional<manifest::Manifest> m;
+  const std::string file = o.manifest.empty() ? "envpin.yaml" : o.manifest;
+  if (!o.manifest.empty() || fs::exists(file)) m = manifest::load(file);
+  const nlohmann::json r = report::collect(m ? &*m : nullptr, report::options_from_environment());
+  const std::string text = o.json || !o.output.empty() ? r.dump(2) + "\n" : report::format(r);
+  if (!o.output.empty()) {
+    io::write_atomic(o.output, text, false);
+    io.out << "wrote " << o.output << "\n";
+  } else {
+    io.out << text;
+  }
+  return kOk;
+}
+
+struct DiffOptions {
+  std::string a, b;
+  bool json = false;
+};
+
+nlohmann::json read_report(const std::string& file) {
+  const auto text = io::read_file(file);
+  if (!text) throw diag::Error("cannot read " + file, diag::Location{file, 0, 0}, "make it with 'envpin report --json --output " + file + "'");
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw diag::Error("not JSON: " + std::string(e.what()), diag::Location{file, 0, 0},
+                      "make it with 'envpin report --json --output " + file + "'");
+  }
+}
+
+int diff_cmd(const DiffOptions& o, Streams& io) {
+  const auto d = report::diff(read_report(o.a), read_report(o.b), o.a, o.b);
+  io.out << (o.json ? report::diff_json(d).dump(2) + "\n" : report::format_diff(d));
+  const bool breaks = std::any_of(d.begin(), d.end(), [](const auto& x) { return x.verdict == "breaks"; });
+  return breaks ? kError : kOk;
+}
+
+}  // namespace
+
+Command report_command() {
+  return {"report", "describe this machine in four layers: system, GPU, packages, config",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<ReportOptions>();
+            app.add_option("-f,--manifest", o->manifest, "the manifest whose env, secrets and paths to report (default: envpin.yaml when present)");
+            app.add_option("-o,--output", o->output, "write the JSON report to this file");
+            app.add_flag("--json", o->json, "print JSON (schema envpin.report/1)");
+            return [o](Streams& io) { return report_cmd(*o, io); };
+          }};
+}
+
+Command diff_command() {
+  return {"diff", "compare two reports layer by layer; exit 1 when a difference breaks the job",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<DiffOptions>();
+            app.add_option("a", o->a, "the first report (envpin report --json)")->required();
+            app.add_option("b", o->b, "the second report")->required();
+            app.add_flag("--json", o->json, "print JSON (schema envpin.diff/1)");
+            return [o](Streams& io) { return diff_cmd(*o, io); };
+          }};
+}
+
+}  // namespace envpin::cli

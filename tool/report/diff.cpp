@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/diff.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "diag/error.hpp"
+#include "report/report.hpp"
+#include "resolve/cuda_tables.hpp"
+
+namespace envpin::report {
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const json::json_pointer& p) {
+  if (!j.contains(p)) return "";
+  const json& v = j.at(p);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::pair<int, int> major_minor(const std::string& v) {
+  std::istringstream in(v);
+  int major = -1, minor = -1;
+  char dot = 0;
+  in >> major >> dot >> minor;
+  return {major, minor};
+}
+
+const json& first_python(const json& r) {
+  static const json none = json::object();
+  const json& list = r["packages"]["python"];
+  return list.is_array() && !list.empty() ? list[0] : none;
+}
+
+// torch's kernels (from envpin's wheel table) for a GPU of SM `sm`.
+bool torch_runs_on(const std::string& torch_version, const std::string& cuda, int sm, bool& known) {
+  known = false;
+  const resolve::TorchRelease* r = resolve::find_torch_release(torch_version.substr(0, torch_version.find('+')));
+  if (!r || cuda.empty()) return true;
+  std::string tag = "cu" + cuda;
+  tag.erase(std::remove(tag.begin(), tag.end(), '.'), tag.end());
+  for (const auto& v : r->variants) {
+    if (v.tag != tag) continue;
+    known = true;
+    for (int a : v.sass)
+      if (a / 10 == sm / 10 && a <= sm) return true;
+    return v.ptx != 0 && v.ptx <= sm;
+  }
+  return true;
+}
+
+class Differ {
+ public:
+  Differ(const json& a, const json& b, std::string an, std::string bn) : a_(a), b_(b), an_(std::move(an)), bn_(std::move(bn)) {}
+
+  std::vector<Difference> run() {
+    system();
+    gpu();
+    python();
+    dpkg();
+    config();
+    std::stable_sort(out_.begin(), out_.end(), [](const Difference& x, const Difference& y) {
+      const auto rank = [](const std::string& v) { return v == "breaks" ? 0 : v == "risk" ? 1 : 2; };
+      return rank(x.verdict) < rank(y.verdict);
+    });
+    return out_;
+  }
+
+ private:
+  const json& a_;
+  const json& b_;
+  std::string an_, bn_;
+  std::vector<Difference> out_;
+
+  void add(std::string verdict, std::string field, std::string a, std::string b, std::string why) {
+    out_.push_back({std::move(verdict), std::move(field), std::move(a), std::move(b), std::move(why)});
+  }
+
+  void compare(const char* field, const char* pointer, const char* verdict, const char* why) {
+    const std::string x = str(a_, json::json_pointer(pointer)), y = str(b_, json::json_pointer(pointer));
+    if (x != y) add(verdict, field, x, y, why);
+  }
+
+  void system() {
+    compare("system.arch", "/system/arch/value", "breaks",
+            "images and wheels built for one do not run on the other ('exec format error')");
+    const std::string os_a = str(a_, "/system/os/id"_json_pointer) + " " + str(a_, "/system/os/version"_json_pointer);
+    const std::string os_b = str(b_, "/system/os/id"_json_pointer) + " " + str(b_, "/system/os/version"_json_pointer);
+    if (os_a != os_b) add("risk", "system.os", os_a, os_b, "host libraries differ; run both in the pinned image");
+    compare("system.glibc", "/system/glibc/value", "risk", "wheels built against the newer glibc fail on the older");
+    compare("system.container", "/system/container/value", "info", "");
+    compare("system.gcc", "/system/compilers/gcc/value", "info", "");
+  }
+
+  void gpu() {
+    const json& ga = a_["gpu"]["gpus"];
+    const json& gb = b_["gpu"]["gpus"];
+    const auto list = [](const json& gpus) {
+      std::string s;
+      for (const auto& g : gpus) s += (s.empty() ? "" : ", ") + g.value("name", "") + " (sm_" + std::to_string(g.value("sm", 0)) + ")";
+      return s.empty() ? std::string("none") : s;
+    };
+    if (list(ga) != list(gb))
+      add(ga.empty() || gb.empty() ? "risk" : "info", "gpu.devices", list(ga), list(gb),
+          ga.empty() || gb.empty() ? "GPU code paths run on only one of them" : "");
+    compare("gpu.driver", "/gpu/driver", "info", "");
+    // torch from one side on the other side's driver and GPUs.
+    check_torch_on(a_, b_, an_, bn_);
+    check_torch_on(b_, a_, bn_, an_);
+  }
+
+  void check_torch_on(const json& from, const json& to, const std::string& from_name, const std::string& to_name) {
+    const json& py = first_python(from);
+    if (!py.contains("torch")) return;
+    const std::string version = py["torch"].value("version", "");
+    const std::string cuda = py["torch"].value("cuda", "");
+    if (cuda.empty()) {
+      if (!to["gpu"]["gpus"].empty())
+        add("risk", "gpu.torch_cpu_build", "torch " + version + " (CPU build) on " + from_name,
+            std::to_string(to["gpu"]["gpus"].size()) + " GPU(s) on " + to_name,
+            "a CPU-only torch does not use the GPUs; pin a CUDA variant (envpin cuda)");
+      return;
+    }
+    const std::string driver_cuda = to["gpu"].value("cuda_driver", "");
+    const auto need = major_minor(cuda), have = major_minor(driver_cuda);
+    if (!driver_cuda.empty() && have < need) {
+      // Another major: the runtime refuses (35). Same major: minor-version compatibility runs
+      // it, but cannot JIT PTX newer than the driver (cuda-facts.md §1.2).
+      const bool breaks = have.first < need.first;
+      const std::string torch = "torch " + version + " (CUDA " + cuda + ") on " + from_name;
+      const std::string driver = "driver for CUDA " + driver_cuda + " on " + to_name;
+      add(breaks ? "breaks" : "risk", "gpu.driver_vs_torch", from_name == an_ ? torch : driver,
+          from_name == an_ ? driver : torch,
+          breaks ? "the driver is a major release behind torch's CUDA (cudaErrorInsufficientDriver, 35)"
+                 : "runs only through minor-version compatibility: no PTX JIT (error 222 for PTX-only kernels)");
+    }
+    for (const auto& g : to["gpu"]["gpus"]) {
+      bool known = false;
+      const int sm = g.value("sm", 0);
+      if (sm && !torch_runs_on(version, cuda, sm, known) && known)
+        add("breaks", "gpu.arch_vs_torch", "torch " + version + " (CUDA " + cuda + ") on " + from_name,
+            g.value("name", "") + " (sm_" + std::to_string(sm) + ") on " + to_name,
+            "that torch build has no kernels for sm_" + std::to_string(sm) +
+                " ('no kernel image is available for execution on the device')");
+    }
+  }
+
+  void python() {
+    const json& pa = first_python(a_);
+    const json& pb = first_python(b_);
+    const std::string va = pa.value("version", ""), vb = pb.value("version", "");
+    if (va != vb)
+      add(major_minor(va) != major_minor(vb) ? "breaks" : "risk", "python.version", va.empty() ? "none" : va,
+          vb.empty() ? "none" : vb,
+          major_minor(va) != major_minor(vb) ? "another minor: compiled wheels and pins do not carry over"
+                                             : "patch level differs");
+    const json& ka = pa.value("packages", json::object());
+    const json& kb = pb.value("packages", json::object());
+    std::vector<std::string> only_a, only_b;
+    for (auto& [name, v] : ka.items()) {
+      if (!kb.contains(name)) {
+        only_a.push_back(name);
+        continue;
+      }
+      const std::string x = v.get<std::string>(), y = kb[name].get<std::string>();
+      if (x == y) continue;
+      const bool minor = major_minor(x) != major_minor(y);
+      add(minor ? "breaks" : "risk", "python.pkg." + name, x, y, minor ? "another minor version" : "another patch version");
+    }
+    for (auto& [name, v] : kb.items())
+      if (!ka.contains(name)) only_b.push_back(name);
+    const auto names = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (std::size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? ", " : "") + v[i];
+      if (v.size() > 8) s += ", ... (" + std::to_string(v.size()) + ")";
+      return s;
+    };
+    if (!only_a.empty()) add("risk", "python.only_in_a", names(only_a), "", "installed only on " + an_);
+    if (!only_b.empty()) add("risk", "python.only_in_b", "", names(only_b), "installed only on " + bn_);
+  }
+
+  void dpkg() {
+    const json& da = a_["packages"].value("dpkg", json::object());
+    const json& db = b_["packages"].value("dpkg", json::object());
+    int differ = 0, only = 0;
+    for (auto& [n, v] : da.items()) {
+      if (!db.contains(n)) ++only;
+      else if (db[n] != v) ++differ;
+    }
+    for (auto& [n, v] : db.items())
+      if (!da.contains(n)) ++only;
+    if (differ || only)
+      add("info", "dpkg", std::to_string(da.size()) + " packages", std::to_string(db.size()) + " packages",
+          std::to_string(differ) + " at other versions, " + std::to_string(only) + " on one side only");
+  }
+
+  void config() {
+    const json& ca = a_["config"];
+    const json& cb = b_["config"];
+    for (const char* section : {"env", "secrets"}) {
+      const json& x = ca.value(section, json::object());
+      const json& y = cb.value(section, json::object());
+      std::set<std::string> keys;
+      for (auto& [k, v] : x.items()) keys.insert(k);
+      for (auto& [k, v] : y.items()) keys.insert(k);
+      for (const auto& k : keys) {
+        const std::string vx = x.contains(k) && !x[k].is_null() ? x[k].get<std::string>() : "unset";
+        const std::string vy = y.contains(k) && !y[k].is_null() ? y[k].get<std::string>() : "unset";
+        if (vx != vy) add("risk", std::string(section) + "." + k, vx, vy, "");
+      }
+    }
+    const json& pa = ca.value("paths", json::object());
+    const json& pb = cb.value("paths", json::object());
+    for (auto& [k, v] : pa.items()) {
+      if (!pb.contains(k)) continue;
+      const bool ea = v.value("exists", false), eb = pb[k].value("exists", false);
+      if (ea != eb)
+        add("breaks", "path." + k, v.value("path", "") + (ea ? " exists" : " missing"),
+            pb[k].value("path", "") + (eb ? " exists" : " missing"), "the job reads or writes it");
+    }
+    const std::string la = ca.value("lock_digest", ""), lb = cb.value("lock_digest", "");
+    if (la != lb) add("breaks", "lock", la.empty() ? "none" : la, lb.empty() ? "none" : lb, "not the same pinned environment");
+  }
+};
+
+void check_schema(const json& r, const std::string& name) {
+  if (!r.is_object() || !r.contains("schema") || !r["schema"].is_string())
+    throw diag::Error(name + " is not an envpin report (no \"schema\")", diag::Location{name, 0, 0},
+                      "make it with 'envpin report --json --output " + name + "'");
+  const std::string schema = r["schema"].get<std::string>();
+  if (schema != kSchema)
+    throw diag::Error(name + " is a report of schema " + schema + "; this envpin reads " + kSchema,
+                      diag::Location{name, 0, 0}, "make both reports with the same envpin version");
+  for (const char* layer : {"system", "gpu", "packages", "config"})
+    if (!r.contains(layer) || !r[layer].is_object())
+      throw diag::Error(name + " has no '" + layer + "' layer", diag::Location{name, 0, 0},
+                        "make it again with 'envpin report --json'");
+}
+
+}  // namespace
+
+std::vector<Difference> diff(const json& a, const json& b, const std::string& a_name, const std::string& b_name) {
+  check_schema(a, a_name);
+  check_schema(b, b_name);
+  try {
+    return Differ(a, b, a_name, b_name).run();
+  } catch (const json::exception& e) {
+    throw diag::Error(std::string("a report has an unexpected shape: ") + e.what(), std::nullopt,
+                      "make both reports with 'envpin report --json'");
+  }
+}
+
+std::string format_diff(const std::vector<Difference>& d) {
+  std::ostringstream out;
+  int breaks = 0, risks = 0, infos = 0;
+  for (const auto& x : d) {
+    std::string verdict = x.verdict == "breaks" ? "BREAKS" : x.verdict == "risk" ? "RISK" : "info";
+    out << verdict << std::string(8 - verdict.size(), ' ') << x.field << "\n    A: " << (x.a.empty() ? "-" : x.a)
+        << "\n    B: " << (x.b.empty() ? "-" : x.b) << "\n";
+    if (!x.why.empty()) out << "    " << x.why << "\n";
+    (x.verdict == "breaks" ? breaks : x.verdict == "risk" ? risks : infos)++;
+  }
+  out << "envpin diff: " << breaks << " breaks, " << risks << " risks, " << infos << " info\n";
+  return out.str();
+}
+
+json diff_json(const std::vector<Difference>& d) {
+  json j = {{"schema", "envpin.diff/1"}, {"differences", json::array()}};
+  for (const auto& x : d)
+    j["differences"].push_back({{"verdict", x.verdict}, {"field", x.field}, {"a", x.a}, {"b", x.b}, {"why", x.why}});
+  return j;
+}
+
+}  // namespace envpin::report

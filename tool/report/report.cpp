@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/report.hpp"
+
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "io/process.hpp"
+#include "lock/lock.hpp"
+#include "probe/gpu_probe.hpp"
+
+namespace envpin::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+  return s;
+}
+
+// KEY=value lines, values unquoted.
+std::map<std::string, std::string> os_release(const std::string& file) {
+  std::map<std::string, std::string> out;
+  const auto text = io::read_file(file);
+  if (!text) return out;
+  std::istringstream lines(*text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string v = line.substr(eq + 1);
+    if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
+    out[line.substr(0, eq)] = v;
+  }
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with("model name") || line.starts_with("Model")) return trim(line.substr(line.find(':') + 1));
+  return "";
+}
+
+json container() {
+  if (fs::exists("/.dockerenv")) return {{"value", true}, {"how", "/.dockerenv exists"}};
+  if (fs::exists("/run/.containerenv")) return {{"value", true}, {"how", "/run/.containerenv exists"}};
+  const auto cgroup = io::read_file("/proc/1/cgroup");
+  if (cgroup && std::regex_search(*cgroup, std::regex("docker|kubepods|containerd|libpod")))
+    return {{"value", true}, {"how", "/proc/1/cgroup names a container runtime"}};
+  return {{"value", false}, {"how", "no /.dockerenv, /run/.containerenv or container cgroup"}};
+}
+
+json system_layer(const ReportOptions& o) {
+  json s;
+  const auto os = os_release(o.os_release);
+  s["os"] = {{"id", os.count("ID") ? os.at("ID") : ""},
+             {"version", os.count("VERSION_ID") ? os.at("VERSION_ID") : ""},
+             {"name", os.count("PRETTY_NAME") ? os.at("PRETTY_NAME") : ""},
+             {"how", os.empty() ? o.os_release + " missing" : o.os_release}};
+  utsname u{};
+  uname(&u);
+  s["kernel"] = {{"value", std::string(u.release)}, {"how", "uname(2)"}};
+  s["arch"] = {{"value", std::string(u.machine)}, {"how", "uname(2)"}};
+  s["cpu"] = {{"value", cpu_model()}, {"how", "/proc/cpuinfo"}};
+  s["glibc"] = {{"value", std::string(gnu_get_libc_version())}, {"how", "gnu_get_libc_version()"}};
+  s["container"] = container();
+  json compilers = json::object();
+  for (const char* cc : {"gcc", "clang"}) {
+    if (io::find_on_path(cc).empty()) continue;
+    const auto r = io::run_process({cc, "-dumpversion"});
+    if (r.exit_code == 0) compilers[cc] = {{"value", trim(r.out)}, {"how", std::string(cc) + " -dumpversion"}};
+  }
+  s["compilers"] = compilers;
+  return s;
+}
+
+std::string cudnn_version() {
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/cuda/lib64",
+                          "/usr/local/cuda/lib"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      std::smatch m;
+      static const std::regex re(R"(^libcudnn\.so\.(\d+(?:\.\d+)*)$)");
+      if (std::regex_match(name, m, re) && std::count(name.begin(), name.end(), '.') >= 4)
+        return m[1].str() + " (" + e.path().string() + ")";
+    }
+  }
+  return "";
+}
+
+json gpu_layer() {
+  const probe::GpuProbe p = probe::probe_machine(probe::options_from_environment());
+  json g = json::parse(probe::probe_json(p));
+  const char* cuda_home = std::getenv("CUDA_HOME");
+  g["cuda_home"] = cuda_home ? cuda_home : (fs::exists("/usr/local/cuda") ? "/usr/local/cuda" : "");
+  g["cudnn"] = cudnn_version();
+  g["how"] = p.source.empty() ? "no NVIDIA driver: NVML, nvidia-smi and /proc/driver/nvidia all absent"
+                              : "driver via " + p.source;
+  return g;
+}
+
+// METADATA / PKG-INFO "Name:" and "Version:" of a .dist-info or .egg-info directory.
+std::pair<std::string, std::string> dist_name_version(const fs::path& dir) {
+  for (const char* file : {"METADATA", "PKG-INFO"}) {
+    std::ifstream in(dir / file);
+    if (!in) continue;
+    std::string line, name, version;
+    while (std::getline(in, line) && !line.empty()) {
+      if (line.starts_with("Name: ")) name = trim(line.substr(6));
+      if (line.starts_with("Version: ")) version = trim(line.substr(9));
+    }
+    return {name, version};
+  }
+  return {};
+}
+
+std::string normalize(std::string name) {
+  std::string out;
+  for (char c : name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (l == '-' || l == '_' || l == '.') {
+      if (out.empty() || out.back() != '-') out += '-';
+    } else {
+      out += l;
+    }
+  }
+  return out;
+}
+
+json python_interpreter(const std::string& exe) {
+  // One run per interpreter: its version and where it looks for packages.
+  const auto r = io::run_process(
+      {exe, "-c", "import sys, json, os; print(json.dumps([sys.version.split()[0], os.path.realpath(sys.executable), sys.path]))"});
+  json py = {{"command", exe}};
+  if (r.exit_code != 0) {
+    py["error"] = trim(r.err.empty() ? r.out : r.err);
+    return py;
+  }
+  const json info = json::parse(r.out);
+  py["version"] = info[0];
+  py["executable"] = info[1];
+  json packages = json::object();
+  for (const auto& entry : info[2]) {
+    const std::string dir = entry.get<std::string>();
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) continue;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!name.ends_with(".dist-info") && !name.ends_with(".egg-info")) continue;
+      const auto [n, v] = dist_name_version(e.path());
+      if (!n.empty() && !packages.contains(normalize(n))) packages[normalize(n)] = v;
+      if (normalize(n) == "torch" && !py.contains("torch")) {
+        // torch/version.py holds the CUDA it was built with; reading it needs no import.
+        const auto version_py = io::read_file(fs::path(dir) / "torch/version.py");
+        std::smatch m;
+        std::string cuda;
+        static const std::regex re(R"(cuda(?::\s*[^=]*)?\s*=\s*'([^']*)')");
+        if (version_py && std::regex_search(*version_py, m, re)) cuda = m[1];
+        py["torch"] = {{"version", v}, {"cuda", cuda}, {"how", (fs::path(dir) / "torch/version.py").string()}};
+      }
+    }
+  }
+  py["packages"] = packages;
+  py["how"] = "installed metadata (*.dist-info) on the interpreter's sys.path";
+  return py;
+}
+
+json dpkg_packages(const std::string& status) {
+  json out = json::object();
+  std::ifstream in(status);
+  if (!in) return out;
+  std::string line, name, version, state;
+  auto flush = [&] {
+    if (!name.empty() && state.find(" installed") != std::string::npos) out[name] = version;
+    name.clear();
+    version.clear();
+    state.clear();
+  };
+  while (std::getline(in, line)) {
+    if (line.empty()) flush();
+    else if (line.starts_with("Package: ")) name = line.substr(9);
+    else if (line.starts_with("Version: ")) version = line.substr(9);
+    else if (line.starts_with("Status: ")) state = line.substr(8);
+  }
+  flush();
+  return out;
+}
+
+json packages_layer(const manifest::Manifest* m, const ReportOptions& o) {
+  json p;
+  std::vector<std::string> candidates;
+  if (const char* e = std::getenv("ENVPIN_PYTHON"); e && *e) candidates.push_back(e);
+  for (const char* name : {"python3", "python"})
+    if (const std::string path = io::find_on_path(name); !path.empty()) candidates.push_back(path);
+  (void)m;
+  // Asked in parallel (version managers' shims take ~0.1 s each to start), listed once per
+  // interpreter they turn out to be.
+  std::set<std::string> seen;
+  std::vector<std::future<json>> asked;
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    const std::string real = fs::canonical(c, ec).string();
+    if (!seen.insert(ec ? c : real).second) continue;
+    asked.push_back(std::async(std::launch::async, python_interpreter, c));
+  }
+  std::set<std::string> executables;
+  p["python"] = json::array();
+  for (auto& f : asked) {
+    json py = f.get();
+    if (executables.insert(py.value("executable", py.value("command", ""))).second) p["python"].push_back(py);
+  }
+  p["dpkg"] = dpkg_packages(o.dpkg_status);
+  p["dpkg_how"] = fs::exists(o.dpkg_status) ? o.dpkg_status : o.dpkg_status + " missing (not a Debian system)";
+  return p;
+}
+
+json config_layer(const manifest::Manifest* m) {
+  json c = {{"env", json::object()}, {"secrets", json::object()}, {"paths", json::object()}};
+  if (!m) {
+    c["how"] = "no manifest";
+    return c;
+  }
+  for (const auto& e : m->env) {
+    const char* v = std::getenv(e.name.value.c_str());
+    c["env"][e.name.value] = v ? json(v) : json(nullptr);
+  }
+  for (const auto& s : m->secrets) {
+    const char* v = std::getenv(s.value.c_str());
+    c["secrets"][s.value] = v && *v ? "set" : "unset";  // never the value
+  }
+  for (const auto& p : m->paths) {
+    std::string path = p.value.value;
+    // ${NAME} from this environment, else the manifest's env default.
+    static const std::regex ref(R"(\$\{([A-Za-z_][A-Za-z0-9_]*)\})");
+    std::smatch match;
+    while (std::regex_search(path, match, ref)) {
+      std::string value;
+      if (const char* v = std::getenv(match[1].str().c_str())) value = v;
+      else
+        for (const auto& e : m->env)
+          if (e.name.value == match[1].str()) value = e.value.value;
+      path = match.prefix().str() + value + match.suffix().str();
+    }
+    c["paths"][p.name.value] = {{"path", path}, {"exists", fs::exists(path)}};
+  }
+  const auto lock = io::read_file(m->project_dir / "envpin.lock");
+  std::smatch match;
+  static const std::regex digest(R"re(\nlock-digest = "([^"]+)")re");
+  c["lock_digest"] = lock && std::regex_search(*lock, match, digest) ? match[1].str() : "";
+  c["manifest"] = m->file;
+  c["how"] = "environment of this process, checked against " + m->file;
+  return c;
+}
+
+}  // namespace
+
+ReportOptions options_from_environment() {
+  ReportOptions o;
+  if (const char* p = std::getenv("ENVPIN_OS_RELEASE"); p && *p) o.os_release = p;
+  if (const char* p = std::getenv("ENVPIN_DPKG_STATUS"); p && *p) o.dpkg_status = p;
+  return o;
+}
+
+json collect(const manifest::Manifest* m, const ReportOptions& o) {
+  json r;
+  r["schema"] = kSchema;
+  r["system"] = system_layer(o);
+  r["gpu"] = gpu_layer();
+  r["packages"] = packages_layer(m, o);
+  r["config"] = config_layer(m);
+  return r;
+}
+
+std::string format(const json& r) {
+  std::ostringstream out;
+  auto row = [&](const std::string& key, const std::string& value) {
+    out << "  " << key << std::string(key.size() < 14 ? 14 - key.size() : 1, ' ') << value << "\n";
+  };
+  const json& s = r["system"];
+  out << "system\n";
+  row("os", s["os"].value("name", "") + (s["os"].value("id", "").empty() ? "unknown" : ""));
+  row("arch", s["arch"].value("value", ""));
+  row("kernel", s["kernel"].value("value", ""));
+  row("cpu", s["cpu"].value("value", ""));
+  row("glibc", s["glibc"].value("value", ""));
+  row("container", s["container"].value("value", false) ? "yes (" + s["container"].value("how", "") + ")" : "no");
+  for (auto& [k, v] : s["compilers"].items()) row(k, v.value("value", ""));
+  const json& g = r["gpu"];
+  out << "gpu\n";
+  if (g.value("source", "").empty()) {
+    row("driver", "none: no NVIDIA driver or GPU found");
+  } else {
+    row("driver", g.value("driver", "") + (g.value("cuda_driver", "").empty() ? "" : " (CUDA " + g.value("cuda_driver", "") + ")"));
+    for (const auto& gpu : g["gpus"])
+      row("gpu", gpu.value("name", "") + ", sm_" + std::to_string(gpu.value("sm", 0)) + ", " +
+                     std::to_string(gpu.value("memory_mib", 0)) + " MiB");
+  }
+  row("cuda runtime", g.value("cuda_runtime", "").empty() ? "none" : g.value("cuda_runtime", ""));
+  row("nvcc", g.value("nvcc", "").empty() ? "none" : g.value("nvcc", ""));
+  row("cudnn", g.value("cudnn", "").empty() ? "none" : g.value("cudnn", ""));
+  const json& p = r["packages"];
+  out << "packages\n";
+  for (const auto& py : p["python"]) {
+    row("python", py.value("version", "?") + " (" + py.value("executable", py.value("command", "")) + "), " +
+                      std::to_string(py.contains("packages") ? py["packages"].size() : 0) + " distributions");
+    if (py.contains("torch"))
+      row("torch", py["torch"].value("version", "") + (py["torch"].value("cuda", "").empty() ? " (CPU)" : " (CUDA " + py["torch"].value("cuda", "") + ")"));
+  }
+  row("dpkg", std::to_string(p["dpkg"].size()) + " installed packages");
+  const json& c = r["config"];
+  out << "config\n";
+  if (c.value("how", "") == "no manifest") row("manifest", "none given");
+  for (auto& [k, v] : c["env"].items()) row(k, v.is_null() ? "unset" : v.get<std::string>());
+  for (auto& [k, v] : c["secrets"].items()) row(k, v.get<std::string>() + " (value not shown)");
+  for (auto& [k, v] : c["paths"].items())
+    row("path." + k, v.value("path", "") + (v.value("exists", false) ? " exists" : " missing"));
+  if (c.contains("lock_digest")) row("lock", c["lock_digest"].get<std::string>().empty() ? "none" : c["lock_digest"].get<std::string>());
+  return out.str();
+}
+
+}  // namespace envpin::report
