@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 need dash busybox
 ENVPIN=${1:?usage: check_env_run.sh ENVPIN_BINARY}
+case $ENVPIN in /*) ;; *) ENVPIN=$(pwd)/$ENVPIN ;; esac
 FIXTURE="$ROOT/tests/e2e/fixture/envpin.yaml"
 DATA=/tmp/envpin-e2e-check-env/data  # the fixture's DATA_DIR
 T=$(mktemp -d)
@@ -75,6 +76,31 @@ tqdm 4.66.5" \
     "$@" \
     "$shell" "$PROJECT/.envpin/check_env.sh" $OPTS 2>&1)
   rc=$?
+  # `envpin check` in the same environment must reach the same verdicts and exit code.
+  # (Not after the manifest was edited: envpin check renders from the manifest as it is now.)
+  if [ "$shell_name" = dash ] && [ "$OPTS" != --frobnicate ] && [ -z "${NO_PARITY:-}" ]; then
+    envpin_opts=$(printf '%s' "$OPTS" | sed 's/--quiet/-q/')
+    envpin_out=$(cd "$PROJECT" && env -i \
+      PATH="$T/bin:$T/gpu:/usr/bin:/bin" ENVPIN_OS_RELEASE="$T/ubuntu" CUDA_VERSION=12.4.1 \
+      STUB_GPUS="550.54.15, 9.0, NVIDIA H100 80GB HBM3
+550.54.15, 8.0, NVIDIA A100-SXM4-80GB" \
+      STUB_DEBS="git 1:2.39.5-0+deb12u2
+libgl1 1.6.0-1" \
+      STUB_PKGS="numpy 1.26.4
+torch 2.4.1+cu124
+tqdm 4.66.5" \
+      DATA_DIR="$DATA" PYTHONUNBUFFERED=1 WANDB_API_KEY=s3cr3t-value ENVPIN_MANIFEST=envpin.yaml \
+      "$@" "$ENVPIN" check -f envpin.yaml $envpin_opts 2>&1)
+    envpin_rc=$?
+    verdicts() { printf '%s\n' "$1" | grep -v '^check_env: \|^envpin check: \|lock.integrity'; }
+    if [ "$envpin_rc" = "$rc" ] && [ "$(verdicts "$envpin_out")" = "$(verdicts "$out")" ]; then
+      pass
+    else
+      fail "envpin check differs from check_env.sh (exit $envpin_rc vs $rc)"
+      printf '%s\n' "$envpin_out" | sed 's/^/    envpin | /'
+      printf '%s\n' "$out" | sed 's/^/    script | /'
+    fi
+  fi
   OPTS=""
   PROJECT="$T/project"
 }
@@ -204,10 +230,12 @@ torch 2.3.0"
   expect bad_option 64 "check_env: unknown option --frobnicate (see --help)"
 
   printf '# edited\n' >> "$T/project/envpin.yaml"
+  NO_PARITY=1
   run_check
   expect stale 2 "STALE    manifest                 envpin.yaml changed after this script was generated; fix: run 'envpin generate'"
   run_check PYTHONUNBUFFERED=0
   expect stale_and_mismatch 3
   cp "$FIXTURE" "$T/project/envpin.yaml"
+  NO_PARITY=""
 done
 finish

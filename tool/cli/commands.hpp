@@ -32,5 +32,6 @@ Command context_command();
 Command scan_command();
 Command report_command();
 Command diff_command();
+Command check_command();
 
 }  // namespace envpin::cli

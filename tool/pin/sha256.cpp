@@ -16,24 +16,29 @@ namespace {
 struct Hasher {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
 
-  Hasher() {
-    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-      throw diag::Error("internal: cannot initialise SHA-256");
+  explicit Hasher(const EVP_MD* md = EVP_sha256()) {
+    if (!ctx || EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1)
+      throw diag::Error("internal: cannot initialise a digest");
   }
   void update(const void* data, std::size_t size) {
     if (EVP_DigestUpdate(ctx.get(), data, size) != 1) throw diag::Error("internal: SHA-256 update failed");
   }
-  std::string hex() {
+  std::string raw() {
     std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
     unsigned int size = 0;
-    if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &size) != 1)
-      throw diag::Error("internal: SHA-256 final failed");
+    if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &size) != 1) throw diag::Error("internal: digest final failed");
+    return std::string(reinterpret_cast<const char*>(digest.data()), size);
+  }
+  std::string hex() {
+    const std::string digest = raw();
+    const std::size_t size = digest.size();
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
     out.reserve(size * 2);
-    for (unsigned int i = 0; i < size; ++i) {
-      out += kHex[digest[i] >> 4];
-      out += kHex[digest[i] & 0xf];
+    for (std::size_t i = 0; i < size; ++i) {
+      const auto c = static_cast<unsigned char>(digest[i]);
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
     }
     return out;
   }
@@ -45,6 +50,40 @@ std::string sha256_hex(std::string_view bytes) {
   Hasher h;
   h.update(bytes.data(), bytes.size());
   return h.hex();
+}
+
+namespace {
+
+void feed(Hasher& h, const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw diag::Error("cannot read '" + file.generic_string() + "'");
+  std::array<char, 1 << 16> buffer{};
+  while (in) {
+    in.read(buffer.data(), buffer.size());
+    if (in.gcount() > 0) h.update(buffer.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw diag::Error("cannot read '" + file.generic_string() + "'");
+}
+
+}  // namespace
+
+std::string md5_file(const std::filesystem::path& file) {
+  Hasher h(EVP_md5());
+  feed(h, file);
+  return h.hex();
+}
+
+std::string sha256_file_b64url(const std::filesystem::path& file) {
+  Hasher h;
+  feed(h, file);
+  const std::string digest = h.raw();
+  std::string b64(4 * ((digest.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
+                                reinterpret_cast<const unsigned char*>(digest.data()), static_cast<int>(digest.size()));
+  b64.resize(static_cast<std::size_t>(n));
+  for (char& c : b64) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  while (!b64.empty() && b64.back() == '=') b64.pop_back();
+  return b64;
 }
 
 std::string sha256_file(const std::filesystem::path& file) {
