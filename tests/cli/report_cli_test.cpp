@@ -56,6 +56,25 @@ TEST_F(ReportCli, FourLayersWithoutSecretValues) {
   EXPECT_EQ(same.out, "envpin diff: 0 breaks, 0 risks, 0 info\n");
 }
 
+TEST_F(ReportCli, TorchBuildFromItsMetadata) {
+  // An interpreter whose sys.path holds an installed torch 2.4.1+cu124 (metadata only).
+  const fs::path site = dir_ / "site";
+  fs::create_directories(site / "torch-2.4.1+cu124.dist-info");
+  fs::create_directories(site / "torch");
+  write("site/torch-2.4.1+cu124.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1+cu124\n\n");
+  write("site/torch/version.py", "__version__ = '2.4.1+cu124'\ncuda: Optional[str] = '12.4'\n");
+  io::write_atomic(dir_ / "python", "#!/bin/sh\necho '[\"3.11.9\", \"/opt/py/bin/python3.11\", [\"" + site.string() +
+                                        "\"]]'\n", true);
+  const Result r = run("report --json", "ENVPIN_PYTHON=" + (dir_ / "python").string() + " PATH=/usr/bin:/bin");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& py = j["packages"]["python"][0];
+  EXPECT_EQ(py["version"], "3.11.9");
+  EXPECT_EQ(py["packages"]["torch"], "2.4.1+cu124");
+  EXPECT_EQ(py["torch"]["cuda"], "12.4");
+  EXPECT_EQ(py["torch"]["archs"], nlohmann::json::parse(R"(["sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"])"));
+}
+
 TEST_F(ReportCli, LaptopWithoutGpuAgainstH100Server) {
   const Result r = run("diff --json " + reports() + "laptop-nogpu.json " + reports() + "server-h100.json");
   EXPECT_EQ(r.code, 1);

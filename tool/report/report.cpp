@@ -18,6 +18,7 @@
 #include "io/process.hpp"
 #include "lock/lock.hpp"
 #include "probe/gpu_probe.hpp"
+#include "resolve/cuda_tables.hpp"
 
 namespace envpin::report {
 namespace {
@@ -173,6 +174,20 @@ json python_interpreter(const std::string& exe) {
         static const std::regex re(R"(cuda(?::\s*[^=]*)?\s*=\s*'([^']*)')");
         if (version_py && std::regex_search(*version_py, m, re)) cuda = m[1];
         py["torch"] = {{"version", v}, {"cuda", cuda}, {"how", (fs::path(dir) / "torch/version.py").string()}};
+        // The kernels the official wheel of that variant carries (envpin's table), without
+        // importing torch.
+        json archs = json::array();
+        if (const resolve::TorchRelease* release = resolve::find_torch_release(v.substr(0, v.find('+'))); release && !cuda.empty()) {
+          std::string tag = "cu" + cuda;
+          tag.erase(std::remove(tag.begin(), tag.end(), '.'), tag.end());
+          for (const auto& variant : release->variants)
+            if (variant.tag == tag) {
+              for (int sm : variant.sass) archs.push_back("sm_" + std::to_string(sm));
+              if (variant.ptx) archs.push_back("compute_" + std::to_string(variant.ptx));
+            }
+        }
+        py["torch"]["archs"] = archs;
+        py["torch"]["archs_how"] = "envpin's table of official " + v + " wheels (a custom build may differ)";
       }
     }
   }
