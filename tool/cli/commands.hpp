@@ -33,5 +33,6 @@ Command scan_command();
 Command report_command();
 Command diff_command();
 Command check_command();
+Command hash_command();
 
 }  // namespace envpin::cli

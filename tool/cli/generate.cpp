@@ -11,6 +11,7 @@
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
+#include "scan/ignore.hpp"
 #include "scan/scan.hpp"
 
 namespace envpin::cli {
@@ -55,9 +56,14 @@ int generate(const GenerateOptions& o, Streams& io) {
   env.lock = load_lock(m, o.lock);
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << w;
-  // The Dockerfile's context must not carry a secret file past the generated .dockerignore.
+  // The Dockerfile's context must not carry a secret file past the generated .dockerignore. It
+  // excludes every secret pattern at any depth, so only a '!' re-include can let one in: walk
+  // the project (which can be large) only then.
+  const bool reincludes = std::any_of(m.context_exclude.begin(), m.context_exclude.end(),
+                                      [](const auto& p) { return p.value.starts_with("!"); }) ||
+                          scan::is_secret_path(m.outputs.check_env.value);
   for (const auto& a : artifacts) {
-    if (a.path != m.outputs.dockerignore.value) continue;
+    if (!reincludes || a.path != m.outputs.dockerignore.value) continue;
     for (const std::string& secret : scan::secret_files_in_context(m.project_dir, a.bytes)) {
       const bool allowed = std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
                                        [&](const auto& s) { return s.value == secret; });

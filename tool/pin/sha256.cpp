@@ -4,7 +4,11 @@
 
 #include <openssl/evp.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
+#include <vector>
 #include <fstream>
 #include <memory>
 
@@ -87,15 +91,16 @@ std::string sha256_file_b64url(const std::filesystem::path& file) {
 }
 
 std::string sha256_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw diag::Error("cannot read '" + file.generic_string() + "'");
+  // read(2) into a 1 MiB buffer: EVP with SHA-NI hashes faster than small stream reads feed it.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw diag::Error("cannot read '" + file.generic_string() + "'");
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   Hasher h;
-  std::array<char, 1 << 16> buffer{};
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    if (in.gcount() > 0) h.update(buffer.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) throw diag::Error("cannot read '" + file.generic_string() + "'");
+  std::vector<char> buffer(1 << 20);
+  ssize_t n = 0;
+  while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) h.update(buffer.data(), static_cast<std::size_t>(n));
+  ::close(fd);
+  if (n < 0) throw diag::Error("cannot read '" + file.generic_string() + "'");
   return h.hex();
 }
 

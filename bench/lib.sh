@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by the benchmarks: timing, medians, the result line.
+QUICK=${ENVPIN_BENCH_QUICK:-0}
+REPS=${ENVPIN_BENCH_REPS:-5}
+[ "$QUICK" = 1 ] && REPS=1
+
+now_ns() { date +%s%N; }
+
+# seconds COMMAND...: runs it, prints its wall time in seconds (output discarded).
+seconds() {
+  start=$(now_ns)
+  "$@" >/dev/null 2>&1
+  end=$(now_ns)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", (b - a) / 1e9 }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# pair NAME TARGET -- ENVPIN_CMD... -- PEER_CMD...: alternates the two REPS times, prints
+# "NAME  envpin <median> s  peer <median> s  speed-up <peer/envpin>x  (target TARGET)".
+pair() {
+  name=$1
+  target=$2
+  shift 3
+  envpin_cmd=""
+  while [ "$1" != "--" ]; do envpin_cmd="$envpin_cmd $(printf '%s' "$1" | sed "s/'/'\\\\''/g; s/^/'/; s/\$/'/")"; shift; done
+  shift
+  peer_cmd=""
+  for a in "$@"; do peer_cmd="$peer_cmd $(printf '%s' "$a" | sed "s/'/'\\\\''/g; s/^/'/; s/\$/'/")"; done
+  : > "$BENCH_TMP/e.times"
+  : > "$BENCH_TMP/p.times"
+  i=0
+  while [ $i -lt "$REPS" ]; do
+    eval "seconds $envpin_cmd" >> "$BENCH_TMP/e.times"
+    eval "seconds $peer_cmd" >> "$BENCH_TMP/p.times"
+    i=$((i + 1))
+  done
+  e=$(median < "$BENCH_TMP/e.times")
+  p=$(median < "$BENCH_TMP/p.times")
+  awk -v n="$name" -v e="$e" -v p="$p" -v t="$target" 'BEGIN {
+    r = (e > 0) ? p / e : 0
+    printf "%-26s envpin %8.4f s   peer %8.4f s   speed-up %6.2fx   (target %s)\n", n, e, p, r, t }'
+}

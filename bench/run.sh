@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# envpin beside the tool a user would otherwise run, same input, alternating, median of REPS
+# runs (ENVPIN_BENCH_REPS, default 5). Prints one line per benchmark with both medians and the
+# speed-up (peer time / envpin time; > 1 means envpin is faster).
+#   sh bench/run.sh BUILD_DIR [--quick]     (--quick: tiny inputs, one run: checks they still run)
+set -u
+BUILD=$(cd "${1:?usage: bench/run.sh BUILD_DIR [--quick]}" && pwd)
+[ "${2:-}" = --quick ] && ENVPIN_BENCH_QUICK=1
+ENVPIN="$BUILD/envpin"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib.sh"
+BENCH_TMP=$(mktemp -d /tmp/envpin-bench.XXXXXX)
+trap 'rm -rf "$BENCH_TMP"' EXIT
+T=$BENCH_TMP
+[ "$QUICK" = 1 ] && echo "quick mode: tiny inputs, one run each; the numbers mean nothing"
+
+# 1. sha256 of a 1 GiB file, against openssl dgst.
+size_mib=1024
+[ "$QUICK" = 1 ] && size_mib=8
+head -c $((size_mib * 1048576)) /dev/urandom > "$T/big.bin"
+pair "sha256 ${size_mib} MiB file" ">= 0.95x" -- "$ENVPIN" hash "$T/big.bin" -- openssl dgst -sha256 "$T/big.bin"
+rm -f "$T/big.bin"
+
+# 2. digest of a 10,000-file tree of mixed sizes, against find | sort | xargs sha256sum.
+files=10000
+[ "$QUICK" = 1 ] && files=200
+/usr/bin/python3 - "$T/tree" "$files" <<'PY'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(42)
+for i in range(n):
+    d = os.path.join(root, "d%02d" % (i % 50), "s%d" % (i % 7))
+    os.makedirs(d, exist_ok=True)
+    size = rng.choice([100, 1000, 4000, 20000, 100000, 1000000]) if i % 100 else 5000000
+    with open(os.path.join(d, "f%05d.bin" % i), "wb") as f:
+        f.write(os.urandom(size))
+PY
+pair "tree of $files files" ">= 8x" -- "$ENVPIN" hash "$T/tree" -- sh -c "cd '$T/tree' && find . -type f | sort | xargs sha256sum | sha256sum"
+
+# 3. Packages index lookups: no envpin command exposes its Packages parser yet.
+echo "Packages index lookup       skipped: the parser (envpin lock without a container engine) has no standalone command yet"
+
+# 4. envpin generate on the PyTorch example (artifacts already current), against /bin/true.
+mkdir -p "$T/example"
+cp -R "$ROOT/examples/pytorch-train/." "$T/example/"
+pair "generate (example)" "<= 0.020 s wall" -- "$ENVPIN" generate -f "$T/example/envpin.yaml" -- /bin/true
+if command -v valgrind >/dev/null 2>&1; then
+  valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" "$ENVPIN" generate -f "$T/example/envpin.yaml" >/dev/null 2>"$T/cg.err"
+  echo "generate instructions       $(sed -n 's/.*Collected : *//p' "$T/cg.err") (callgrind)"
+else
+  echo "generate instructions       not counted: valgrind is not installed"
+fi
+
+# 5. envpin report, against the shell report script.
+pair "report" ">= 5x" -- "$ENVPIN" report -- sh "$ROOT/bench/peers/report.sh"
+
+# 6. envpin check against the generated check_env.sh, on a manifest of every installed distribution.
+mkdir -p "$T/check"
+/usr/bin/python3 -m pip --disable-pip-version-check list --format=freeze 2>/dev/null | grep '==' | head -n 200 |
+  awk 'BEGIN { print "envpin: 1\nname: bench\npython:\n  version: \"3\" \"\"\n  packages:" } { print "    - \"" $0 "\"" }' |
+  sed 's/version: "3" ""/version: "'"$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"'"/' > "$T/check/envpin.yaml"
+"$ENVPIN" generate -f "$T/check/envpin.yaml" >/dev/null
+n=$(grep -c '^    - ' "$T/check/envpin.yaml")
+(cd "$T/check" && ENVPIN_PYTHON=/usr/bin/python3 pair "check ($n packages)" "both <= 0.3 s" -- \
+  "$ENVPIN" check -f envpin.yaml --allow-no-gpu -- sh .envpin/check_env.sh --allow-no-gpu)
+
+# 7. configure of a consumer with include(EnvPin) and envpin_cuda_architectures, against without.
+for with in yes no; do
+  mkdir -p "$T/cmake-$with"
+  {
+    echo "cmake_minimum_required(VERSION 3.25)"
+    echo "project(bench LANGUAGES NONE)"
+    if [ $with = yes ]; then
+      echo "list(APPEND CMAKE_MODULE_PATH \"$ROOT/cmake\")"
+      echo "include(EnvPin)"
+      echo "envpin_cuda_architectures(archs MANIFEST \"$T/example/envpin.yaml\")"
+    fi
+  } > "$T/cmake-$with/CMakeLists.txt"
+done
+pair "configure +include(EnvPin)" "<= +0.5 s" -- sh -c "rm -rf '$T/b1' && env -u ENVPIN_EXECUTABLE cmake -S '$T/cmake-yes' -B '$T/b1'" \
+  -- sh -c "rm -rf '$T/b2' && cmake -S '$T/cmake-no' -B '$T/b2'"
+
+# 8. deterministic context tarball, against tar --sort=name --mtime=@0 | sha256sum.
+mkdir -p "$T/ctx"
+printf 'envpin: 1\nname: ctx\n' > "$T/ctx/envpin.yaml"
+"$ENVPIN" generate -f "$T/ctx/envpin.yaml" >/dev/null
+parts=8
+[ "$QUICK" = 1 ] && size_mib=1 || size_mib=128
+i=0
+while [ $i -lt $parts ]; do head -c $((size_mib * 1048576)) /dev/urandom > "$T/ctx/part$i.bin"; i=$((i + 1)); done
+pair "context tar $((parts * size_mib)) MiB" ">= 1x" -- "$ENVPIN" context -f "$T/ctx/envpin.yaml" -o "$T/ctx.tar" \
+  -- sh -c "cd '$T/ctx' && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . | sha256sum"
