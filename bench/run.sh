@@ -32,7 +32,7 @@ rng = random.Random(42)
 for i in range(n):
     d = os.path.join(root, "d%02d" % (i % 50), "s%d" % (i % 7))
     os.makedirs(d, exist_ok=True)
-    size = rng.choice([100, 1000, 4000, 20000, 100000, 1000000]) if i % 100 else 5000000
+    size = rng.choice([100, 1000, 4000, 20000, 100000, 300000]) if i % 500 else 5000000
     with open(os.path.join(d, "f%05d.bin" % i), "wb") as f:
         f.write(os.urandom(size))
 PY

@@ -52,15 +52,43 @@ int context(const Options& o, Streams& io) {
   }
   std::sort(paths.begin(), paths.end());
 
-  std::string tar;
+  // Streamed into a temporary file beside the output and hashed on the way; renamed into place
+  // only when complete.
+  struct Sink {
+    int fd = -1;
+    pin::Sha256 digest;
+    std::uintmax_t bytes = 0;
+    bool failed = false;
+  } sink;
+  std::string temp = output.string() + ".XXXXXX";
+  sink.fd = ::mkstemp(temp.data());
+  if (sink.fd < 0) throw diag::Error("cannot write " + output.string(), std::nullopt, "check the directory exists and is writable");
+  struct Cleanup {
+    const std::string& path;
+    bool keep = false;
+    ~Cleanup() {
+      if (!keep) std::remove(path.c_str());
+    }
+  } cleanup{temp};
   std::unique_ptr<archive, decltype(&archive_write_free)> a(archive_write_new(), archive_write_free);
   archive_write_set_format_pax_restricted(a.get());
   archive_write_set_bytes_in_last_block(a.get(), 1);
   const auto write_cb = [](archive*, void* user, const void* buffer, size_t length) -> la_ssize_t {
-    static_cast<std::string*>(user)->append(static_cast<const char*>(buffer), length);
+    auto& s = *static_cast<Sink*>(user);
+    const char* p = static_cast<const char*>(buffer);
+    for (size_t done = 0; done < length;) {
+      const ssize_t n = ::write(s.fd, p + done, length - done);
+      if (n <= 0) {
+        s.failed = true;
+        return -1;
+      }
+      done += static_cast<size_t>(n);
+    }
+    s.digest.update(buffer, length);
+    s.bytes += length;
     return static_cast<la_ssize_t>(length);
   };
-  if (archive_write_open(a.get(), &tar, nullptr, write_cb, nullptr) != ARCHIVE_OK)
+  if (archive_write_open(a.get(), &sink, nullptr, write_cb, nullptr) != ARCHIVE_OK)
     throw diag::Error(std::string("cannot start the tar: ") + archive_error_string(a.get()));
   std::size_t files = 0;
   for (const std::string& rel : paths) {
@@ -100,9 +128,15 @@ int context(const Options& o, Streams& io) {
       }
     }
   }
-  archive_write_close(a.get());
-  io::write_atomic(output, tar, false);
-  io.out << "sha256:" << pin::sha256_hex(tar) << "  " << o.output << " (" << files << " files, " << tar.size()
+  if (archive_write_close(a.get()) != ARCHIVE_OK || sink.failed || ::fsync(sink.fd) != 0) {
+    ::close(sink.fd);
+    throw diag::Error("cannot write " + output.string());
+  }
+  ::fchmod(sink.fd, 0644);
+  ::close(sink.fd);
+  if (std::rename(temp.c_str(), output.c_str()) != 0) throw diag::Error("cannot write " + output.string());
+  cleanup.keep = true;
+  io.out << "sha256:" << sink.digest.hex() << "  " << o.output << " (" << files << " files, " << sink.bytes
          << " bytes)\n";
   return kOk;
 }

@@ -71,6 +71,11 @@ void feed(Hasher& h, const std::filesystem::path& file) {
 
 }  // namespace
 
+Sha256::Sha256() : ctx_(new Hasher()) {}
+Sha256::~Sha256() { delete static_cast<Hasher*>(ctx_); }
+void Sha256::update(const void* data, std::size_t size) { static_cast<Hasher*>(ctx_)->update(data, size); }
+std::string Sha256::hex() { return static_cast<Hasher*>(ctx_)->hex(); }
+
 std::string md5_file(const std::filesystem::path& file) {
   Hasher h(EVP_md5());
   feed(h, file);

@@ -10,6 +10,20 @@ namespace envpin::pin {
 // Lowercase hex SHA-256 of `bytes` (OpenSSL EVP).
 std::string sha256_hex(std::string_view bytes);
 
+// Incremental SHA-256 (OpenSSL EVP) for data produced piecewise.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(const void* data, std::size_t size);
+  std::string hex();  // once, at the end
+
+ private:
+  void* ctx_;
+};
+
 // Lowercase hex SHA-256 of a file, read in chunks. Throws diag::Error when unreadable.
 std::string sha256_file(const std::filesystem::path& file);
 
