@@ -132,6 +132,21 @@ TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
   EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), before);
 }
 
+TEST_F(LockCli, AptLookupReadsPlainAndCompressedIndexes) {
+  const std::string snippet = std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/recorded/Packages-snippet";
+  ASSERT_EQ(std::system(("gzip -c " + snippet + " > " + (dir_ / "Packages.gz").string()).c_str()), 0);
+  const std::string jq = "jq=1.6-2.1+deb12u2 amd64 63984 sha256:f2303584378ac85f6d3a9ae8e46412196061681e81610d3b020abe4b5d389eb0 "
+                         "pool/main/j/jq/jq_1.6-2.1+deb12u2_amd64.deb\n";
+  for (const std::string& index : {snippet, (dir_ / "Packages.gz").string()}) {
+    const Result r = run("apt-lookup --index " + index + " jq=1.6-2.1+deb12u2");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, jq);
+  }
+  const Result missing = run("apt-lookup --index " + snippet + " jq=9.9");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.err, "envpin: error: 'jq=9.9' is not in " + snippet + "\nenvpin: hint: check the name and version against the index\n");
+}
+
 TEST_F(LockCli, SystemPythonNeedsVenv) {
   write("envpin.yaml", "envpin: 1\nname: x\nbase: debian:12\nos: debian12\napt: [python3]\n"
                        "python: {version: '3.11', source: system}\n");

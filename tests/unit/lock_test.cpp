@@ -189,3 +189,28 @@ TEST(ImageReference, DockerGrammar) {
 
 }  // namespace
 }  // namespace envpin::lock
+
+namespace envpin::lock {
+namespace {
+
+TEST(PackagesIndex, FindsOnlyTheWantedStanzas) {
+  // Three stanzas cut from Debian bookworm's main/binary-amd64/Packages.
+  const std::string text = recorded("Packages-snippet");
+  const auto entries = scan_packages_index(text, {"libjq1", "jq", "not-there"});
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].name, "jq");
+  EXPECT_EQ(entries[0].version, "1.6-2.1+deb12u2");
+  EXPECT_EQ(entries[0].arch, "amd64");
+  EXPECT_EQ(entries[0].size, 63984);
+  EXPECT_EQ(entries[0].sha256, "f2303584378ac85f6d3a9ae8e46412196061681e81610d3b020abe4b5d389eb0");
+  EXPECT_EQ(entries[0].filename, "pool/main/j/jq/jq_1.6-2.1+deb12u2_amd64.deb");
+  EXPECT_EQ(entries[1].name, "libjq1");
+  // No trailing blank line, and CRLF-free text without the last newline, still parse.
+  std::string cut = text;
+  while (!cut.empty() && cut.back() == '\n') cut.pop_back();
+  EXPECT_EQ(scan_packages_index(cut, {"libonig5"}).size(), 1u);
+  EXPECT_TRUE(scan_packages_index("", {"jq"}).empty());
+}
+
+}  // namespace
+}  // namespace envpin::lock

@@ -34,5 +34,6 @@ Command report_command();
 Command diff_command();
 Command check_command();
 Command hash_command();
+Command apt_lookup_command();
 
 }  // namespace envpin::cli

@@ -160,50 +160,28 @@ void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environm
   }
   if (text.empty()) throw Error("cannot read the Packages index under " + dir, m.apt.front().where,
                                 "set ENVPIN_APT_MIRROR to a reachable mirror, or install docker.io or podman");
-  // deb822 stanzas: Package, Version, Architecture, Filename, Size, SHA256.
-  std::map<std::string, std::vector<std::map<std::string, std::string>>> stanzas;
-  std::istringstream lines(text);
-  std::string line;
-  std::map<std::string, std::string> current;
-  auto flush = [&] {
-    if (current.count("Package")) stanzas[current["Package"]].push_back(current);
-    current.clear();
-  };
-  while (std::getline(lines, line)) {
-    if (line.empty()) {
-      flush();
-      continue;
-    }
-    if (line[0] == ' ' || line[0] == '\t') continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = line.substr(0, colon);
-    if (key == "Package" || key == "Version" || key == "Architecture" || key == "Filename" || key == "Size" ||
-        key == "SHA256")
-      current[key] = line.substr(colon + 2 <= line.size() ? colon + 2 : line.size());
-  }
-  flush();
+  std::vector<std::string> names;
+  for (const auto& a : m.apt) names.push_back(a.value.name);
+  const std::vector<IndexEntry> entries = scan_packages_index(text, names);
   const std::string id = mirror.substr(mirror.find("://") == std::string::npos ? 0 : mirror.find("://") + 3);
   lock.apt_sources.push_back({id, mirror});
   for (const auto& a : m.apt) {
-    const auto it = stanzas.find(a.value.name);
-    const std::map<std::string, std::string>* hit = nullptr;
-    if (it != stanzas.end())
-      for (const auto& st : it->second)
-        if (a.value.version.empty() || st.at("Version") == a.value.version) hit = &st;
+    const IndexEntry* hit = nullptr;
+    for (const auto& e : entries)
+      if (e.name == a.value.name && (a.value.version.empty() || e.version == a.value.version)) hit = &e;
     if (!hit)
       throw Error("'" + (a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version) +
                       "' is not in " + dir + "Packages",
                   a.where, "check the name and version (apt-cache policy " + a.value.name + ")");
     AptPackage p;
     p.name = a.value.name;
-    p.version = hit->at("Version");
-    p.arch = hit->count("Architecture") ? hit->at("Architecture") : arch;
+    p.version = hit->version;
+    p.arch = hit->arch.empty() ? arch : hit->arch;
     p.requested = a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version;
     p.source = id;
-    p.filename = hit->count("Filename") ? hit->at("Filename") : "";
-    p.size = hit->count("Size") ? std::stoll(hit->at("Size")) : 0;
-    p.sha256 = hit->count("SHA256") ? hit->at("SHA256") : "";
+    p.filename = hit->filename;
+    p.size = hit->size;
+    p.sha256 = hit->sha256;
     lock.apt.push_back(p);
   }
   lock.apt_closure = "partial";
@@ -331,6 +309,42 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
 }
 
 }  // namespace
+
+std::vector<IndexEntry> scan_packages_index(std::string_view text, const std::vector<std::string>& wanted) {
+  // One pass from stanza to stanza ("\n\n"); a stanza's first field is its Package, so the
+  // fields of the other 99.9% of packages are never looked at.
+  std::vector<IndexEntry> out;
+  const std::set<std::string_view> names(wanted.begin(), wanted.end());
+  constexpr std::string_view kPackage = "Package: ";
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find("\n\n", start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view stanza = text.substr(start, end - start);
+    start = end + 2;
+    if (!stanza.starts_with(kPackage)) continue;
+    const std::size_t name_end = std::min(stanza.find('\n'), stanza.size());
+    const std::string_view name = stanza.substr(kPackage.size(), name_end - kPackage.size());
+    if (!names.count(name)) continue;
+    IndexEntry e;
+    e.name = std::string(name);
+    for (std::size_t line_start = name_end + 1; line_start < stanza.size();) {
+      const std::size_t line_end = std::min(stanza.find('\n', line_start), stanza.size());
+      const std::string_view line = stanza.substr(line_start, line_end - line_start);
+      line_start = line_end + 1;
+      const auto colon = line.find(": ");
+      if (colon == std::string_view::npos || line[0] == ' ') continue;
+      const std::string_view key = line.substr(0, colon), value = line.substr(colon + 2);
+      if (key == "Version") e.version = std::string(value);
+      else if (key == "Architecture") e.arch = std::string(value);
+      else if (key == "Filename") e.filename = std::string(value);
+      else if (key == "Size") e.size = std::stoll(std::string(value));
+      else if (key == "SHA256") e.sha256 = std::string(value);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
 
 std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vector<AptSource>& sources) {
   static const std::regex line_re(R"(^'([^']+)' (\S+) (\d+) SHA256:([0-9a-f]{64})\s*$)");

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lock/lock.hpp"
@@ -26,6 +27,14 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
 // Parsers of the tools' output (pure; tested on recorded output).
 // `apt-get download --print-uris` lines: 'URI' name_version_arch.deb size SHA256:hex
 std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vector<AptSource>& sources);
+// Stanzas of a Debian Packages index for the `wanted` package names only (one pass over the
+// text, nothing copied for other packages): Package, Version, Architecture, Filename, Size, SHA256.
+struct IndexEntry {
+  std::string name, version, arch, filename, sha256;
+  std::int64_t size = 0;
+};
+std::vector<IndexEntry> scan_packages_index(std::string_view text, const std::vector<std::string>& wanted);
+
 // `pip install --dry-run --report` JSON.
 std::vector<PythonPackage> parse_pip_report(const std::string& json_text);
 
