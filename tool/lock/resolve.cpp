@@ -20,6 +20,7 @@
 #include "envpin_version.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "manifest/requirement.hpp"
 #include "net/http.hpp"
 #include "net/registry.hpp"
 #include "pin/sha256.hpp"
@@ -45,19 +46,6 @@ std::string percent_decode(const std::string& s) {
   return out;
 }
 
-std::string normalize_name(std::string name) {
-  // PEP 503: lowercase, runs of -_. become one -
-  std::string out;
-  for (char c : name) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l == '-' || l == '_' || l == '.') {
-      if (out.empty() || out.back() != '-') out += '-';
-    } else {
-      out += l;
-    }
-  }
-  return out;
-}
 
 // The first lines starting with "E:" or "ERROR:" (what apt and pip say is wrong).
 std::string tool_errors(const std::string& err) {
@@ -392,7 +380,7 @@ std::vector<PythonPackage> parse_pip_report(const std::string& json_text) {
   for (const json& item : report.value("install", json::array())) {
     PythonPackage p;
     const json& meta = item.value("metadata", json::object());
-    p.name = normalize_name(meta.value("name", ""));
+    p.name = manifest::normalize_name(meta.value("name", ""));
     p.version = meta.value("version", "");
     const json& info = item.value("download_info", json::object());
     const std::string url = info.value("url", "");

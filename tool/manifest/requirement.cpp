@@ -11,7 +11,9 @@ namespace {
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-std::string normalize(std::string_view name) {
+}  // namespace
+
+std::string normalize_name(std::string_view name) {
   // PEP 503: re.sub(r"[-_.]+", "-", name).lower()
   std::string out;
   bool in_run = false;
@@ -26,6 +28,8 @@ std::string normalize(std::string_view name) {
   }
   return out;
 }
+
+namespace {
 
 // Version grammar from PEP 440 appendix B, written for std::regex (ECMAScript, icase).
 const std::regex& pep440() {
@@ -117,7 +121,7 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
   if (!is_alnum(req.name.front()) || !is_alnum(req.name.back()))
     return fail("package name '" + req.name + "' must start and end with a letter or digit",
                 name_start);
-  req.normalized = normalize(req.name);
+  req.normalized = normalize_name(req.name);
 
   skip_space();
   if (i < text.size() && text[i] == '[') {
@@ -128,7 +132,7 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
       while (i < text.size() && (is_alnum(text[i]) || text[i] == '-' || text[i] == '_' || text[i] == '.'))
         ++i;
       if (i == start) return fail("expected an extra name", start);
-      req.extras.push_back(normalize(text.substr(start, i - start)));
+      req.extras.push_back(normalize_name(text.substr(start, i - start)));
       skip_space();
       if (i < text.size() && text[i] == ',') {
         ++i;

@@ -31,6 +31,9 @@ struct Requirement {
 std::optional<Requirement> parse_requirement(std::string_view text, std::string& error,
                                              std::size_t& column);
 
+// PEP 503 name normalization: lowercase, runs of -_. become one -.
+std::string normalize_name(std::string_view name);
+
 // True for a PEP 440 public version such as 1.26, 2.4.1, 1.0rc1, 2.0.post1, 1!2.0, 2.4.1+cu124.
 // `allow_wildcard` admits a trailing ".*".
 bool is_pep440_version(std::string_view v, bool allow_wildcard = false);

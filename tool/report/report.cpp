@@ -16,6 +16,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "manifest/requirement.hpp"
 #include "lock/lock.hpp"
 #include "probe/gpu_probe.hpp"
 #include "resolve/cuda_tables.hpp"
@@ -131,18 +132,6 @@ std::pair<std::string, std::string> dist_name_version(const fs::path& dir) {
   return {};
 }
 
-std::string normalize(std::string name) {
-  std::string out;
-  for (char c : name) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l == '-' || l == '_' || l == '.') {
-      if (out.empty() || out.back() != '-') out += '-';
-    } else {
-      out += l;
-    }
-  }
-  return out;
-}
 
 json python_interpreter(const std::string& exe) {
   // One run per interpreter: its version and where it looks for packages.
@@ -165,8 +154,8 @@ json python_interpreter(const std::string& exe) {
       const std::string name = e.path().filename().string();
       if (!name.ends_with(".dist-info") && !name.ends_with(".egg-info")) continue;
       const auto [n, v] = dist_name_version(e.path());
-      if (!n.empty() && !packages.contains(normalize(n))) packages[normalize(n)] = v;
-      if (normalize(n) == "torch" && !py.contains("torch")) {
+      if (!n.empty() && !packages.contains(manifest::normalize_name(n))) packages[manifest::normalize_name(n)] = v;
+      if (manifest::normalize_name(n) == "torch" && !py.contains("torch")) {
         // torch/version.py holds the CUDA it was built with; reading it needs no import.
         const auto version_py = io::read_file(fs::path(dir) / "torch/version.py");
         std::smatch m;
