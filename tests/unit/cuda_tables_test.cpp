@@ -152,5 +152,18 @@ TEST(CudaTables, EveryTorchRow) {
   EXPECT_FALSE(has(find_torch_release("2.6.0")->variants.back().sass, 120));
 }
 
+TEST(CudaTables, TorchVariantAndKernelRule) {
+  const TorchVariant* cu124 = find_torch_variant("2.4.1+cu124", "12.4");
+  ASSERT_TRUE(cu124);
+  EXPECT_EQ(cu124->tag, "cu124");
+  EXPECT_EQ(find_torch_variant("2.4.1", "13.0"), nullptr);
+  EXPECT_EQ(find_torch_variant("1.13.1", "11.7"), nullptr);
+  EXPECT_EQ(find_torch_variant("2.4.1", ""), nullptr);
+  EXPECT_TRUE(kernels_run_on(cu124->sass, cu124->ptx, 89));    // sm_86 cubin, same major
+  EXPECT_FALSE(kernels_run_on(cu124->sass, cu124->ptx, 120));  // no Blackwell cubin, no PTX
+  EXPECT_TRUE(kernels_run_on({90}, 90, 120));                  // PTX runs on later GPUs
+  EXPECT_FALSE(kernels_run_on({86}, 0, 80));                   // not on a lower minor
+}
+
 }  // namespace
 }  // namespace envpin::resolve

@@ -36,23 +36,6 @@ const json& first_python(const json& r) {
   return list.is_array() && !list.empty() ? list[0] : none;
 }
 
-// torch's kernels (from envpin's wheel table) for a GPU of SM `sm`.
-bool torch_runs_on(const std::string& torch_version, const std::string& cuda, int sm, bool& known) {
-  known = false;
-  const resolve::TorchRelease* r = resolve::find_torch_release(torch_version.substr(0, torch_version.find('+')));
-  if (!r || cuda.empty()) return true;
-  std::string tag = "cu" + cuda;
-  tag.erase(std::remove(tag.begin(), tag.end(), '.'), tag.end());
-  for (const auto& v : r->variants) {
-    if (v.tag != tag) continue;
-    known = true;
-    for (int a : v.sass)
-      if (a / 10 == sm / 10 && a <= sm) return true;
-    return v.ptx != 0 && v.ptx <= sm;
-  }
-  return true;
-}
-
 class Differ {
  public:
   Differ(const json& a, const json& b, std::string an, std::string bn) : a_(a), b_(b), an_(std::move(an)), bn_(std::move(bn)) {}
@@ -139,9 +122,9 @@ class Differ {
                  : "runs only through minor-version compatibility: no PTX JIT (error 222 for PTX-only kernels)");
     }
     for (const auto& g : to["gpu"]["gpus"]) {
-      bool known = false;
       const int sm = g.value("sm", 0);
-      if (sm && !torch_runs_on(version, cuda, sm, known) && known)
+      const resolve::TorchVariant* wheel = resolve::find_torch_variant(version, cuda);
+      if (sm && wheel && !resolve::kernels_run_on(wheel->sass, wheel->ptx, sm))
         add("breaks", "gpu.arch_vs_torch", "torch " + version + " (CUDA " + cuda + ") on " + from_name,
             g.value("name", "") + " (sm_" + std::to_string(sm) + ") on " + to_name,
             "that torch build has no kernels for sm_" + std::to_string(sm) +

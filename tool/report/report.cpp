@@ -166,14 +166,9 @@ json python_interpreter(const std::string& exe) {
         // The kernels the official wheel of that variant carries (envpin's table), without
         // importing torch.
         json archs = json::array();
-        if (const resolve::TorchRelease* release = resolve::find_torch_release(v.substr(0, v.find('+'))); release && !cuda.empty()) {
-          std::string tag = "cu" + cuda;
-          tag.erase(std::remove(tag.begin(), tag.end(), '.'), tag.end());
-          for (const auto& variant : release->variants)
-            if (variant.tag == tag) {
-              for (int sm : variant.sass) archs.push_back("sm_" + std::to_string(sm));
-              if (variant.ptx) archs.push_back("compute_" + std::to_string(variant.ptx));
-            }
+        if (const resolve::TorchVariant* wheel = resolve::find_torch_variant(v, cuda)) {
+          for (int sm : wheel->sass) archs.push_back("sm_" + std::to_string(sm));
+          if (wheel->ptx) archs.push_back("compute_" + std::to_string(wheel->ptx));
         }
         py["torch"]["archs"] = archs;
         py["torch"]["archs_how"] = "envpin's table of official " + v + " wheels (a custom build may differ)";

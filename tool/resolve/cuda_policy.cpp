@@ -49,14 +49,6 @@ std::string variant_list(const TorchRelease& r) {
   return out;
 }
 
-// A cubin for sm X runs on the same major at an equal or higher minor; PTX runs on any
-// later GPU (Blackwell Compatibility Guide, cuda-facts.md §2.4).
-bool runs_on(const std::vector<int>& sass, int ptx, int sm) {
-  for (int a : sass)
-    if (a / 10 == sm / 10 && a <= sm) return true;
-  return ptx != 0 && ptx <= sm;
-}
-
 struct Candidate {
   const CudaRelease* release;
   std::string toolkit;  // "12.4.1"
@@ -330,7 +322,7 @@ class Policy {
     for (const TorchRelease& r : torch_releases())
       for (auto it = r.variants.rbegin(); it != r.variants.rend(); ++it) {
         const bool all = std::all_of(sms_.begin(), sms_.end(),
-                                     [&](int sm) { return runs_on(it->sass, it->ptx, sm); });
+                                     [&](int sm) { return kernels_run_on(it->sass, it->ptx, sm); });
         if (all) return "torch " + std::string(r.minor) + " or newer (" + std::string(it->tag) + ")";
       }
     return "";
@@ -367,7 +359,7 @@ class Policy {
       if (sass.empty()) continue;  // no verified aarch64 list: noted below
       const int ptx = a == manifest::Arch::amd64 ? chosen->ptx : chosen->ptx_arm64;
       for (const GpuTarget& g : fleet_) {
-        if (runs_on(sass, ptx, g.sm)) continue;
+        if (kernels_run_on(sass, ptx, g.sm)) continue;
         const std::string fix = torch_fix_for_fleet();
         return Blocker{torch_label + " " + std::string(chosen->tag) + " wheels carry no kernels for '" + g.input +
                            "' (" + sm_name(g.sm) + "; they have " + sm_list(sass) +

@@ -352,6 +352,22 @@ const TorchRelease* find_torch_release(std::string_view version) {
   return nullptr;
 }
 
+const TorchVariant* find_torch_variant(std::string_view version, std::string_view cuda) {
+  const TorchRelease* release = find_torch_release(version.substr(0, version.find('+')));
+  if (!release || cuda.empty()) return nullptr;
+  std::string tag = "cu" + std::string(cuda);
+  std::erase(tag, '.');
+  for (const TorchVariant& v : release->variants)
+    if (v.tag == tag) return &v;
+  return nullptr;
+}
+
+bool kernels_run_on(const std::vector<int>& sass, int ptx, int sm) {
+  for (int a : sass)
+    if (a / 10 == sm / 10 && a <= sm) return true;
+  return ptx != 0 && ptx <= sm;
+}
+
 std::string torch_index_url(std::string_view variant_tag) {
   // Source: https://pytorch.org/get-started/previous-versions (cuda-facts.md §3.1).
   return "https://download.pytorch.org/whl/" + std::string(variant_tag);

@@ -107,4 +107,13 @@ const TorchRelease* find_torch_release(std::string_view version);
 // "https://download.pytorch.org/whl/cu124"
 std::string torch_index_url(std::string_view variant_tag);
 
+// The official wheel of torch `version` ("2.4.1" or "2.4.1+cu124") built with CUDA `cuda`
+// ("12.4"), or nullptr when envpin's table has no such variant.
+const TorchVariant* find_torch_variant(std::string_view version, std::string_view cuda);
+
+// Whether code with cubins for `sass` and PTX for `ptx` (0: none) runs on a GPU of SM `sm`: a
+// cubin runs on the same major at an equal or higher minor, PTX on any later GPU (Blackwell
+// Compatibility Guide, cuda-facts.md §2.4).
+bool kernels_run_on(const std::vector<int>& sass, int ptx, int sm);
+
 }  // namespace envpin::resolve
