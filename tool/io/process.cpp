@@ -98,7 +98,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
+  return find_on_path(name, path ? path : "");
+}
+
+std::string find_on_path(const std::string& name, const std::string& path) {
+  std::istringstream dirs(path);
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
     if (dir.empty()) continue;

@@ -16,7 +16,8 @@ struct ProcessResult {
 // `input` is written to its stdin.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {});
 
-// The first executable `name` on PATH, or empty.
+// The first executable `name` in the ':'-separated `path` (default: $PATH), or empty.
 std::string find_on_path(const std::string& name);
+std::string find_on_path(const std::string& name, const std::string& path);
 
 }  // namespace envpin::io

@@ -2,20 +2,18 @@
 #include "probe/gpu_probe.hpp"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <regex>
 #include <sstream>
 
 #include "io/atomic_file.hpp"
+#include "io/process.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::probe {
@@ -129,80 +127,53 @@ void probe_cudart(const ProbeOptions& o, GpuProbe& out) {
   out.notes.push_back("CUDA runtime: no libcudart found by the dynamic loader");
 }
 
-std::optional<std::string> find_program(const std::string& name, const std::string& path) {
-  std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
-std::string shell_word(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Runs `program args` (no shell expansion of program), returns its stdout+stderr and exit status.
-std::pair<int, std::string> capture(const std::string& program, const std::string& args) {
-  const std::string command = shell_word(program) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-1, "cannot start " + program};
-  std::string output;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+// What a tool printed, errors first (nvidia-smi prints its failures on stdout).
+std::string output_of(const io::ProcessResult& r) { return r.err.empty() ? r.out : r.err + r.out; }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 bool probe_smi(const ProbeOptions& o, GpuProbe& out) {
-  const auto smi = find_program("nvidia-smi", o.path);
-  if (!smi) {
+  const std::string smi = io::find_on_path("nvidia-smi", o.path);
+  if (smi.empty()) {
     out.notes.push_back("nvidia-smi: not found on PATH");
     return false;
   }
-  const auto [code, text] =
-      capture(*smi, "--query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader,nounits");
-  if (code != 0) {
-    out.notes.push_back("nvidia-smi: exit " + std::to_string(code) + ": " + first_line(text));
+  const io::ProcessResult query = io::run_process(
+      {smi, "--query-gpu=name,compute_cap,memory.total,driver_version", "--format=csv,noheader,nounits"});
+  if (query.exit_code != 0) {
+    out.notes.push_back("nvidia-smi: exit " + std::to_string(query.exit_code) + ": " + first_line(output_of(query)));
     return false;
   }
   GpuProbe found;
   std::string error;
-  if (!parse_smi_query(text, found, error)) {
+  if (!parse_smi_query(query.out, found, error)) {
     out.notes.push_back("nvidia-smi: " + error);
     return false;
   }
   found.source = "nvidia-smi";
-  const auto [banner_code, banner] = capture(*smi, "");
-  if (banner_code == 0) found.cuda_driver = parse_smi_cuda_version(banner);
+  const io::ProcessResult banner = io::run_process({smi});
+  if (banner.exit_code == 0) found.cuda_driver = parse_smi_cuda_version(banner.out);
   found.notes = std::move(out.notes);
   out = std::move(found);
   return true;
 }
 
 void probe_nvcc(const ProbeOptions& o, GpuProbe& out) {
-  std::optional<std::string> nvcc;
+  std::string nvcc;
   if (!o.cudacxx.empty() && access(o.cudacxx.c_str(), X_OK) == 0) nvcc = o.cudacxx;
-  if (!nvcc) nvcc = find_program("nvcc", o.path);
-  if (!nvcc && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) nvcc = "/usr/local/cuda/bin/nvcc";
-  if (!nvcc) {
+  if (nvcc.empty()) nvcc = io::find_on_path("nvcc", o.path);
+  if (nvcc.empty() && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) nvcc = "/usr/local/cuda/bin/nvcc";
+  if (nvcc.empty()) {
     out.notes.push_back("nvcc: not found ($CUDACXX, PATH, /usr/local/cuda/bin)");
     return;
   }
-  const auto [code, text] = capture(*nvcc, "--version");
-  out.nvcc = code == 0 ? parse_nvcc_version(text) : "";
+  const io::ProcessResult r = io::run_process({nvcc, "--version"});
+  out.nvcc = r.exit_code == 0 ? parse_nvcc_version(r.out) : "";
   if (out.nvcc.empty()) {
-    out.notes.push_back("nvcc: " + *nvcc + " --version gave no release");
+    out.notes.push_back("nvcc: " + nvcc + " --version gave no release");
     return;
   }
-  out.nvcc_path = *nvcc;
+  out.nvcc_path = nvcc;
 }
 
 std::string trim(std::string s) {
