@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "resolve/cuda_policy.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <functional>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "diag/suggest.hpp"
 #include "resolve/cuda_tables.hpp"
@@ -36,10 +33,6 @@ std::string sm_list(const std::vector<int>& sms) {
 // "cu124" -> "12.4"
 std::string variant_cuda(const std::string& tag) {
   return tag.substr(2, tag.size() - 3) + "." + tag.substr(tag.size() - 1);
-}
-
-std::string gpu_label(const GpuTarget& g) {
-  return (g.product.empty() ? g.input : g.product) + " (" + sm_name(g.sm) + ")";
 }
 
 // "cu118, cu121, cu124"
@@ -562,15 +555,6 @@ class Policy {
   }
 };
 
-std::string fit_text(DriverFit f) {
-  switch (f) {
-    case DriverFit::full: return "full";
-    case DriverFit::minor_version: return "minor-version";
-    case DriverFit::unknown: break;
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 std::string Origin::describe() const {
@@ -578,126 +562,12 @@ std::string Origin::describe() const {
   return label;
 }
 
+std::string gpu_label(const GpuTarget& g) {
+  return (g.product.empty() ? g.input : g.product) + " (sm_" + std::to_string(g.sm) + ")";
+}
+
 diag::Location Origin::location() const { return where ? *where : diag::Location{label, 0, 0}; }
 
 CudaDecision decide_cuda(const CudaRequest& request) { return Policy(request).decide(); }
-
-std::optional<Input<std::string>> torch_pin(const manifest::Manifest& m) {
-  if (!m.python) return std::nullopt;
-  auto from = [&](const std::vector<manifest::Located<manifest::Requirement>>& reqs,
-                  const std::string& label) -> std::optional<Input<std::string>> {
-    for (const auto& r : reqs) {
-      if (r.value.normalized != "torch") continue;
-      for (const auto& s : r.value.specifiers) {
-        if (s.op != "==" && s.op != "===") continue;
-        std::string v = s.version;
-        if (v.ends_with(".*")) v.resize(v.size() - 2);
-        return Input<std::string>{v, {label, r.where}};
-      }
-    }
-    return std::nullopt;
-  };
-  if (auto t = from(m.python->packages, "python.packages")) return t;
-  return from(m.python->requirement_lines, "python.requirements");
-}
-
-CudaRequest request_from_manifest(const manifest::Manifest& m) {
-  const manifest::Cuda& c = *m.cuda;
-  CudaRequest r;
-  r.cuda = {c.version.value, {"cuda.version", c.version.where}};
-  r.gpus_origin = {"cuda.gpus", c.gpus_where};
-  for (const auto& g : c.gpus) r.gpus.push_back({g.value, {"cuda.gpus", g.where}});
-  if (c.driver) r.driver = Input<std::string>{c.driver->value, {"cuda.driver", c.driver->where}};
-  for (const auto& p : m.platforms) r.platforms.push_back({p.value.arch, {"platforms", p.where}});
-  if (m.os) r.ubuntu = Input<std::string>{m.os->value.substr(std::string("ubuntu").size()), {"os", m.os->where}};
-  r.flavor = c.flavor.value == manifest::CudaFlavor::base    ? "base"
-             : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
-                                                             : "runtime";
-  r.cudnn = c.cudnn.value;
-  if (auto t = torch_pin(m)) {
-    // A local version ("2.4.1+cu124") names the wheel variant too.
-    if (const auto plus = t->value.find('+'); plus != std::string::npos) {
-      r.torch_variant = Input<std::string>{t->value.substr(plus + 1), t->origin};
-      t->value.resize(plus);
-    }
-    r.torch = t;
-  }
-  if (m.python) r.python = Input<std::string>{m.python->version.value, {"python.version", m.python->version.where}};
-  if (m.python) {
-    static const std::regex cpu(R"(^https?://download\.pytorch\.org/whl/cpu/?$)");
-    std::vector<std::pair<std::string, const manifest::Located<std::string>*>> all;
-    if (m.python->index) all.emplace_back("python.index", &*m.python->index);
-    for (const auto& u : m.python->extra_index) all.emplace_back("python.extra_index", &u);
-    for (const auto& [label, u] : all)
-      if (std::regex_match(u->value, cpu))
-        throw Error(label + " selects CPU-only torch wheels, but the manifest has a cuda section", u->where,
-                    "remove it and let envpin choose the CUDA variant, or name one such as "
-                    "https://download.pytorch.org/whl/cu124");
-  }
-  if (m.python && !r.torch_variant) {
-    static const std::regex index(R"(^https?://download\.pytorch\.org/whl/(cu\d+)/?$)");
-    std::vector<std::pair<std::string, manifest::Located<std::string>>> urls;
-    if (m.python->index) urls.emplace_back("python.index", *m.python->index);
-    for (const auto& u : m.python->extra_index) urls.emplace_back("python.extra_index", u);
-    for (const auto& [label, u] : urls) {
-      std::smatch match;
-      if (std::regex_match(u.value, match, index)) r.torch_variant = Input<std::string>{match[1], {label, u.where}};
-    }
-  }
-  return r;
-}
-
-std::string format_decision(const CudaDecision& d) {
-  std::ostringstream out;
-  auto row = [&](const char* key, const std::string& value) {
-    out << "  " << key << std::string(15 - std::string(key).size(), ' ') << value << "\n";
-  };
-  out << "CUDA " << d.toolkit << "\n";
-  row("image", d.base_image);
-  std::string platforms;
-  for (const auto& p : d.platforms) platforms += (platforms.empty() ? "" : ", ") + p;
-  row("platforms", platforms);
-  std::string gpus;
-  for (const auto& g : d.gpus) gpus += (gpus.empty() ? "" : ", ") + gpu_label(g);
-  row("gpus", gpus);
-  row("cmake archs", d.cmake_architectures);
-  row("torch archs", d.torch_arch_list);
-  row("driver", ">= " + d.driver_packaged +
-                    (d.driver_minor_compat.empty() ? "" : " (minor-version compatibility: >= " + d.driver_minor_compat + ")"));
-  if (!d.driver_floor.empty()) row("fleet driver", d.driver_floor + " (" + fit_text(d.driver_fit) + " compatibility)");
-  if (d.torch) row("torch", d.torch->version + " " + d.torch->variant + " from " + d.torch->index_url);
-  out << "why:\n";
-  for (const auto& r : d.reasons) out << "  - " << r << "\n";
-  return out.str();
-}
-
-std::string decision_json(const CudaDecision& d) {
-  nlohmann::json j;
-  j["toolkit"] = d.toolkit;
-  j["minor"] = d.minor;
-  j["base_image"] = d.base_image;
-  j["os"] = "ubuntu" + d.os_version;
-  j["platforms"] = d.platforms;
-  j["gpus"] = nlohmann::json::array();
-  for (const auto& g : d.gpus)
-    j["gpus"].push_back({{"input", g.input}, {"product", g.product}, {"sm", g.sm},
-                         {"capability", capability_text(g.sm)}});
-  j["sms"] = d.sms;
-  j["cmake_architectures"] = d.cmake_architectures;
-  j["torch_cuda_arch_list"] = d.torch_arch_list;
-  j["driver"] = {{"packaged", d.driver_packaged},
-                 {"minor_version_compat", d.driver_minor_compat},
-                 {"fleet_floor", d.driver_floor},
-                 {"fit", fit_text(d.driver_fit)}};
-  if (d.torch)
-    j["torch"] = {{"version", d.torch->version}, {"variant", d.torch->variant}, {"index_url", d.torch->index_url},
-                  {"sass", d.torch->sass}, {"ptx", d.torch->ptx}};
-  else
-    j["torch"] = nullptr;
-  j["reasons"] = d.reasons;
-  j["warnings"] = nlohmann::json::array();
-  for (const auto& w : d.warnings) j["warnings"].push_back(w.text);
-  return j.dump(2) + "\n";
-}
 
 }  // namespace envpin::resolve

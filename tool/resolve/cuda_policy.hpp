@@ -83,6 +83,9 @@ struct CudaDecision {
   std::vector<Note> warnings;
 };
 
+// "H100 (sm_90)", or the capability as written for a bare capability.
+std::string gpu_label(const GpuTarget& g);
+
 // Decides, or throws diag::Error naming the conflicting inputs and a fix.
 CudaDecision decide_cuda(const CudaRequest& request);
 

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a manifest asks of the CUDA policy: its cuda section, the pinned torch, the torch index.
+#include <regex>
+
+#include "diag/error.hpp"
+#include "resolve/cuda_policy.hpp"
+
+namespace envpin::resolve {
+
+using diag::Error;
+
+std::optional<Input<std::string>> torch_pin(const manifest::Manifest& m) {
+  if (!m.python) return std::nullopt;
+  auto from = [&](const std::vector<manifest::Located<manifest::Requirement>>& reqs,
+                  const std::string& label) -> std::optional<Input<std::string>> {
+    for (const auto& r : reqs) {
+      if (r.value.normalized != "torch") continue;
+      for (const auto& s : r.value.specifiers) {
+        if (s.op != "==" && s.op != "===") continue;
+        std::string v = s.version;
+        if (v.ends_with(".*")) v.resize(v.size() - 2);
+        return Input<std::string>{v, {label, r.where}};
+      }
+    }
+    return std::nullopt;
+  };
+  if (auto t = from(m.python->packages, "python.packages")) return t;
+  return from(m.python->requirement_lines, "python.requirements");
+}
+
+CudaRequest request_from_manifest(const manifest::Manifest& m) {
+  const manifest::Cuda& c = *m.cuda;
+  CudaRequest r;
+  r.cuda = {c.version.value, {"cuda.version", c.version.where}};
+  r.gpus_origin = {"cuda.gpus", c.gpus_where};
+  for (const auto& g : c.gpus) r.gpus.push_back({g.value, {"cuda.gpus", g.where}});
+  if (c.driver) r.driver = Input<std::string>{c.driver->value, {"cuda.driver", c.driver->where}};
+  for (const auto& p : m.platforms) r.platforms.push_back({p.value.arch, {"platforms", p.where}});
+  if (m.os) r.ubuntu = Input<std::string>{m.os->value.substr(std::string("ubuntu").size()), {"os", m.os->where}};
+  r.flavor = c.flavor.value == manifest::CudaFlavor::base    ? "base"
+             : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
+                                                             : "runtime";
+  r.cudnn = c.cudnn.value;
+  if (auto t = torch_pin(m)) {
+    // A local version ("2.4.1+cu124") names the wheel variant too.
+    if (const auto plus = t->value.find('+'); plus != std::string::npos) {
+      r.torch_variant = Input<std::string>{t->value.substr(plus + 1), t->origin};
+      t->value.resize(plus);
+    }
+    r.torch = t;
+  }
+  if (m.python) r.python = Input<std::string>{m.python->version.value, {"python.version", m.python->version.where}};
+  if (m.python) {
+    static const std::regex cpu(R"(^https?://download\.pytorch\.org/whl/cpu/?$)");
+    std::vector<std::pair<std::string, const manifest::Located<std::string>*>> all;
+    if (m.python->index) all.emplace_back("python.index", &*m.python->index);
+    for (const auto& u : m.python->extra_index) all.emplace_back("python.extra_index", &u);
+    for (const auto& [label, u] : all)
+      if (std::regex_match(u->value, cpu))
+        throw Error(label + " selects CPU-only torch wheels, but the manifest has a cuda section", u->where,
+                    "remove it and let envpin choose the CUDA variant, or name one such as "
+                    "https://download.pytorch.org/whl/cu124");
+  }
+  if (m.python && !r.torch_variant) {
+    static const std::regex index(R"(^https?://download\.pytorch\.org/whl/(cu\d+)/?$)");
+    std::vector<std::pair<std::string, manifest::Located<std::string>>> urls;
+    if (m.python->index) urls.emplace_back("python.index", *m.python->index);
+    for (const auto& u : m.python->extra_index) urls.emplace_back("python.extra_index", u);
+    for (const auto& [label, u] : urls) {
+      std::smatch match;
+      if (std::regex_match(u.value, match, index)) r.torch_variant = Input<std::string>{match[1], {label, u.where}};
+    }
+  }
+  return r;
+}
+
+}  // namespace envpin::resolve
