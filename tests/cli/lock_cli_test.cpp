@@ -135,9 +135,10 @@ TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
 TEST_F(LockCli, AptLookupReadsPlainAndCompressedIndexes) {
   const std::string snippet = std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/recorded/Packages-snippet";
   ASSERT_EQ(std::system(("gzip -c " + snippet + " > " + (dir_ / "Packages.gz").string()).c_str()), 0);
+  ASSERT_EQ(std::system(("xz -c " + snippet + " > " + (dir_ / "Packages.xz").string()).c_str()), 0);
   const std::string jq = "jq=1.6-2.1+deb12u2 amd64 63984 sha256:f2303584378ac85f6d3a9ae8e46412196061681e81610d3b020abe4b5d389eb0 "
                          "pool/main/j/jq/jq_1.6-2.1+deb12u2_amd64.deb\n";
-  for (const std::string& index : {snippet, (dir_ / "Packages.gz").string()}) {
+  for (const std::string& index : {snippet, (dir_ / "Packages.gz").string(), (dir_ / "Packages.xz").string()}) {
     const Result r = run("apt-lookup --index " + index + " jq=1.6-2.1+deb12u2");
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out, jq);

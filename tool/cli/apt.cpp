@@ -2,14 +2,11 @@
 // `envpin apt-lookup --index Packages[.xz|.gz] PKG[=VERSION]...`: exact pins (version, size,
 // SHA256, pool file) from a Debian Packages index, offline — what `envpin lock` uses when no
 // container engine can run apt.
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
 
 #include <memory>
 #include <ostream>
@@ -18,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
+#include "io/decompress.hpp"
 #include "lock/resolve.hpp"
 
 namespace envpin::cli {
@@ -27,28 +25,6 @@ struct AptOptions {
   std::string index;
   std::vector<std::string> packages;
 };
-
-// Plain, .xz or .gz: libarchive's raw format with every filter.
-std::string read_index(const std::string& file) {
-  // Plain text is read as it is; only compressed indexes go through libarchive.
-  if (auto text = io::read_file(file); text && !text->starts_with("\xFD" "7zXZ") && !text->starts_with("\x1F\x8B") &&
-                                       !text->starts_with("BZh") && !text->starts_with("\x28\xB5\x2F\xFD"))
-    return std::move(*text);
-  std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_raw(a.get());
-  archive_entry* entry = nullptr;
-  if (archive_read_open_filename(a.get(), file.c_str(), 1 << 20) != ARCHIVE_OK ||
-      archive_read_next_header(a.get(), &entry) != ARCHIVE_OK)
-    throw diag::Error("cannot read " + file + ": " + (archive_error_string(a.get()) ? archive_error_string(a.get()) : "?"),
-                      diag::Location{file, 0, 0});
-  std::string out;
-  std::string buffer(1 << 20, '\0');
-  la_ssize_t n = 0;
-  while ((n = archive_read_data(a.get(), buffer.data(), buffer.size())) > 0) out.append(buffer.data(), static_cast<std::size_t>(n));
-  if (n < 0) throw diag::Error("cannot decompress " + file + ": " + archive_error_string(a.get()), diag::Location{file, 0, 0});
-  return out;
-}
 
 // A plain index is mapped, not copied (most of a 50 MB file is never touched).
 struct Mapped {
@@ -65,11 +41,9 @@ int apt_lookup(const AptOptions& o, Streams& io) {
   std::string_view text;
   const int fd = ::open(o.index.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
-  char magic[4] = {};
-  const bool plain = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 4 &&
-                     ::pread(fd, magic, 4, 0) == 4 && std::memcmp(magic, "\xFD" "7zX", 4) != 0 &&
-                     std::memcmp(magic, "\x1F\x8B", 2) != 0 && std::memcmp(magic, "BZh", 3) != 0 &&
-                     std::memcmp(magic, "\x28\xB5\x2F\xFD", 4) != 0;
+  char magic[6] = {};
+  const bool plain = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 6 &&
+                     ::pread(fd, magic, 6, 0) == 6 && !io::is_compressed(std::string_view(magic, 6));
   if (plain) {
     map.size = static_cast<std::size_t>(st.st_size);
     map.data = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -78,7 +52,9 @@ int apt_lookup(const AptOptions& o, Streams& io) {
   if (map.data != MAP_FAILED) {
     text = std::string_view(static_cast<const char*>(map.data), map.size);
   } else {
-    owned = read_index(o.index);
+    const auto bytes = io::read_file(o.index);
+    if (!bytes) throw diag::Error("cannot read " + o.index, diag::Location{o.index, 0, 0}, "give the path of a Packages index");
+    owned = io::decompress(*bytes, o.index);
     text = owned;
   }
   std::vector<std::string> names;

@@ -3,8 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include "diag/error.hpp"
 #include "envpin_version.hpp"
 #include "io/atomic_file.hpp"
+#include "io/decompress.hpp"
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
 #include "net/http.hpp"
@@ -104,23 +103,6 @@ const manifest::Located<manifest::AptPackage>* apt_entry(const manifest::Manifes
   return nullptr;
 }
 
-// Decompresses .xz/.gz/raw bytes with libarchive's filters.
-std::string decompress(const std::string& bytes, const std::string& url) {
-  std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_raw(a.get());
-  archive_entry* entry = nullptr;
-  if (archive_read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK ||
-      archive_read_next_header(a.get(), &entry) != ARCHIVE_OK)
-    throw Error("cannot decompress " + url + ": " + (archive_error_string(a.get()) ? archive_error_string(a.get()) : "?"));
-  std::string out;
-  char buffer[1 << 16];
-  la_ssize_t n = 0;
-  while ((n = archive_read_data(a.get(), buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
-  if (n < 0) throw Error("cannot decompress " + url + ": " + archive_error_string(a.get()));
-  return out;
-}
-
 // Without a container engine: the distribution's Packages index over HTTP, for the requested
 // packages only. Their dependencies are not resolved, and the lock says so (apt-closure = "partial").
 void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o,
@@ -142,7 +124,7 @@ void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environm
     if (o.progress) o.progress("no container engine: reading " + dir + name + " (requested packages only)");
     const net::Response r = net::fetch(net::Request{"GET", dir + name, {}}, http);
     if (r.status == 200) {
-      text = decompress(r.body, dir + name);
+      text = io::decompress(r.body, dir + name);
       break;
     }
   }

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace envpin::io {
+
+// True when `head` starts like an xz, gzip, bzip2 or zstd stream.
+bool is_compressed(std::string_view head);
+
+// The bytes of a single compressed (or plain) stream, with libarchive's filters. Throws
+// diag::Error naming `what` (a file or URL) when it cannot be read.
+std::string decompress(std::string_view bytes, const std::string& what);
+
+}  // namespace envpin::io
