@@ -13,6 +13,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -35,26 +36,37 @@ struct Entry {
   std::uintmax_t size = 0;
 };
 
-// Hashes every regular entry with a pool of threads, one file at a time each.
+// Hashes every regular entry with a pool of threads, one file at a time each; the thread that
+// hashes a file also opens and fstat's it (its mode and size come from there).
 void hash_all(const fs::path& root, std::vector<Entry>& entries) {
   std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
+  std::mutex mutex;
   std::string failure;
   const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 16));
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&] {
-      for (std::size_t i = next++; i < entries.size() && !failed; i = next++) {
-        if (entries[i].mode == "link") continue;
+      for (std::size_t i = next++; i < entries.size(); i = next++) {
+        Entry& e = entries[i];
+        if (e.mode == "link") continue;
+        const fs::path file = root / e.path;
+        const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st {};
         try {
-          entries[i].sha256 = pin::sha256_file(root / entries[i].path);
-        } catch (const diag::Error& e) {
-          if (!failed.exchange(true)) failure = e.message();
+          if (fd < 0 || ::fstat(fd, &st) != 0) throw diag::Error("cannot read '" + file.generic_string() + "'");
+          e.mode = (st.st_mode & 0111) ? "0755" : "0644";
+          e.size = static_cast<std::uintmax_t>(st.st_size);
+          e.sha256 = pin::sha256_fd(fd, file);
+        } catch (const diag::Error& error) {
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (failure.empty()) failure = error.message();
+          next = entries.size();
         }
+        if (fd >= 0) ::close(fd);
       }
     });
   for (auto& t : pool) t.join();
-  if (failed) throw diag::Error(failure);
+  if (!failure.empty()) throw diag::Error(failure);
 }
 
 std::string tree_digest(const fs::path& root, std::size_t& files, std::uintmax_t& bytes) {
@@ -62,18 +74,15 @@ std::string tree_digest(const fs::path& root, std::size_t& files, std::uintmax_t
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    // The type comes from the directory listing (d_type) where the file system gives it.
+    const fs::file_type type = it->symlink_status(ec).type();
+    if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
+    if (type != fs::file_type::symlink && type != fs::file_type::regular) continue;  // directories are implied
     Entry e;
     e.path = it->path().lexically_relative(root).generic_string();
-    if (S_ISLNK(st.st_mode)) {
+    if (type == fs::file_type::symlink) {
       e.mode = "link";
       e.target = fs::read_symlink(it->path()).generic_string();
-    } else if (S_ISREG(st.st_mode)) {
-      e.mode = (st.st_mode & 0111) ? "0755" : "0644";
-      e.size = static_cast<std::uintmax_t>(st.st_size);
-    } else {
-      continue;  // directories are implied by their files
     }
     entries.push_back(std::move(e));
   }
