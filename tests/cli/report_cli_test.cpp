@@ -75,6 +75,39 @@ TEST_F(ReportCli, TorchBuildFromItsMetadata) {
   EXPECT_EQ(py["torch"]["archs"], nlohmann::json::parse(R"(["sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"])"));
 }
 
+TEST_F(ReportCli, PyenvShimResolvedWithoutRunningIt) {
+  // A pyenv root: shims that fail loudly when run, and a version whose python3 answers.
+  fs::create_directories(dir_ / "pyenv/shims");
+  fs::create_directories(dir_ / "pyenv/versions/3.12.4/bin");
+  fs::create_directories(dir_ / "pyenv/versions/3.10.2/bin");
+  for (const char* name : {"python3", "python"})
+    io::write_atomic(dir_ / "pyenv/shims" / name, "#!/bin/sh\necho 'the shim ran' >&2\nexit 3\n", true);
+  io::write_atomic(dir_ / "pyenv/versions/3.12.4/bin/python3",
+                   "#!/bin/sh\necho '[\"3.12.4\", \"/pyenv/versions/3.12.4/bin/python3.12\", []]'\n", true);
+  io::write_atomic(dir_ / "pyenv/versions/3.10.2/bin/python3",
+                   "#!/bin/sh\necho '[\"3.10.2\", \"/pyenv/versions/3.10.2/bin/python3.10\", []]'\n", true);
+  write("pyenv/version", "3.12.4\n");
+  const std::string env = "PYENV_ROOT=" + (dir_ / "pyenv").string() + " PATH=" + (dir_ / "pyenv/shims").string() + ":/usr/bin:/bin";
+  auto pythons = [&](const std::string& extra) {
+    const Result r = run("report --json", env + " " + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["packages"]["python"];
+  };
+  // The global version file; python and python3 shims are asked once.
+  auto py = pythons("");
+  ASSERT_EQ(py.size(), 1u) << py.dump();
+  EXPECT_EQ(py[0]["version"], "3.12.4");
+  EXPECT_EQ(py[0]["command"], (dir_ / "pyenv/shims/python3").string());
+  // A .python-version in the working directory wins over the global file; comments are skipped.
+  write(".python-version", "# project\n3.10.2\n");
+  EXPECT_EQ(pythons("")[0]["version"], "3.10.2");
+  // PYENV_VERSION wins over both; the first version that has the command is taken.
+  EXPECT_EQ(pythons("PYENV_VERSION=3.9.0:3.12.4")[0]["version"], "3.12.4");
+  // "system" is not settled by the rule: the shim itself runs (and here fails, which is reported).
+  py = pythons("PYENV_VERSION=system");
+  EXPECT_EQ(py[0].value("error", ""), "the shim ran") << py.dump();
+}
+
 TEST_F(ReportCli, LaptopWithoutGpuAgainstH100Server) {
   const Result r = run("diff --json " + reports() + "laptop-nogpu.json " + reports() + "server-h100.json");
   EXPECT_EQ(r.code, 1);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <regex>
 #include <set>
@@ -133,11 +134,50 @@ std::pair<std::string, std::string> dist_name_version(const fs::path& dir) {
 }
 
 
-json python_interpreter(const std::string& exe) {
+// The interpreter a pyenv shim would run, by pyenv's documented rule: the first of
+// $PYENV_VERSION, the nearest .python-version from the working directory up, $PYENV_ROOT/version;
+// each names versions (whitespace or ':' separated) tried in order for versions/<v>/bin/<name>.
+// Empty when the rule does not settle it ("system", nothing installed, not a pyenv shim): then the
+// shim itself is run. Running the shim costs ~0.08 s of bash before Python starts.
+std::string pyenv_shim_target(const fs::path& shim) {
+  const fs::path dir = shim.parent_path();
+  if (dir.filename() != "shims") return "";
+  const char* env_root = std::getenv("PYENV_ROOT");
+  const fs::path root = env_root && *env_root ? fs::path(env_root) : dir.parent_path();
+  std::error_code ec;
+  if (fs::weakly_canonical(root / "shims", ec) != fs::weakly_canonical(dir, ec) || !fs::is_directory(root / "versions", ec))
+    return "";
+  std::string versions;
+  if (const char* v = std::getenv("PYENV_VERSION"); v && *v) {
+    versions = v;
+  } else {
+    for (fs::path d = fs::current_path(ec); !ec && !d.empty(); d = d.parent_path()) {
+      if (const auto text = io::read_file(d / ".python-version")) {
+        versions = *text;
+        break;
+      }
+      if (d == d.root_path()) break;
+    }
+    if (versions.empty())
+      if (const auto text = io::read_file(root / "version")) versions = *text;
+  }
+  std::istringstream words(std::regex_replace(versions, std::regex("#[^\n]*|:"), " "));
+  for (std::string v; words >> v;) {
+    if (v == "system") return "";
+    const fs::path exe = root / "versions" / v / "bin" / shim.filename();
+    if (::access(exe.c_str(), X_OK) == 0) return exe.string();
+  }
+  return "";
+}
+
+json python_interpreter(const std::string& command) {
   // One run per interpreter: its version and where it looks for packages.
+  const std::string behind_shim = pyenv_shim_target(command);
+  const std::string exe = behind_shim.empty() ? command : behind_shim;
   const auto r = io::run_process(
       {exe, "-c", "import sys, json, os; print(json.dumps([sys.version.split()[0], os.path.realpath(sys.executable), sys.path]))"});
-  json py = {{"command", exe}};
+  json py = {{"command", command}};
+  if (!behind_shim.empty()) py["shim"] = "pyenv shim resolved to " + behind_shim + " by PYENV_VERSION/.python-version/version";
   if (r.exit_code != 0) {
     py["error"] = trim(r.err.empty() ? r.out : r.err);
     return py;
@@ -210,12 +250,17 @@ json packages_layer(const manifest::Manifest* m, const ReportOptions& o) {
   (void)m;
   // Asked in parallel (version managers' shims take ~0.1 s each to start), listed once per
   // interpreter they turn out to be.
+  // A version manager's shims directory (pyenv, asdf: .../shims/python and .../shims/python3,
+  // bash scripts that cost ~0.08 s each to resolve) is asked once, through its first name: both
+  // names resolve to the same selected version there.
   std::set<std::string> seen;
   std::vector<std::future<json>> asked;
   for (const auto& c : candidates) {
     std::error_code ec;
     const std::string real = fs::canonical(c, ec).string();
-    if (!seen.insert(ec ? c : real).second) continue;
+    const fs::path dir = fs::path(c).parent_path();
+    const std::string key = dir.filename() == "shims" ? dir.string() : ec ? c : real;
+    if (!seen.insert(key).second) continue;
     asked.push_back(std::async(std::launch::async, python_interpreter, c));
   }
   std::set<std::string> executables;
@@ -279,9 +324,13 @@ ReportOptions options_from_environment() {
 json collect(const manifest::Manifest* m, const ReportOptions& o) {
   json r;
   r["schema"] = kSchema;
+  // The layers ask different programs (python interpreters behind version-manager shims, gcc,
+  // nvcc, nvidia-smi) and share nothing: they are collected at the same time.
+  auto packages = std::async(std::launch::async, packages_layer, m, std::cref(o));
+  auto gpu = std::async(std::launch::async, gpu_layer);
   r["system"] = system_layer(o);
-  r["gpu"] = gpu_layer();
-  r["packages"] = packages_layer(m, o);
+  r["gpu"] = gpu.get();
+  r["packages"] = packages.get();
   r["config"] = config_layer(m);
   return r;
 }
