@@ -6,11 +6,19 @@ REPS=${ENVPIN_BENCH_REPS:-5}
 
 now_ns() { date +%s%N; }
 
-# seconds COMMAND...: runs it, prints its wall time in seconds (output discarded).
+# seconds COMMAND...: runs it, prints its wall time in seconds (output discarded). A command that
+# fails is timed all the same, but says so on stderr and fails the run: a benchmark of an error
+# path measures nothing.
 seconds() {
   start=$(now_ns)
-  "$@" >/dev/null 2>&1
+  "$@" >"$BENCH_TMP/last.out" 2>&1
+  status=$?
   end=$(now_ns)
+  if [ $status -ne 0 ]; then
+    echo "bench: FAILED (exit $status): $*" >&2
+    tail -n 5 "$BENCH_TMP/last.out" >&2
+    echo 1 > "$BENCH_TMP/failed"
+  fi
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", (b - a) / 1e9 }'
 }
 

@@ -54,11 +54,10 @@ unchecked() {
   line skip "$1" "$2; not checked"
 }
 
-# Succeeds when version $1 satisfies the comma-separated PEP 440 specifiers in $2
-# (== != <= >= < > ~= ===, with .* wildcards). Local versions (+cu124) are ignored
-# unless a specifier names one. Also used for driver versions.
-satisfies() {
-  awk -v version="$1" -v spec="$2" '
+# awk functions: satisfies(version, spec) is true when the version satisfies the comma-separated
+# PEP 440 specifiers (== != <= >= < > ~= ===, with .* wildcards). Local versions (+cu124) are
+# ignored unless a specifier names one. Used for packages and for driver versions.
+pep440_awk='
     function tokens(v, out,    n, t) {
       sub(/^[vV]/, "", v); sub(/^[0-9]+!/, "", v)
       n = 0
@@ -105,16 +104,19 @@ satisfies() {
       }
       return 0
     }
-    BEGIN {
+    function satisfies(version, spec,    n, i, c, clauses) {
       n = split(spec, clauses, ",")
       for (i = 1; i <= n; i++) {
         c = clauses[i]; gsub(/[ \t]/, "", c)
         if (c == "") continue
         match(c, /^(===|==|!=|<=|>=|~=|<|>)/)
-        if (!one(version, substr(c, 1, RLENGTH), substr(c, RLENGTH + 1))) exit 1
+        if (!one(version, substr(c, 1, RLENGTH), substr(c, RLENGTH + 1))) return 0
       }
-      exit 0
+      return 1
     }'
+# Succeeds when version $1 satisfies the specifiers in $2.
+satisfies() {
+  awk -v version="$1" -v spec="$2" "$pep440_awk"' BEGIN { exit !satisfies(version, spec) }'
 }
 
 check_manifest() {
