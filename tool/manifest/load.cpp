@@ -27,7 +27,7 @@ using detail::reject_tabs;
 constexpr std::string_view kTopKeys[] = {
     "envpin", "name",   "platforms", "os",      "base",         "cuda",   "python", "apt",
     "env",    "secrets", "paths",    "workdir", "user",         "context", "devcontainer",
-    "outputs"};
+    "jobs",   "outputs"};
 constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver"};
 constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements", "index",
                                             "extra_index", "source"};
@@ -35,6 +35,11 @@ constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
 constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets"};
 constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
+constexpr std::string_view kJobsKeys[] = {"checkpoints", "logs", "restart", "resume", "env", "gpus",
+                                          "stop_timeout", "slurm"};
+constexpr std::string_view kCheckpointKeys[] = {"path", "host"};
+constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
+constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
 constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env",
                                             "dockerignore"};
 constexpr std::string_view kOsValues[] = {"ubuntu20.04", "ubuntu22.04", "ubuntu24.04",
@@ -306,6 +311,95 @@ void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, boo
   }
 }
 
+// A host directory: absolute, or relative to the project (kept inside it).
+Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key) {
+  Located<std::string> s = r.string(n, key);
+  if (fs::path(s.value).is_absolute()) {
+    s.value = fs::path(s.value).lexically_normal().generic_string();
+    return s;
+  }
+  return r.project_path(n, key);
+}
+
+void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
+  static const std::regex container_path(R"(^/[A-Za-z0-9._/-]*$)");
+  static const std::regex slurm_time(R"(^(?:[0-9]+-)?[0-9]{1,2}:[0-9]{2}:[0-9]{2}$|^[0-9]+$)");
+  static const std::regex safe_word(R"(^[A-Za-z0-9_@%+=:,./-]+$)");
+  Jobs j;
+  for (const auto& [key, k, v] : r.entries(node, "jobs", kJobsKeys)) {
+    if (key == "checkpoints") {
+      if (v.IsMap()) {
+        for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
+          if (ckey == "path") j.checkpoints = r.string(cv, "jobs.checkpoints.path");
+          else j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
+      } else {
+        j.checkpoints = r.string(v, "jobs.checkpoints");
+      }
+      if (!std::regex_match(j.checkpoints.value, container_path))
+        throw Error("jobs.checkpoints must be an absolute path inside the container, found '" + j.checkpoints.value + "'",
+                    j.checkpoints.where, "write it as '/checkpoints'");
+    } else if (key == "logs") {
+      j.logs = host_dir(r, v, "jobs.logs");
+    } else if (key == "restart") {
+      for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", kRestartKeys))
+        if (rkey == "max") j.max_restarts = r.integer(rv, "jobs.restart.max", 0, 100);
+        else j.backoff = r.integer(rv, "jobs.restart.backoff", 0, 3600);
+    } else if (key == "resume") {
+      // A list of words, or one string split at spaces ("--resume auto").
+      if (v.IsSequence()) {
+        j.resume = r.string_list(v, "jobs.resume");
+      } else {
+        const Located<std::string> s = r.string(v, "jobs.resume");
+        std::istringstream words(s.value);
+        for (std::string w; words >> w;) j.resume.push_back({w, s.where});
+      }
+      for (const auto& w : j.resume)
+        if (!std::regex_match(w.value, safe_word))
+          throw Error("jobs.resume word '" + w.value + "' has characters a shell would read", w.where,
+                      "use plain words such as '--resume auto'");
+    } else if (key == "env") {
+      j.env = r.string_list(v, "jobs.env");
+      for (const auto& e : j.env)
+        if (!is_env_name(e.value))
+          throw Error("'" + e.value + "' is not a variable name", e.where, "use letters, digits and '_'");
+    } else if (key == "gpus") {
+      j.gpus = r.string(v, "jobs.gpus");
+      static const std::regex count(R"(^[1-9][0-9]?$)");
+      if (j.gpus.value == "none" || j.gpus.value == "0") j.gpus.value.clear();
+      else if (j.gpus.value != "all" && !std::regex_match(j.gpus.value, count))
+        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found '" + j.gpus.value + "'");
+    } else if (key == "stop_timeout") {
+      j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
+    } else if (key == "slurm") {
+      for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", kSlurmKeys)) {
+        if (skey == "time") {
+          j.slurm_time = r.string(sv, "jobs.slurm.time");
+          if (!std::regex_match(j.slurm_time->value, slurm_time))
+            r.fail(sv, "jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found '" + j.slurm_time->value + "'",
+                   "write it as '04:00:00' or '1-00:00:00'");
+        } else if (skey == "warn") {
+          j.slurm_warn = r.integer(sv, "jobs.slurm.warn", 1, 65535);
+        } else if (skey == "partition") {
+          j.slurm_partition = r.string(sv, "jobs.slurm.partition");
+          if (!std::regex_match(j.slurm_partition->value, safe_word))
+            r.fail(sv, "invalid partition name '" + j.slurm_partition->value + "'");
+        } else {
+          j.slurm_checkpoints = r.string(sv, "jobs.slurm.checkpoints");
+          if (!fs::path(j.slurm_checkpoints->value).is_absolute())
+            r.fail(sv, "jobs.slurm.checkpoints must be an absolute path on the cluster's shared storage",
+                   "write it as '/shared/checkpoints/my-project'");
+        }
+      }
+    }
+  }
+  for (const Located<std::string>* dir : {&j.checkpoints_host, &j.logs})
+    if (dir->value.find_first_of("'\"\\$`\n") != std::string::npos)
+      throw Error("jobs directory '" + dir->value + "' has characters a shell would read", dir->where);
+  if (j.gpus.where.line == 0 && m.cuda) j.gpus.value = "all";
+  j.where = r.at(node);
+  m.jobs = std::move(j);
+}
+
 void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
   for (const auto& [key, k, v] : r.entries(node, "outputs", kOutputKeys)) {
     Located<std::string> p = r.project_path(v, "outputs." + key);
@@ -413,6 +507,8 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
           else if (ckey == "allow_secrets") m.context_allow_secrets = r.string_list(cv, "context.allow_secrets");
       } else if (key == "devcontainer") {
         read_devcontainer(r, v, m, gpu_set);
+      } else if (key == "jobs") {
+        read_jobs(r, v, m);
       } else if (key == "outputs") {
         read_outputs(r, v, m);
       }

@@ -73,6 +73,25 @@ struct Devcontainer {
   Located<GpuRequirement> gpu{GpuRequirement::optional, {}};
 };
 
+// Long jobs (`envpin run`, the generated .envpin/run.sh and .envpin/job.sbatch).
+struct Jobs {
+  Location where;                                            // the jobs key
+  Located<std::string> checkpoints{"/checkpoints", {}};      // inside the container
+  Located<std::string> checkpoints_host{"checkpoints", {}};  // on the host: each job gets <dir>/<job-id>
+  Located<std::string> logs{"logs", {}};                     // on the host: <dir>/<job-id>.log
+  Located<int> max_restarts{3, {}};
+  Located<int> backoff{10, {}};                    // seconds before the first restart; doubles
+  std::vector<Located<std::string>> resume;        // appended to the command when resuming
+  std::vector<Located<std::string>> env;           // more variables passed by name from the caller
+  Located<std::string> gpus{"", {}};               // "", "all" or a count
+  Located<int> stop_timeout{30, {}};               // seconds between SIGTERM and SIGKILL on stop
+  // Slurm (.envpin/job.sbatch)
+  std::optional<Located<std::string>> slurm_time;       // "HH:MM:SS" or "D-HH:MM:SS"
+  Located<int> slurm_warn{120, {}};                      // seconds before the limit: checkpoint and requeue
+  std::optional<Located<std::string>> slurm_partition;
+  std::optional<Located<std::string>> slurm_checkpoints;  // shared storage seen by every node
+};
+
 // Where each artifact is written, relative to the project directory.
 struct Outputs {
   Located<std::string> dockerfile{"Dockerfile", {}};
@@ -81,6 +100,9 @@ struct Outputs {
   Located<std::string> dockerignore{".dockerignore", {}};
   // Fixed, not a manifest key: EnvPin.cmake finds it next to the manifest.
   Located<std::string> cmake{".envpin/envpin.cmake", {}};
+  // Fixed: written when the manifest has a jobs section.
+  Located<std::string> run{".envpin/run.sh", {}};
+  Located<std::string> sbatch{".envpin/job.sbatch", {}};
 };
 
 // The typed form of envpin.yaml (schema version 1). Every value keeps its source location.
@@ -105,6 +127,7 @@ struct Manifest {
   std::vector<Located<std::string>> context_exclude;
   std::vector<Located<std::string>> context_allow_secrets;  // secret files the context may carry
   Devcontainer devcontainer;
+  std::optional<Jobs> jobs;
   Outputs outputs;
 };
 

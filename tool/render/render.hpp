@@ -16,6 +16,11 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
 Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& env);
 // .envpin/envpin.cmake: what EnvPin.cmake needs at configure time without running envpin.
 Artifact cmake_fragment(const manifest::Manifest& m, const resolve::Environment& env);
+// .envpin/run.sh and .envpin/job.sbatch; none without a jobs section.
+std::vector<Artifact> jobs(const manifest::Manifest& m, const resolve::Environment& env);
+// The tag run.sh gives the job image: envpin/<name>:lock-<12 hex of the lock digest>, or
+// manifest-<12 hex of the manifest's sha256> without a lock.
+std::string job_image(const manifest::Manifest& m, const resolve::Environment& env);
 
 // All artifacts of `envpin generate`, sorted by path.
 std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Environment& env);
