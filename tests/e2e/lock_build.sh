@@ -21,77 +21,18 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 T=$(mktemp -d /tmp/envpin-e2e-lock.XXXXXX)
-REGISTRY_PID="" INDEX_PID="" DOCKERD_PID=""
+INDEX_PID=""
+. "$(dirname "$0")/servers.sh"
 cleanup() {
-  for pid in $DOCKERD_PID $REGISTRY_PID $INDEX_PID; do kill "$pid" 2>/dev/null; done
-  for pid in $DOCKERD_PID $REGISTRY_PID $INDEX_PID; do
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
-  done
-  umount "$T/exec/netns/default" 2>/dev/null
+  [ -z "$INDEX_PID" ] || kill "$INDEX_PID" 2>/dev/null
+  stop_servers
   # ENVPIN_E2E_KEEP=DIR keeps the project (manifest, lock, generated files) for a look.
   if [ -n "${ENVPIN_E2E_KEEP:-}" ]; then rm -rf "$ENVPIN_E2E_KEEP" && cp -R "$T/project" "$ENVPIN_E2E_KEEP"; fi
   rm -rf "$T"
 }
 trap cleanup EXIT
-step() { printf '%s envpin e2e: %s\n' "$(date +%T)" "$*" >&2; }
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() {  # wait_for SECONDS COMMAND...
-  limit=$1
-  shift
-  i=0
-  until "$@" >/dev/null 2>&1; do
-    i=$((i + 1))
-    [ $i -gt $((limit * 5)) ] && return 1
-    sleep 0.2
-  done
-}
-
-# --- servers -----------------------------------------------------------------------------
-step "starting docker-registry and dockerd"
-REG_PORT=$(free_port)
-cat > "$T/registry.yml" <<EOF
-version: 0.1
-storage:
-  filesystem:
-    rootdirectory: $T/registry
-  delete:
-    enabled: true
-http:
-  addr: 127.0.0.1:$REG_PORT
-EOF
-docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
-REGISTRY_PID=$!
-mkdir -p "$T/data" "$T/exec"
-dockerd --data-root "$T/data" --exec-root "$T/exec" --pidfile "$T/dockerd.pid" -H "unix://$T/docker.sock" \
-  --bridge=none --iptables=false --ip6tables=false --storage-driver=overlay2 >"$T/dockerd.log" 2>&1 &
-DOCKERD_PID=$!
-export DOCKER_HOST="unix://$T/docker.sock"
-wait_for 30 curl -sf "http://127.0.0.1:$REG_PORT/v2/" || { fail "registry did not start"; cat "$T/registry.log"; exit 1; }
-wait_for 60 docker info || { fail "dockerd did not start"; tail -20 "$T/dockerd.log"; exit 1; }
-
-# --- base image: bookworm minbase from the configured Debian mirror ----------------------------
-MIRROR=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-[ -n "$MIRROR" ] || MIRROR=http://deb.debian.org/debian
-CACHE=${ENVPIN_E2E_CACHE:-}
-if [ -n "$CACHE" ] && [ -f "$CACHE/bookworm-minbase.tar" ]; then
-  step "base image from the cached rootfs $CACHE/bookworm-minbase.tar"
-  cp "$CACHE/bookworm-minbase.tar" "$T/rootfs.tar"
-else
-  step "debootstrap --variant=minbase bookworm from $MIRROR"
-  debootstrap --variant=minbase bookworm "$T/rootfs" "$MIRROR" >"$T/debootstrap.log" 2>&1 ||
-    { fail "debootstrap"; tail -20 "$T/debootstrap.log"; exit 1; }
-  rm -rf "$T"/rootfs/var/cache/apt/archives/*.deb "$T"/rootfs/var/lib/apt/lists/*
-  tar -C "$T/rootfs" -cf "$T/rootfs.tar" .
-  rm -rf "$T/rootfs"
-  if [ -n "$CACHE" ]; then mkdir -p "$CACHE" && cp "$T/rootfs.tar" "$CACHE/bookworm-minbase.tar"; fi
-fi
-IMAGE="127.0.0.1:$REG_PORT/envpin/bookworm:12"
-docker import "$T/rootfs.tar" "$IMAGE" >/dev/null && docker push "$IMAGE" >"$T/push.log" 2>&1 ||
-  { fail "docker import/push"; cat "$T/push.log"; exit 1; }
-docker rmi "$IMAGE" >/dev/null  # builds must pull it by digest from the registry
-rm -f "$T/rootfs.tar"
+start_registry_and_dockerd
+push_base_image
 
 # --- wheel index ------------------------------------------------------------------------------
 make_wheel() {  # make_wheel NAME VERSION REQUIRES MESSAGE

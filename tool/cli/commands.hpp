@@ -35,5 +35,11 @@ Command diff_command();
 Command check_command();
 Command hash_command();
 Command apt_lookup_command();
+Command run_command();
+Command jobs_command();
+Command logs_command();
+Command stop_command();
+Command resume_command();
+Command submit_command();
 
 }  // namespace envpin::cli

@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
 #include "manifest/load.hpp"
@@ -27,28 +28,6 @@ struct GenerateOptions {
   std::string lock;        // empty: envpin.lock next to the manifest, if there is one
 };
 
-// Where a project-relative artifact path is, as the user will type it.
-fs::path shown_path(const fs::path& root, const std::string& rel) {
-  return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
-}
-
-// envpin.lock next to the manifest, when there is one; it must belong to this manifest.
-std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given) {
-  const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
-  const auto text = io::read_file(path);
-  const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
-  if (!text && !given.empty())
-    throw diag::Error("cannot read the lock " + given, diag::Location{given, 0, 0}, "run 'envpin lock' to create it");
-  if (!text) return std::nullopt;
-  lock::Lock l = lock::parse(*text, shown);
-  if (l.inputs_digest != lock::inputs_digest(m))
-    throw diag::Error(shown + " is stale: " + m.file + " changed after it was locked", diag::Location{shown, 0, 0},
-                      "run 'envpin lock --manifest " + m.file + "' first");
-  if (lock::compute_lock_digest(l) != l.lock_digest)
-    throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
-                      "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
-  return l;
-}
 
 int generate(const GenerateOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
@@ -110,6 +89,28 @@ int validate(const std::string& file, Streams& io) {
 }
 
 }  // namespace
+
+fs::path shown_path(const fs::path& root, const std::string& rel) {
+  return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
+}
+
+// envpin.lock next to the manifest, when there is one; it must belong to this manifest.
+std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given) {
+  const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
+  const auto text = io::read_file(path);
+  const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
+  if (!text && !given.empty())
+    throw diag::Error("cannot read the lock " + given, diag::Location{given, 0, 0}, "run 'envpin lock' to create it");
+  if (!text) return std::nullopt;
+  lock::Lock l = lock::parse(*text, shown);
+  if (l.inputs_digest != lock::inputs_digest(m))
+    throw diag::Error(shown + " is stale: " + m.file + " changed after it was locked", diag::Location{shown, 0, 0},
+                      "run 'envpin lock --manifest " + m.file + "' first");
+  if (lock::compute_lock_digest(l) != l.lock_digest)
+    throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
+                      "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
+  return l;
+}
 
 Command generate_command() {
   return {"generate", "write Dockerfile, devcontainer.json, check_env.sh and .dockerignore from the manifest",

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,50 @@
 extern char** environ;
 
 namespace envpin::io {
+
+namespace {
+
+volatile sig_atomic_t attached_child = 0;
+
+void forward_signal(int signal) {
+  if (attached_child > 0) ::kill(attached_child, signal);
+}
+
+}  // namespace
+
+int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
+  for (const std::string& add : env) {
+    const std::string name = add.substr(0, add.find('=') + 1);
+    std::erase_if(environment, [&](const std::string& e) { return e.starts_with(name); });
+    environment.push_back(add);
+  }
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  struct sigaction forward {}, old_int {}, old_term {}, old_hup {};
+  forward.sa_handler = forward_signal;
+  sigemptyset(&forward.sa_mask);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), envp.data()) != 0) return -1;
+  attached_child = pid;
+  sigaction(SIGINT, &forward, &old_int);
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGHUP, &forward, &old_hup);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  attached_child = 0;
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input) {
   ProcessResult r;

@@ -16,6 +16,12 @@ struct ProcessResult {
 // `input` is written to its stdin.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {});
 
+// Runs argv (looked up on PATH) with this process's stdin, stdout and stderr, with `env`
+// (NAME=value words) added to the environment, and waits for it. SIGINT, SIGTERM and SIGHUP
+// sent to this process are passed on to it. Returns its exit status (128 + the signal when one
+// ended it), or -1 when it could not start.
+int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
 // The first executable `name` in the ':'-separated `path` (default: $PATH), or empty.
 std::string find_on_path(const std::string& name);
 std::string find_on_path(const std::string& name, const std::string& path);

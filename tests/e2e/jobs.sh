@@ -1,0 +1,201 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Jobs that survive, for real: the pinned image built and run by dockerd (on a unix socket in a
+# temp dir, base image from a docker-registry on 127.0.0.1), and a single-node Slurm cluster
+# (munged, slurmctld, slurmd on 127.0.0.1). The job is tests/e2e/jobs/train.sh: deterministic,
+# a checkpoint every 5 steps, a digest at the end. Each interrupted job (container SIGKILLed,
+# supervisor and container killed, envpin stop, scontrol requeue, scancel + resubmit) must say
+# "resumed at step N" with N > 0 and end with the digest of an uninterrupted run.
+#   jobs.sh ENVPIN_BINARY
+set -u
+ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/lib.sh"
+need dockerd docker docker-registry debootstrap curl setsid slurmctld slurmd sbatch munged /usr/bin/python3
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  exec sudo -n -E sh "$0" "$@"  # dockerd, debootstrap and slurmd need root
+fi
+if [ "$(id -u)" != 0 ]; then
+  if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: dockerd and slurmd need root (or password-less sudo)"; exit 1; fi
+  echo "SKIP: dockerd and slurmd need root"
+  exit 125
+fi
+
+T=$(mktemp -d /tmp/envpin-e2e-jobs.XXXXXX)
+chmod 755 "$T"  # munged wants o+x on every directory above its socket
+. "$(dirname "$0")/servers.sh"
+. "$(dirname "$0")/slurm.sh"
+cleanup() {
+  slurm_down
+  docker ps -q 2>/dev/null | xargs -r docker kill >/dev/null 2>&1
+  stop_servers
+  if [ -n "${ENVPIN_E2E_KEEP:-}" ]; then rm -rf "$ENVPIN_E2E_KEEP" && cp -R "$T/project" "$ENVPIN_E2E_KEEP"; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+start_registry_and_dockerd
+push_base_image
+
+P=$T/project
+mkdir -p "$P/ckpt"
+cp "$(dirname "$0")/jobs/train.sh" "$P/train.sh"
+cat > "$P/envpin.yaml" <<EOF
+envpin: 1
+name: e2e-jobs
+base: $IMAGE
+os: debian12
+secrets: [E2E_JOB_TOKEN]
+jobs:
+  checkpoints: {path: /checkpoints, host: ckpt}
+  logs: logs
+  restart: {max: 2, backoff: 1}
+  resume: --resume auto
+  stop_timeout: 5
+  slurm: {time: "00:10:00", warn: 60}
+EOF
+step "envpin lock and generate"
+"$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock.out" 2>&1 || { fail "envpin lock"; cat "$T/lock.out"; exit 1; }
+"$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || { fail "envpin generate"; exit 1; }
+for f in .envpin/run.sh .envpin/job.sbatch; do
+  if shellcheck -s sh "$P/$f"; then pass; else fail "shellcheck $f"; fi
+done
+cd "$P" || exit 1
+# dockerd here has no bridge network: builds and containers use the host's (loopback only).
+export DOCKER_BUILDKIT=0 ENVPIN_BUILD_FLAGS="--network host" ENVPIN_RUN_FLAGS="--network none"
+STEPS=30 EVERY=5 DELAY=0.2
+digest_of() { sed -n 's/^digest //p' "logs/$1.log" | tail -n 1; }
+resumed_at() { sed -n 's/^resumed at step //p' "logs/$1.log" | tail -n 1; }
+state_of() { sed -n 's/^state=//p' "logs/$1.status" 2>/dev/null; }
+checkpoint_step() { cut -d' ' -f1 "ckpt/$1/checkpoint" 2>/dev/null || echo 0; }
+at_least_step() { [ "$(checkpoint_step "$1")" -ge "$2" ]; }
+ended() { case $(state_of "$1") in exited | failed | stopped) return 0 ;; esac; return 1; }
+expect_resumed() {  # JOB WHAT
+  d=$(digest_of "$1")
+  r=$(resumed_at "$1")
+  if [ "$d" = "$REF" ] && [ -n "$r" ] && [ "$r" -gt 0 ]; then
+    pass
+    step "$2: resumed at step $r, digest $d"
+  else
+    fail "$2: digest '$d' (uninterrupted: $REF), resumed at '${r:-never}'"
+    tail -n 20 "logs/$1.log"
+  fi
+}
+
+# --- one machine ---------------------------------------------------------------------------------
+step "an uninterrupted run (builds the image first)"
+start=$(date +%s)
+if "$ENVPIN" run --job-id ref -- sh train.sh $STEPS $EVERY $DELAY >"$T/ref.out" 2>&1; then pass; else
+  fail "envpin run (uninterrupted)"; cat "$T/ref.out"; tail -n 20 logs/ref.log; exit 1; fi
+REF=$(digest_of ref)
+step "uninterrupted run: $(( $(date +%s) - start )) s, digest $REF"
+if [ -n "$REF" ] && [ "$(state_of ref)" = exited ] && [ -z "$(resumed_at ref)" ]; then pass; else fail "reference run state"; cat logs/ref.status; fi
+# The job ran in the pinned image with the job's labels, its variables and the secret by name.
+image=$(sed -n 's/^image=//p' logs/ref.status)
+case $image in envpin/e2e-jobs:lock-*) pass ;; *) fail "job image '$image' is not named after the lock" ;; esac
+E2E_JOB_TOKEN=planted-value-7 "$ENVPIN" run --job-id env -- sh -c 'echo "job=$JOB_ID dir=$ENVPIN_CHECKPOINT_DIR token=$E2E_JOB_TOKEN"' >/dev/null 2>&1
+if grep -q '^job=env dir=/checkpoints token=planted-value-7$' logs/env.log && ! grep -q planted-value-7 .envpin/run.sh logs/env.args; then
+  pass; else fail "job environment"; cat logs/env.log; fi
+
+step "container SIGKILLed mid-run: the restart policy resumes it"
+# Started from a session whose process group then gets SIGHUP, as when an SSH session drops.
+setsid sh -c "\"$ENVPIN\" run --detach --job-id killed -- sh train.sh $STEPS $EVERY $DELAY >'$T/killed.out' 2>&1; kill -HUP 0"
+wait_for 30 at_least_step killed 10 || fail "no checkpoint from the detached job"
+docker kill -s KILL envpin-e2e-jobs-killed >/dev/null
+wait_for 60 ended killed || fail "the killed job did not end"
+expect_resumed killed "SIGKILL + restart policy"
+if [ "$(state_of killed)" = exited ] && grep -q '^restarts=1$' logs/killed.status; then pass; else fail "killed job status"; cat logs/killed.status; fi
+
+step "supervisor and container killed (the machine's session died): envpin resume"
+"$ENVPIN" run --detach --job-id lost -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
+wait_for 30 at_least_step lost 10 || fail "no checkpoint from job lost"
+kill -KILL "$(sed -n 's/^pid=//p' logs/lost.status)"
+docker kill -s KILL envpin-e2e-jobs-lost >/dev/null
+"$ENVPIN" jobs >"$T/jobs.out"
+if grep -q '^lost  *lost ' "$T/jobs.out" && grep -q 'checkpoint (' "$T/jobs.out"; then pass; else fail "envpin jobs after a lost supervisor"; cat "$T/jobs.out"; fi
+if "$ENVPIN" resume lost >"$T/resume.out" 2>&1; then pass; else fail "envpin resume lost"; cat "$T/resume.out"; fi
+expect_resumed lost "killed supervisor + envpin resume"
+
+step "envpin stop, then envpin resume --detach and envpin logs"
+"$ENVPIN" run --detach --job-id stopped -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
+wait_for 30 at_least_step stopped 10 || fail "no checkpoint from job stopped"
+if "$ENVPIN" stop stopped >"$T/stop.out" 2>&1 && [ "$(state_of stopped)" = stopped ]; then pass; else fail "envpin stop"; cat "$T/stop.out"; fi
+"$ENVPIN" resume --detach stopped >/dev/null 2>&1
+timeout 60 "$ENVPIN" logs stopped >"$T/logs.out" 2>&1
+if grep -q "^digest $REF\$" "$T/logs.out"; then pass; else fail "envpin logs did not follow to the end"; tail -5 "$T/logs.out"; fi
+expect_resumed stopped "envpin stop + resume"
+
+# --- bad input ------------------------------------------------------------------------------------
+step "bad input"
+expect_error() {  # NAME EXIT PATTERN COMMAND...
+  name=$1 want=$2 pattern=$3
+  shift 3
+  "$@" >"$T/err.out" 2>&1
+  rc=$?
+  if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$T/err.out"; then pass; else fail "$name: exit $rc"; cat "$T/err.out"; fi
+}
+expect_error "job id in use" 2 "job id 'ref' is already in use" "$ENVPIN" run --job-id ref -- true
+expect_error "missing checkpoint volume" 2 "the checkpoint directory /nonexistent-envpin-ckpt does not exist" \
+  env ENVPIN_CHECKPOINTS=/nonexistent-envpin-ckpt "$ENVPIN" run --job-id nockpt -- true
+expect_error "no engine" 1 "no container engine: neither docker nor podman is on PATH" env -u ENVPIN_ENGINE PATH=/nonexistent "$ENVPIN" run -- true
+expect_error "engine not answering" 2 "does not answer" env DOCKER_HOST=unix:///nonexistent.sock "$ENVPIN" run --job-id down -- true
+expect_error "failing command" 3 "exit 3 after 2 restarts (the restart policy allows 2)" "$ENVPIN" run --job-id fails -- sh -c 'exit 3'
+if grep -q '^state=failed$' logs/fails.status && [ "$(grep -c '^envpin run: job fails: attempt' logs/fails.log)" = 3 ]; then pass; else
+  fail "failing job status"; cat logs/fails.status; fi
+expect_error "resume of a running job" 1 "is still running" sh -c "\"$ENVPIN\" run --detach --job-id busy -- sleep 30 >/dev/null && sleep 1 && \"$ENVPIN\" resume busy"
+"$ENVPIN" stop busy >/dev/null 2>&1
+cp envpin.yaml "$T/envpin.yaml.good"
+echo 'apt: [jq]' >> envpin.yaml
+expect_error "stale lock" 1 "is stale" "$ENVPIN" run -- true
+cp "$T/envpin.yaml.good" envpin.yaml
+if [ -z "$(ls ckpt/nockpt ckpt/down 2>/dev/null)" ]; then pass; else fail "a refused job left a checkpoint directory"; fi
+
+# --- Slurm ----------------------------------------------------------------------------------------
+step "starting a single-node Slurm cluster"
+start=$(date +%s)
+slurm_up "$(free_port)" || exit 1
+step "slurm up in $(( $(date +%s) - start )) s"
+slurm_id() { sed -n 's/^submitted slurm job \([0-9]*\) .*/\1/p' "$T/submit-$1.out"; }
+submit() {  # JOB [--resume]
+  if "$ENVPIN" submit --job-id "$1" ${2:+"$2"} -- sh train.sh $STEPS $EVERY $DELAY >"$T/submit-$1.out" 2>&1; then pass; else
+    fail "envpin submit $1"; cat "$T/submit-$1.out"; fi
+}
+slurm_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+slurm_done() { [ "$(slurm_state "$1")" = COMPLETED ] || [ "$(slurm_state "$1")" = FAILED ]; }
+
+step "slurm: scontrol requeue mid-run"
+submit requeued
+id=$(slurm_id requeued)
+wait_for 60 at_least_step requeued 10 || fail "no checkpoint from slurm job $id"
+start=$(date +%s)
+scontrol requeue "$id"
+wait_for 120 slurm_done "$id" || fail "slurm job $id did not finish after the requeue"
+step "requeued job finished $(( $(date +%s) - start )) s after the requeue"
+expect_resumed requeued "scontrol requeue"
+if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$(grep -c '^envpin: slurm job' "logs/slurm-$id.out")" = 2 ]; then pass; else
+  fail "slurm job $id: $(slurm_state "$id"), output kept across the requeue?"; cat "logs/slurm-$id.out"; fi
+
+step "slurm: scancel, then the same envpin job submitted again"
+submit cancelled
+id=$(slurm_id cancelled)
+wait_for 60 at_least_step cancelled 10 || fail "no checkpoint from slurm job $id"
+scancel "$id"
+wait_for 30 sh -c "[ -z \"\$(squeue -h -j $id -o %i 2>/dev/null)\" ]"
+wait_for 30 sh -c '[ -z "$(docker ps -q --filter name=envpin-e2e-jobs-cancelled)" ]' || fail "scancel left the container running"
+expect_error "resubmit without --resume" 1 "job id 'cancelled' is already in use" "$ENVPIN" submit --job-id cancelled -- true
+submit cancelled --resume
+id2=$(slurm_id cancelled)
+wait_for 120 slurm_done "$id2" || fail "slurm job $id2 did not finish"
+expect_resumed cancelled "scancel + resubmit"
+
+step "slurm: the container SIGKILLed under a Slurm job"
+submit sigkill
+id=$(slurm_id sigkill)
+wait_for 60 at_least_step sigkill 10 || fail "no checkpoint from slurm job $id"
+docker kill -s KILL envpin-e2e-jobs-sigkill >/dev/null
+wait_for 120 slurm_done "$id" || fail "slurm job $id did not finish"
+expect_resumed sigkill "container SIGKILL under Slurm"
+
+step "slurm not reachable"
+sed "s/^SlurmctldPort=.*/SlurmctldPort=1/" "$SLURM_CONF" > "$T/dead.conf"
+expect_error "slurm not reachable" 1 "Slurm did not take the job" env SLURM_CONF="$T/dead.conf" "$ENVPIN" submit -- true
+expect_error "no sbatch" 1 "there is no sbatch on PATH" env PATH=/nonexistent "$ENVPIN" submit -- true
+finish

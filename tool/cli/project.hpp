@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// What several commands read from a project beside its manifest.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "lock/lock.hpp"
+#include "manifest/model.hpp"
+
+namespace envpin::cli {
+
+// envpin.lock next to the manifest (or `given`), when there is one. Throws when it is stale
+// (the manifest changed after locking) or does not match its own lock-digest.
+std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given);
+
+// A project-relative artifact path as the user will type it.
+std::filesystem::path shown_path(const std::filesystem::path& root, const std::string& rel);
+
+}  // namespace envpin::cli
