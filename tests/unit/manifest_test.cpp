@@ -100,6 +100,35 @@ TEST(Manifest, Defaults) {
   EXPECT_FALSE(m.python);
 }
 
+TEST(Manifest, JobsDefaultsAndValues) {
+  const Manifest plain = parse("envpin: 1\nname: x\njobs: {}\n", "envpin.yaml", ".");
+  ASSERT_TRUE(plain.jobs);
+  EXPECT_EQ(plain.jobs->checkpoints.value, "/checkpoints");
+  EXPECT_EQ(plain.jobs->checkpoints_host.value, "checkpoints");
+  EXPECT_EQ(plain.jobs->logs.value, "logs");
+  EXPECT_EQ(plain.jobs->max_restarts.value, 3);
+  EXPECT_EQ(plain.jobs->backoff.value, 10);
+  EXPECT_EQ(plain.jobs->gpus.value, "");  // no cuda section: no GPUs unless asked
+  EXPECT_TRUE(plain.jobs->resume.empty());
+  EXPECT_FALSE(parse("envpin: 1\nname: x\n", "envpin.yaml", ".").jobs);
+  const Manifest gpu = parse("envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\njobs: {}\n", "envpin.yaml", ".");
+  EXPECT_EQ(gpu.jobs->gpus.value, "all");
+  const Manifest full = parse(
+      "envpin: 1\nname: x\njobs:\n  checkpoints: {path: /ck, host: /mnt/ck/}\n  logs: out/./logs\n"
+      "  restart: {max: 0, backoff: 2}\n  resume: --resume  auto\n  gpus: none\n"
+      "  slurm: {time: '2:00:00', partition: gpu}\n",
+      "envpin.yaml", ".");
+  EXPECT_EQ(full.jobs->checkpoints.value, "/ck");
+  EXPECT_EQ(full.jobs->checkpoints_host.value, "/mnt/ck/");
+  EXPECT_EQ(full.jobs->logs.value, "out/logs");
+  EXPECT_EQ(full.jobs->max_restarts.value, 0);
+  ASSERT_EQ(full.jobs->resume.size(), 2u);
+  EXPECT_EQ(full.jobs->resume[1].value, "auto");
+  EXPECT_EQ(full.jobs->gpus.value, "");
+  EXPECT_EQ(full.jobs->slurm_time->value, "2:00:00");
+  EXPECT_EQ(full.jobs->slurm_partition->where.line, 9);
+}
+
 TEST(Manifest, GpuDefaultsToOptionalWithCuda) {
   const Manifest m =
       parse("envpin: 1\nname: x\ncuda: {version: '12.4'}\n", "envpin.yaml", ".");
@@ -144,7 +173,7 @@ const ErrorCase kErrors[] = {
     {"unknown_key", "envpin: 1\nname: x\ncuda_vesion: 12.4\n",
      "envpin: error: envpin.yaml:3:1: unknown key 'cuda_vesion' (did you mean 'cuda'?)\n"
      "envpin: hint: valid keys: envpin, name, platforms, os, base, cuda, python, apt, env, secrets, "
-     "paths, workdir, user, context, devcontainer, outputs\n"},
+     "paths, workdir, user, context, devcontainer, jobs, outputs\n"},
     {"unknown_nested_key", "envpin: 1\nname: x\ncuda:\n  verison: '12.4'\n",
      "envpin: error: envpin.yaml:4:3: unknown key 'verison' in cuda (did you mean 'version'?)\n"
      "envpin: hint: valid keys in cuda: version, flavor, cudnn, gpus, driver\n"},
@@ -271,6 +300,32 @@ const ErrorCase kErrors[] = {
     {"workdir_relative", "envpin: 1\nname: x\nworkdir: src\n",
      "envpin: error: envpin.yaml:3:10: workdir must be an absolute path inside the container, found 'src'\n"
      "envpin: hint: write it as '/workspace'\n"},
+    {"jobs_checkpoints_relative", "envpin: 1\nname: x\njobs: {checkpoints: ckpt}\n",
+     "envpin: error: envpin.yaml:3:21: jobs.checkpoints must be an absolute path inside the container, found 'ckpt'\n"
+     "envpin: hint: write it as '/checkpoints'\n"},
+    {"jobs_gpus", "envpin: 1\nname: x\njobs: {gpus: nine}\n",
+     "envpin: error: envpin.yaml:3:14: jobs.gpus must be 'all', a number of GPUs or 'none', found 'nine'\n"
+     "envpin: hint: write 'all', a count such as 2, or 'none'\n"},
+    {"jobs_restart_max", "envpin: 1\nname: x\njobs: {restart: {max: 500}}\n",
+     "envpin: error: envpin.yaml:3:23: 'jobs.restart.max' must be between 0 and 100, found 500\n"},
+    {"jobs_resume_shell", "envpin: 1\nname: x\njobs: {resume: \"--resume $(id)\"}\n",
+     "envpin: error: envpin.yaml:3:16: jobs.resume word '$(id)' has characters a shell would read\n"
+     "envpin: hint: use plain words such as '--resume auto'\n"},
+    {"jobs_slurm_time", "envpin: 1\nname: x\njobs: {slurm: {time: 4h}}\n",
+     "envpin: error: envpin.yaml:3:22: jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found '4h'\n"
+     "envpin: hint: write it as '04:00:00' or '1-00:00:00'\n"},
+    {"jobs_slurm_checkpoints", "envpin: 1\nname: x\njobs: {slurm: {checkpoints: shared/ckpt}}\n",
+     "envpin: error: envpin.yaml:3:29: jobs.slurm.checkpoints must be an absolute path on the cluster's shared storage\n"
+     "envpin: hint: write it as '/shared/checkpoints/my-project'\n"},
+    {"jobs_unknown_key", "envpin: 1\nname: x\njobs: {checkpoint: /c}\n",
+     "envpin: error: envpin.yaml:3:8: unknown key 'checkpoint' in jobs (did you mean 'checkpoints'?)\n"
+     "envpin: hint: valid keys in jobs: checkpoints, logs, restart, resume, env, gpus, stop_timeout, slurm\n"},
+    {"jobs_logs_outside", "envpin: 1\nname: x\njobs: {logs: ../logs}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' points outside the project: '../logs'\n"
+     "envpin: hint: write a path inside the directory holding the manifest\n"},
+    {"jobs_env_name", "envpin: 1\nname: x\njobs: {env: [1BAD]}\n",
+     "envpin: error: envpin.yaml:3:14: '1BAD' is not a variable name\n"
+     "envpin: hint: use letters, digits and '_'\n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, ManifestError, testing::ValuesIn(kErrors),

@@ -58,7 +58,7 @@ struct Project {
 fs::path logs_dir(const manifest::Manifest& m) {
   const char* env = std::getenv("ENVPIN_LOGS");
   const fs::path dir = env && *env ? fs::path(env) : fs::path(m.jobs->logs.value);
-  return dir.is_absolute() ? dir : m.project_dir / dir;
+  return (dir.is_absolute() ? dir : m.project_dir / dir).lexically_normal();
 }
 
 Project load(const std::string& file) {

@@ -367,7 +367,8 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       static const std::regex count(R"(^[1-9][0-9]?$)");
       if (j.gpus.value == "none" || j.gpus.value == "0") j.gpus.value.clear();
       else if (j.gpus.value != "all" && !std::regex_match(j.gpus.value, count))
-        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found '" + j.gpus.value + "'");
+        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found '" + j.gpus.value + "'",
+               "write 'all', a count such as 2, or 'none'");
     } else if (key == "stop_timeout") {
       j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
     } else if (key == "slurm") {

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin run/jobs/logs/stop/resume/submit` through the binary, for what needs no container
+// engine: the refusals before anything starts, and reading the state run.sh keeps. Running
+// jobs for real (docker, Slurm) is tests/e2e/jobs.sh.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "cli/cli_fixture.hpp"
+#include "lock/lock.hpp"
+#include "manifest/load.hpp"
+
+namespace envpin {
+namespace {
+
+constexpr const char* kManifest =
+    "envpin: 1\nname: demo\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\n"
+    "jobs: {checkpoints: {path: /checkpoints, host: ckpt}, logs: logs, resume: --resume auto}\n";
+
+class JobsCli : public Cli {
+ protected:
+  // The manifest, a lock for it (made here: resolving needs a registry) and the generated files.
+  void project() {
+    write("envpin.yaml", kManifest);
+    const manifest::Manifest m = manifest::load((dir_ / "envpin.yaml").string());
+    lock::Lock l;
+    l.created_by = "envpin 0.1.0";
+    l.platforms = {"linux/amd64"};
+    l.inputs_digest = lock::inputs_digest(m);
+    const std::string digest = "sha256:" + std::string(64, 'b');
+    l.image = lock::Image{"127.0.0.1:5000/envpin/bookworm:12", "127.0.0.1:5000/envpin/bookworm:12@" + digest, digest,
+                          "application/vnd.docker.distribution.manifest.v2+json",
+                          {{"linux/amd64", digest, "sha256:" + std::string(64, 'c')}}};
+    lock::seal(l);
+    write("envpin.lock", lock::to_toml(l));
+    ASSERT_EQ(run("generate").code, 0);
+    fs::create_directories(dir_ / "ckpt");
+  }
+  // A job's state as run.sh writes it.
+  void job(const std::string& id, const std::string& state, int pid, const std::string& exit_code = "") {
+    fs::create_directories(dir_ / "ckpt" / id);
+    write("logs/" + id + ".status", "job=" + id + "\nstate=" + state + "\nexit=" + exit_code +
+                                        "\nrestarts=1\nstarted=2026-11-30T06:00:00Z\npid=" + std::to_string(pid) +
+                                        "\nhost=" + host() + "\nengine=envpin-no-engine\ncontainer=envpin-demo-" + id +
+                                        "\ncheckpoints=" + (dir_ / "ckpt" / id).string() + "\nlog=" +
+                                        (dir_ / "logs" / (id + ".log")).string() + "\nreason=\n");
+    write("logs/" + id + ".log", "starting at step 0\ncheckpoint at step 5\n");
+  }
+  static std::string host() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+  }
+};
+
+TEST_F(JobsCli, GenerateWritesTheRunAndSlurmScripts) {
+  project();
+  EXPECT_TRUE(fs::exists(dir_ / ".envpin/run.sh"));
+  EXPECT_TRUE(fs::exists(dir_ / ".envpin/job.sbatch"));
+  // The image is named after the lock's digest, so a new lock means a new image.
+  const std::string run_sh = *io::read_file(dir_ / ".envpin/run.sh");
+  const lock::Lock l = lock::parse(*io::read_file(dir_ / "envpin.lock"), "envpin.lock");
+  EXPECT_NE(run_sh.find("image=${ENVPIN_IMAGE:-'envpin/demo:lock-" + l.lock_digest.substr(7, 12) + "'}"),
+            std::string::npos);
+}
+
+TEST_F(JobsCli, RefusesBeforeAnythingStarts) {
+  write("envpin.yaml", "envpin: 1\nname: demo\n");
+  Result r = run("run -- true");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: envpin.yaml: envpin.yaml has no jobs section\n"
+                   "envpin: hint: add one, e.g. 'jobs: {checkpoints: /checkpoints, resume: --resume auto}', "
+                   "then run 'envpin generate'\n");
+  write("envpin.yaml", kManifest);
+  r = run("run -- true");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: envpin.yaml: there is no envpin.lock beside envpin.yaml: jobs run the pinned image\n"
+                   "envpin: hint: run 'envpin lock', then 'envpin generate'\n");
+  project();
+  // Generated files that no longer match the lock and manifest.
+  write(".envpin/run.sh", "#!/bin/sh\n");
+  r = run("run -- true");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(".envpin/run.sh is out of date"), std::string::npos) << r.err;
+  ASSERT_EQ(run("generate").code, 0);
+  // A stale lock: the manifest changed after locking.
+  write("envpin.yaml", std::string(kManifest) + "apt: [jq]\n");
+  r = run("run -- true");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin.lock is stale"), std::string::npos) << r.err;
+  write("envpin.yaml", kManifest);
+  r = run("run --job-id 'bad id' -- true");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("invalid job id 'bad id'"), std::string::npos) << r.err;
+  r = run("run -- true", "-u ENVPIN_ENGINE -u ENVPIN_CONTAINER_ENGINE PATH=/nonexistent");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: no container engine: neither docker nor podman is on PATH\n"
+                   "envpin: hint: install one of them, or name yours in ENVPIN_ENGINE\n");
+  r = run("submit -- true", "PATH=/nonexistent");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("Slurm is not reachable from here: there is no sbatch on PATH"), std::string::npos) << r.err;
+  // Nothing was started or written for any of them.
+  EXPECT_FALSE(fs::exists(dir_ / "logs"));
+  EXPECT_TRUE(fs::is_empty(dir_ / "ckpt"));
+}
+
+TEST_F(JobsCli, ListsJobsWithStateAndLastCheckpoint) {
+  project();
+  job("done", "exited", 1, "0");
+  write("ckpt/done/step-10.pt", "x");
+  job("gone", "running", 999999);  // its supervisor no longer exists
+  const Result text = run("jobs");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("done                            exited     0    1        2026-11-30T06:00:00Z step-10.pt ("),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("gone                            lost            1        2026-11-30T06:00:00Z -"),
+            std::string::npos)
+      << text.out;
+  const Result json = run("jobs --json");
+  ASSERT_EQ(json.code, 0);
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["job"], "done");
+  EXPECT_EQ(j[0]["last_checkpoint"], "step-10.pt");
+  EXPECT_EQ(j[1]["state"], "lost");
+}
+
+TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
+  project();
+  job("done", "exited", 1, "0");
+  Result r = run("logs --no-follow done");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "starting at step 0\ncheckpoint at step 5\n");
+  // Following a finished job prints it and returns.
+  r = run("logs done");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "starting at step 0\ncheckpoint at step 5\n");
+  r = run("logs nope");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: there is no job 'nope' (no logs/nope.status)\n"
+                   "envpin: hint: list the jobs with: envpin jobs\n");
+  r = run("stop done");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("job 'done' is not running (exited, exit 0)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("envpin resume done"), std::string::npos) << r.err;
+  r = run("resume nope");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("there is no job 'nope'"), std::string::npos);
+  // A job whose supervisor runs (this test's own pid stands in for it) is not resumed twice.
+  job("busy", "running", static_cast<int>(::getpid()));
+  r = run("resume busy");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: job 'busy' is still running\nenvpin: hint: stop it first: envpin stop busy\n");
+}
+
+}  // namespace
+}  // namespace envpin
