@@ -8,7 +8,7 @@
 # Environment: ENVPIN_PYTHON (interpreter, default python3), ENVPIN_MANIFEST (default
 # envpin.yaml in the current directory), ENVPIN_OS_RELEASE (default /etc/os-release).
 
-manifest_sha256='dff062fce0e9912a4262a1b5a9b84132e1fc638f5207655f7c0e72613769cece'
+manifest_sha256='a57d69acdecea54ce0d5ed018bcf379b7c73122a81bcd272e0e6f529e4c64c37'
 
 status=0
 n_ok=0
