@@ -6,12 +6,15 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "io/atomic_file.hpp"
+#include "lock/lock.hpp"
+#include "manifest/model.hpp"
 
 namespace envpin {
 
@@ -23,10 +26,36 @@ struct Result {
   std::string err;
 };
 
+// The standard output of a shell command (the tools the tests check envpin against).
+inline std::string shell(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  char buffer[4096];
+  std::size_t n = 0;
+  while (p && (n = fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
+  if (p) pclose(p);
+  return out;
+}
+
 inline std::string sh_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// A lock for `m` that pins only its base image, 127.0.0.1:5000/envpin/bookworm:12, at a made-up
+// digest (resolving needs a registry: tests/e2e does that for real). Sealed.
+inline lock::Lock image_only_lock(const manifest::Manifest& m) {
+  lock::Lock l;
+  l.created_by = "envpin 0.1.0";
+  l.platforms = {"linux/amd64"};
+  l.inputs_digest = lock::inputs_digest(m);
+  const std::string digest = "sha256:" + std::string(64, 'b');
+  l.image = lock::Image{"127.0.0.1:5000/envpin/bookworm:12", "127.0.0.1:5000/envpin/bookworm:12@" + digest, digest,
+                        "application/vnd.docker.distribution.manifest.v2+json",
+                        {{"linux/amd64", digest, "sha256:" + std::string(64, 'c')}}};
+  lock::seal(l);
+  return l;
 }
 
 class Cli : public testing::Test {

@@ -11,16 +11,6 @@
 namespace envpin {
 namespace {
 
-std::string shell(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  char buffer[4096];
-  std::size_t n = 0;
-  while (p && (n = fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
-  if (p) pclose(p);
-  return out;
-}
-
 class ContextCli : public Cli {
  protected:
   void make_project(const fs::path& root) {

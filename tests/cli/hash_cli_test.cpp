@@ -10,16 +10,6 @@
 namespace envpin {
 namespace {
 
-std::string shell(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  char buffer[4096];
-  std::size_t n = 0;
-  while (p && (n = fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
-  if (p) pclose(p);
-  return out;
-}
-
 // The h1m listing by shell tools: "<sha256>  <mode>  <path>[ -> <target>]" per file or link,
 // sorted bytewise by path; a link's hash is the sha256 of its target text.
 std::string tree_digest_by_shell(const fs::path& root) {

@@ -18,15 +18,7 @@ class LockCli : public Cli {
  protected:
   void write_locked() {
     write("envpin.yaml", kManifest);
-    const manifest::Manifest m = manifest::load((dir_ / "envpin.yaml").string());
-    lock::Lock l;
-    l.created_by = "envpin 0.1.0";
-    l.platforms = {"linux/amd64"};
-    l.inputs_digest = lock::inputs_digest(m);
-    const std::string digest = "sha256:" + std::string(64, 'b');
-    l.image = lock::Image{"127.0.0.1:5000/envpin/bookworm:12", "127.0.0.1:5000/envpin/bookworm:12@" + digest, digest,
-                          "application/vnd.docker.distribution.manifest.v2+json",
-                          {{"linux/amd64", digest, "sha256:" + std::string(64, 'c')}}};
+    lock::Lock l = image_only_lock(manifest::load((dir_ / "envpin.yaml").string()));
     l.apt_sources = {{"deb.debian.org/debian", "http://deb.debian.org/debian"}};
     l.apt = {{"jq", "1.6-2.1+deb12u2", "amd64", "deb.debian.org/debian", "jq", "pool/main/j/jq/jq.deb", 64432,
               std::string(64, 'e')},

@@ -28,8 +28,7 @@ cleanup() {
   slurm_down
   docker ps -q 2>/dev/null | xargs -r docker kill >/dev/null 2>&1
   stop_servers
-  if [ -n "${ENVPIN_E2E_KEEP:-}" ]; then rm -rf "$ENVPIN_E2E_KEEP" && cp -R "$T/project" "$ENVPIN_E2E_KEEP"; fi
-  rm -rf "$T"
+  remove_tmp
 }
 trap cleanup EXIT
 start_registry_and_dockerd

@@ -26,9 +26,7 @@ INDEX_PID=""
 cleanup() {
   [ -z "$INDEX_PID" ] || kill "$INDEX_PID" 2>/dev/null
   stop_servers
-  # ENVPIN_E2E_KEEP=DIR keeps the project (manifest, lock, generated files) for a look.
-  if [ -n "${ENVPIN_E2E_KEEP:-}" ]; then rm -rf "$ENVPIN_E2E_KEEP" && cp -R "$T/project" "$ENVPIN_E2E_KEEP"; fi
-  rm -rf "$T"
+  remove_tmp
 }
 trap cleanup EXIT
 start_registry_and_dockerd

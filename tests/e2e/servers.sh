@@ -67,6 +67,12 @@ push_base_image() {
   rm -f "$T/rootfs.tar"
 }
 
+# Removes $T; ENVPIN_E2E_KEEP=DIR first keeps $T/project (manifest, lock, generated files, logs).
+remove_tmp() {
+  if [ -n "${ENVPIN_E2E_KEEP:-}" ]; then rm -rf "$ENVPIN_E2E_KEEP" && cp -R "$T/project" "$ENVPIN_E2E_KEEP"; fi
+  rm -rf "$T"
+}
+
 stop_servers() {
   for pid in $DOCKERD_PID $REGISTRY_PID; do kill "$pid" 2>/dev/null; done
   for pid in $DOCKERD_PID $REGISTRY_PID; do

@@ -337,76 +337,65 @@ int submit_job(const JobOptions& o, Streams& io) {
   return kOk;
 }
 
-void manifest_option(CLI::App& app, JobOptions& o) {
-  app.add_option("-f,--manifest", o.manifest, "the manifest to read")->capture_default_str();
+using Action = int (*)(const JobOptions&, Streams&);
+
+// Every job command reads the manifest (-f) and its own options into one JobOptions.
+Command job_command(const char* name, const char* summary, Action action,
+                    std::function<void(CLI::App&, JobOptions&)> options) {
+  return {name, summary, [action, options](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<JobOptions>();
+            app.add_option("-f,--manifest", o->manifest, "the manifest to read")->capture_default_str();
+            options(app, *o);
+            return [o, action](Streams& io) { return action(*o, io); };
+          }};
 }
+
+void job_argument(CLI::App& app, JobOptions& o) { app.add_option("job", o.job_id, "the job id")->required(); }
 
 }  // namespace
 
 Command run_command() {
-  return {"run", "run a command as a job in the pinned image (checkpoints, logs, restarts); see .envpin/run.sh",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<JobOptions>();
-            manifest_option(app, *o);
-            app.add_option("--job-id", o->job_id, "the job's id (default: <name>-<UTC time>-<pid>); must be unused");
-            app.add_flag("-d,--detach", o->detach, "run in its own session, immune to the terminal; print the id");
-            app.add_option("command", o->command, "the command, after --")->required();
-            return [o](Streams& io) { return run_job(*o, io); };
-          }};
+  return job_command("run", "run a command as a job in the pinned image (checkpoints, logs, restarts); see .envpin/run.sh",
+                     run_job, [](CLI::App& app, JobOptions& o) {
+                       app.add_option("--job-id", o.job_id, "the job's id (default: <name>-<UTC time>-<pid>); must be unused");
+                       app.add_flag("-d,--detach", o.detach, "run in its own session, immune to the terminal; print the id");
+                       app.add_option("command", o.command, "the command, after --")->required();
+                     });
 }
 
 Command jobs_command() {
-  return {"jobs", "list the jobs with state, exit code, restarts, start time and last checkpoint",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<JobOptions>();
-            manifest_option(app, *o);
-            app.add_flag("--json", o->json, "print JSON");
-            return [o](Streams& io) { return list_jobs(*o, io); };
-          }};
+  return job_command("jobs", "list the jobs with state, exit code, restarts, start time and last checkpoint", list_jobs,
+                     [](CLI::App& app, JobOptions& o) { app.add_flag("--json", o.json, "print JSON"); });
 }
 
 Command logs_command() {
-  return {"logs", "print a job's log, following it while the job runs",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<JobOptions>();
-            manifest_option(app, *o);
-            app.add_flag("--no-follow", o->no_follow, "print what is there and return");
-            app.add_option("job", o->job_id, "the job id")->required();
-            return [o](Streams& io) { return job_logs(*o, io); };
-          }};
+  return job_command("logs", "print a job's log, following it while the job runs", job_logs,
+                     [](CLI::App& app, JobOptions& o) {
+                       app.add_flag("--no-follow", o.no_follow, "print what is there and return");
+                       job_argument(app, o);
+                     });
 }
 
 Command stop_command() {
-  return {"stop", "stop a job: SIGTERM to its container, SIGKILL after jobs.stop_timeout; no restart",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<JobOptions>();
-            manifest_option(app, *o);
-            app.add_option("job", o->job_id, "the job id")->required();
-            return [o](Streams& io) { return stop_job(*o, io); };
-          }};
+  return job_command("stop", "stop a job: SIGTERM to its container, SIGKILL after jobs.stop_timeout; no restart",
+                     stop_job, job_argument);
 }
 
 Command resume_command() {
-  return {"resume", "start a stopped or failed job again: same command and volumes, plus jobs.resume",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<JobOptions>();
-            manifest_option(app, *o);
-            app.add_flag("-d,--detach", o->detach, "run in its own session, immune to the terminal");
-            app.add_option("job", o->job_id, "the job id")->required();
-            return [o](Streams& io) { return resume_job(*o, io); };
-          }};
+  return job_command("resume", "start a stopped or failed job again: same command and volumes, plus jobs.resume",
+                     resume_job, [](CLI::App& app, JobOptions& o) {
+                       app.add_flag("-d,--detach", o.detach, "run in its own session, immune to the terminal");
+                       job_argument(app, o);
+                     });
 }
 
 Command submit_command() {
-  return {"submit", "submit a command as a Slurm job (.envpin/job.sbatch) with sbatch",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<JobOptions>();
-            manifest_option(app, *o);
-            app.add_option("--job-id", o->job_id, "the envpin job id (default: <name>-slurm-<slurm job id>)");
-            app.add_flag("--resume", o->resume, "continue the job with this --job-id from its checkpoints");
-            app.add_option("command", o->command, "the command, after --")->required();
-            return [o](Streams& io) { return submit_job(*o, io); };
-          }};
+  return job_command("submit", "submit a command as a Slurm job (.envpin/job.sbatch) with sbatch", submit_job,
+                     [](CLI::App& app, JobOptions& o) {
+                       app.add_option("--job-id", o.job_id, "the envpin job id (default: <name>-slurm-<slurm job id>)");
+                       app.add_flag("--resume", o.resume, "continue the job with this --job-id from its checkpoints");
+                       app.add_option("command", o.command, "the command, after --")->required();
+                     });
 }
 
 }  // namespace envpin::cli
