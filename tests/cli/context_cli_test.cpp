@@ -50,6 +50,11 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
             std::string::npos)
       << listing;
   EXPECT_NE(listing.find(" .envpin/check_env.sh\n"), std::string::npos) << "re-included by the generated .dockerignore";
+  // To standard output (for `| docker build -`): the same bytes, the digest line on stderr.
+  const Result piped = run("context -f a/envpin.yaml -o -");
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  EXPECT_EQ(piped.out, *io::read_file(dir_ / "a.tar"));
+  EXPECT_EQ(piped.err, "sha256:" + sum + "  - (7 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   // Sorted by path.
   EXPECT_LT(listing.find(" .dockerignore\n"), listing.find(" Dockerfile\n"));
   EXPECT_LT(listing.find(" Dockerfile\n"), listing.find(" src/train.py\n"));
