@@ -19,6 +19,7 @@ T=$BENCH_TMP
 size_mib=1024
 [ "$QUICK" = 1 ] && size_mib=8
 head -c $((size_mib * 1048576)) /dev/urandom > "$T/big.bin"
+sync  # inputs settle before timing: no writeback competes with either side
 pair "sha256 ${size_mib} MiB file" ">= 0.95x" -- "$ENVPIN" hash "$T/big.bin" -- openssl dgst -sha256 "$T/big.bin"
 rm -f "$T/big.bin"
 
@@ -36,6 +37,7 @@ for i in range(n):
     with open(os.path.join(d, "f%05d.bin" % i), "wb") as f:
         f.write(os.urandom(size))
 PY
+sync
 pair "tree of $files files" ">= 8x" -- "$ENVPIN" hash "$T/tree" -- sh -c "cd '$T/tree' && find . -type f | sort | xargs sha256sum | sha256sum"
 
 # 3. 20 packages with version and SHA256 from Debian's 50 MB main Packages index, against one
@@ -116,6 +118,7 @@ parts=8
 [ "$QUICK" = 1 ] && size_mib=1 || size_mib=128
 i=0
 while [ $i -lt $parts ]; do head -c $((size_mib * 1048576)) /dev/urandom > "$T/ctx/part$i.bin"; i=$((i + 1)); done
+sync
 # Both stream the tar and hash it, neither keeps it (-o FILE adds a write and an fsync of 1 GiB).
 pair "context tar $((parts * size_mib)) MiB" ">= 1x" -- sh -c "'$ENVPIN' context -f '$T/ctx/envpin.yaml' -o - >/dev/null" \
   -- sh -c "cd '$T/ctx' && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . | sha256sum"

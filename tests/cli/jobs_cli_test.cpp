@@ -27,11 +27,12 @@ class JobsCli : public Cli {
     fs::create_directories(dir_ / "ckpt");
   }
   // A job's state as run.sh writes it.
-  void job(const std::string& id, const std::string& state, int pid, const std::string& exit_code = "") {
+  void job(const std::string& id, const std::string& state, int pid, const std::string& exit_code = "",
+           const std::string& on = host()) {
     fs::create_directories(dir_ / "ckpt" / id);
     write("logs/" + id + ".status", "job=" + id + "\nstate=" + state + "\nexit=" + exit_code +
                                         "\nrestarts=1\nstarted=2026-11-30T06:00:00Z\npid=" + std::to_string(pid) +
-                                        "\nhost=" + host() + "\nengine=envpin-no-engine\ncontainer=envpin-demo-" + id +
+                                        "\nhost=" + on + "\nengine=envpin-no-engine\ncontainer=envpin-demo-" + id +
                                         "\ncheckpoints=" + (dir_ / "ckpt" / id).string() + "\nlog=" +
                                         (dir_ / "logs" / (id + ".log")).string() + "\nreason=\n");
     write("logs/" + id + ".log", "starting at step 0\ncheckpoint at step 5\n");
@@ -142,6 +143,13 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   r = run("resume busy");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "envpin: error: job 'busy' is still running\nenvpin: hint: stop it first: envpin stop busy\n");
+  // A job on a compute node: its pid means nothing here; it is neither lost nor stopped from here.
+  job("remote", "running", 999999, "", "node-17");
+  r = run("stop remote");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: job 'remote' runs on node-17, not here\n"
+                   "envpin: hint: stop it there, or with scancel when Slurm runs it\n");
+  EXPECT_NE(run("jobs").out.find("remote                          running "), std::string::npos);
 }
 
 }  // namespace

@@ -125,12 +125,22 @@ std::map<std::string, std::string> job_status(const Project& p, const std::strin
 
 bool active(const std::string& state) { return state == "running" || state == "restarting"; }
 
-// Whether the supervisor (run.sh) recorded in the status still runs; unknown (true) for another host.
-bool supervisor_alive(const std::map<std::string, std::string>& s) {
+std::string field(const std::map<std::string, std::string>& s, const std::string& key) {
+  const auto it = s.find(key);
+  return it == s.end() ? std::string() : it->second;
+}
+
+// Whether the job's supervisor ran on this machine (a Slurm job runs on a compute node).
+bool on_this_host(const std::map<std::string, std::string>& s) {
   utsname u{};
   ::uname(&u);
-  if (s.count("host") && s.at("host") != u.nodename) return true;
-  const int pid = s.count("pid") ? std::atoi(s.at("pid").c_str()) : 0;
+  return field(s, "host").empty() || field(s, "host") == u.nodename;
+}
+
+// Whether the supervisor (run.sh) recorded in the status still runs; unknown (true) for another host.
+bool supervisor_alive(const std::map<std::string, std::string>& s) {
+  if (!on_this_host(s)) return true;
+  const int pid = std::atoi(field(s, "pid").c_str());
   if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
   // A killed process lingers as a zombie until its parent (often init) reaps it: not alive.
   const auto stat = io::read_file("/proc/" + std::to_string(pid) + "/stat");
@@ -140,7 +150,7 @@ bool supervisor_alive(const std::map<std::string, std::string>& s) {
 
 // The state to show: a job whose supervisor vanished while running is "lost".
 std::string shown_state(const std::map<std::string, std::string>& s) {
-  const std::string state = s.count("state") ? s.at("state") : "?";
+  const std::string state = field(s, "state").empty() ? "?" : field(s, "state");
   return active(state) && !supervisor_alive(s) ? "lost" : state;
 }
 
@@ -188,8 +198,8 @@ int run_job(const JobOptions& o, Streams&) {
 int resume_job(const JobOptions& o, Streams&) {
   const Project p = load(o.manifest);
   const auto status = job_status(p, o.job_id);
-  if (active(status.at("state")) && supervisor_alive(status))
-    throw Error("job '" + o.job_id + "' is still " + status.at("state"), std::nullopt,
+  if (active(field(status, "state")) && supervisor_alive(status))
+    throw Error("job '" + o.job_id + "' is still " + field(status, "state"), std::nullopt,
                 "stop it first: envpin stop " + o.job_id);
   require_pinned(p);
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
@@ -256,7 +266,7 @@ int job_logs(const JobOptions& o, Streams& io) {
     in.clear();
     if (o.no_follow) return kOk;
     const auto s = read_status(p.logs / (o.job_id + ".status"));
-    if (!active(s.count("state") ? s.at("state") : "") || !supervisor_alive(s)) {
+    if (!active(field(s, "state")) || !supervisor_alive(s)) {
       // One more read for what was written before the state changed.
       while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
         io.out.write(buffer, in.gcount());
@@ -273,6 +283,9 @@ int job_logs(const JobOptions& o, Streams& io) {
 int stop_job(const JobOptions& o, Streams& io) {
   const Project p = load(o.manifest);
   auto s = job_status(p, o.job_id);
+  if (!on_this_host(s))
+    throw Error("job '" + o.job_id + "' runs on " + s["host"] + ", not here", std::nullopt,
+                "stop it there, or with scancel when Slurm runs it");
   const int pid = std::atoi(s["pid"].c_str());
   const int timeout = p.m.jobs->stop_timeout.value + 15;
   if (active(s["state"]) && supervisor_alive(s) && pid > 0) {
