@@ -172,6 +172,17 @@ expect_resumed requeued "scontrol requeue"
 if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$(grep -c '^envpin: slurm job' "logs/slurm-$id.out")" = 2 ]; then pass; else
   fail "slurm job $id: $(slurm_state "$id"), output kept across the requeue?"; cat "logs/slurm-$id.out"; fi
 
+step "slurm: the time-limit warning (SIGUSR1 to the batch shell, as --signal=B:USR1@ sends it)"
+submit warned
+id=$(slurm_id warned)
+wait_for 60 at_least_step warned 10 || fail "no checkpoint from slurm job $id"
+scancel --batch --signal=USR1 "$id"
+wait_for 120 slurm_done "$id" || fail "slurm job $id did not finish after the warning"
+expect_resumed warned "time-limit warning, self-requeue"
+if grep -q "the time limit is near: stopping job warned to requeue it" "logs/slurm-$id.out" &&
+   scontrol show job "$id" | grep -q "Restarts=1"; then pass; else
+  fail "slurm job $id did not requeue itself on the warning"; cat "logs/slurm-$id.out"; fi
+
 step "slurm: scancel, then the same envpin job submitted again"
 submit cancelled
 id=$(slurm_id cancelled)
