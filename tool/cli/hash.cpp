@@ -56,6 +56,7 @@ void hash_all(const fs::path& root, std::vector<Entry>& entries) {
           if (fd < 0 || ::fstat(fd, &st) != 0) throw diag::Error("cannot read '" + file.generic_string() + "'");
           e.mode = (st.st_mode & 0111) ? "0755" : "0644";
           e.size = static_cast<std::uintmax_t>(st.st_size);
+          if (e.size >= (1u << 20)) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // not worth a call below
           e.sha256 = pin::sha256_fd(fd, file);
         } catch (const diag::Error& error) {
           const std::lock_guard<std::mutex> lock(mutex);
@@ -75,7 +76,9 @@ std::string tree_digest(const fs::path& root, std::size_t& files, std::uintmax_t
   for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
     // The type comes from the directory listing (d_type) where the file system gives it.
-    const fs::file_type type = it->symlink_status(ec).type();
+    const bool link = it->is_symlink(ec);
+    const fs::file_type type = link ? fs::file_type::symlink : it->is_regular_file(ec) ? fs::file_type::regular
+                                                                                      : fs::file_type::unknown;
     if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
     if (type != fs::file_type::symlink && type != fs::file_type::regular) continue;  // directories are implied
     Entry e;

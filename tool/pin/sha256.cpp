@@ -106,7 +106,6 @@ std::string sha256_file_b64url(const std::filesystem::path& file) {
 }
 
 std::string sha256_fd(int fd, const std::filesystem::path& name) {
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   Hasher h;
   // One buffer per thread, left uninitialised: a fresh zero-filled 1 MiB per file cost 256 page
   // faults and a memset each, more than hashing the file when a tree holds thousands of small ones.
@@ -121,6 +120,7 @@ std::string sha256_fd(int fd, const std::filesystem::path& name) {
 std::string sha256_file(const std::filesystem::path& file) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw diag::Error("cannot read '" + file.generic_string() + "'");
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // a larger readahead window from disk
   try {
     std::string digest = sha256_fd(fd, file);
     ::close(fd);
