@@ -57,7 +57,7 @@ void hash_all(const fs::path& root, std::vector<Entry>& entries) {
           e.mode = (st.st_mode & 0111) ? "0755" : "0644";
           e.size = static_cast<std::uintmax_t>(st.st_size);
           if (e.size >= (1u << 20)) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // not worth a call below
-          e.sha256 = pin::sha256_fd(fd, file);
+          e.sha256 = pin::sha256_fd(fd, file, st.st_size);
         } catch (const diag::Error& error) {
           const std::lock_guard<std::mutex> lock(mutex);
           if (failure.empty()) failure = error.message();

@@ -105,14 +105,21 @@ std::string sha256_file_b64url(const std::filesystem::path& file) {
   return b64;
 }
 
-std::string sha256_fd(int fd, const std::filesystem::path& name) {
-  Hasher h;
-  // One buffer per thread, left uninitialised: a fresh zero-filled 1 MiB per file cost 256 page
-  // faults and a memset each, more than hashing the file when a tree holds thousands of small ones.
+std::string sha256_fd(int fd, const std::filesystem::path& name, std::int64_t size) {
+  // One context and one buffer per thread, the buffer left uninitialised: a fresh zero-filled
+  // 1 MiB per file cost 256 page faults and a memset each, more than hashing the file when a
+  // tree holds thousands of small ones.
+  thread_local Hasher h;
+  if (EVP_DigestInit_ex(h.ctx.get(), sha256_md(), nullptr) != 1) throw diag::Error("internal: cannot initialise a digest");
   constexpr std::size_t kBuffer = 1 << 20;
   thread_local const std::unique_ptr<char[]> buffer(new char[kBuffer]);
+  std::int64_t total = 0;
   ssize_t n = 0;
-  while ((n = ::read(fd, buffer.get(), kBuffer)) > 0) h.update(buffer.get(), static_cast<std::size_t>(n));
+  // With the size known, the read that would only find the end of the file is not made.
+  while ((size < 0 || total < size) && (n = ::read(fd, buffer.get(), kBuffer)) > 0) {
+    h.update(buffer.get(), static_cast<std::size_t>(n));
+    total += n;
+  }
   if (n < 0) throw diag::Error("cannot read '" + name.generic_string() + "'");
   return h.hex();
 }

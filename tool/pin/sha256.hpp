@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -27,9 +28,10 @@ class Sha256 {
 // Lowercase hex SHA-256 of a file, read in chunks. Throws diag::Error when unreadable.
 std::string sha256_file(const std::filesystem::path& file);
 
-// The same for a file already open for reading (read from its current offset to the end; the
-// descriptor stays open). `name` is for the error message.
-std::string sha256_fd(int fd, const std::filesystem::path& name);
+// The same for a file already open for reading, from its current offset to the end, or to
+// `size` bytes when the caller knows the size (from fstat); the descriptor stays open. `name`
+// is for the error message.
+std::string sha256_fd(int fd, const std::filesystem::path& name, std::int64_t size = -1);
 
 // MD5 of a file, hex: what dpkg's *.md5sums record (checking them, never pinning with them).
 std::string md5_file(const std::filesystem::path& file);
