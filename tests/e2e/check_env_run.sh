@@ -54,12 +54,12 @@ chmod +x "$T/bin/uname" "$T/gpu/nvidia-smi" "$T/bin/python3" "$T/bin/dpkg-query"
 printf 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n' > "$T/ubuntu"
 printf 'ID=debian\nVERSION_ID="12"\n' > "$T/debian"
 
-# Runs the script with the passing environment plus the "VAR=value" words given (a later
-# assignment wins); $OPTS holds check_env options. Sets $out and $rc.
 OPTS=""
 PROJECT="$T/project"
-run_check() {
-  out=$(cd "$PROJECT" && env -i \
+# stub_env VAR=value... CMD...: CMD in the stubbed machine (fake nvidia-smi, dpkg-query and pip
+# answers, an Ubuntu os-release), with nothing else from this environment.
+stub_env() {
+  env -i \
     PATH="$T/bin:$T/gpu:/usr/bin:/bin" \
     ENVPIN_OS_RELEASE="$T/ubuntu" \
     CUDA_VERSION=12.4.1 \
@@ -73,24 +73,18 @@ tqdm 4.66.5" \
     DATA_DIR="$DATA" \
     PYTHONUNBUFFERED=1 \
     WANDB_API_KEY=s3cr3t-value \
-    "$@" \
-    "$shell" "$PROJECT/.envpin/check_env.sh" $OPTS 2>&1)
+    "$@"
+}
+# Runs the script with the passing environment plus the "VAR=value" words given (a later
+# assignment wins); $OPTS holds check_env options. Sets $out and $rc.
+run_check() {
+  out=$(cd "$PROJECT" && stub_env "$@" "$shell" "$PROJECT/.envpin/check_env.sh" $OPTS 2>&1)
   rc=$?
   # `envpin check` in the same environment must reach the same verdicts and exit code.
   # (Not after the manifest was edited: envpin check renders from the manifest as it is now.)
   if [ "$shell_name" = dash ] && [ "$OPTS" != --frobnicate ] && [ -z "${NO_PARITY:-}" ]; then
     envpin_opts=$(printf '%s' "$OPTS" | sed 's/--quiet/-q/')
-    envpin_out=$(cd "$PROJECT" && env -i \
-      PATH="$T/bin:$T/gpu:/usr/bin:/bin" ENVPIN_OS_RELEASE="$T/ubuntu" CUDA_VERSION=12.4.1 \
-      STUB_GPUS="550.54.15, 9.0, NVIDIA H100 80GB HBM3
-550.54.15, 8.0, NVIDIA A100-SXM4-80GB" \
-      STUB_DEBS="git 1:2.39.5-0+deb12u2
-libgl1 1.6.0-1" \
-      STUB_PKGS="numpy 1.26.4
-torch 2.4.1+cu124
-tqdm 4.66.5" \
-      DATA_DIR="$DATA" PYTHONUNBUFFERED=1 WANDB_API_KEY=s3cr3t-value ENVPIN_MANIFEST=envpin.yaml \
-      "$@" "$ENVPIN" check -f envpin.yaml $envpin_opts 2>&1)
+    envpin_out=$(cd "$PROJECT" && stub_env ENVPIN_MANIFEST=envpin.yaml "$@" "$ENVPIN" check -f envpin.yaml $envpin_opts 2>&1)
     envpin_rc=$?
     verdicts() { printf '%s\n' "$1" | grep -v '^check_env: \|^envpin check: \|lock.integrity'; }
     if [ "$envpin_rc" = "$rc" ] && [ "$(verdicts "$envpin_out")" = "$(verdicts "$out")" ]; then
