@@ -127,6 +127,14 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   r = run("logs done");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out, "starting at step 0\ncheckpoint at step 5\n");
+  // Following a running job (this test's pid stands in for its supervisor): what is appended
+  // while it runs, up to the end of the job.
+  job("live", "running", static_cast<int>(::getpid()));
+  const std::string followed = shell(
+      "cd " + sh_quote(dir_.string()) + " && { ( sleep 0.5; echo 'step 2' >> logs/live.log; sleep 0.5;"
+      " echo 'done' >> logs/live.log; sed -i 's/^state=running$/state=exited/' logs/live.status ) & " +
+      sh_quote(ENVPIN_BINARY) + " logs live; }");
+  EXPECT_EQ(followed, "starting at step 0\ncheckpoint at step 5\nstep 2\ndone\n");
   r = run("logs nope");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "envpin: error: there is no job 'nope' (no logs/nope.status)\n"

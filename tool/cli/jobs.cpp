@@ -91,10 +91,8 @@ void require_pinned(const Project& p) {
 }
 
 std::string container_engine() {
-  for (const char* var : {"ENVPIN_ENGINE", "ENVPIN_CONTAINER_ENGINE"})
-    if (const char* e = std::getenv(var); e && *e && std::string(e) != "none") return e;
-  for (const char* name : {"docker", "podman"})
-    if (!io::find_on_path(name).empty()) return name;
+  const std::string engine = io::find_container_engine({"ENVPIN_ENGINE", "ENVPIN_CONTAINER_ENGINE"});
+  if (!engine.empty() && engine != "none") return engine;
   throw Error("no container engine: neither docker nor podman is on PATH", std::nullopt,
               "install one of them, or name yours in ENVPIN_ENGINE");
 }
@@ -256,28 +254,23 @@ int job_logs(const JobOptions& o, Streams& io) {
   job_status(p, o.job_id);
   const fs::path log = p.logs / (o.job_id + ".log");
   std::ifstream in(log, std::ios::binary);
-  char buffer[1 << 14];
-  for (;;) {
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-      io.out.write(buffer, in.gcount());
-      if (in.eof()) break;
-    }
-    io.out.flush();
-    in.clear();
-    if (o.no_follow) return kOk;
-    const auto s = read_status(p.logs / (o.job_id + ".status"));
-    if (!active(field(s, "state")) || !supervisor_alive(s)) {
-      // One more read for what was written before the state changed.
-      while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-        io.out.write(buffer, in.gcount());
-        if (in.eof()) break;
-      }
-      io.out.flush();
-      return kOk;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // What the log holds beyond what was printed.
+  const auto print_new = [&] {
     if (!in.is_open()) in.open(log, std::ios::binary);
+    // (operator<< of an empty streambuf would set failbit on io.out: look first.)
+    if (in.peek() != std::ifstream::traits_type::eof()) io.out << in.rdbuf();
+    io.out.flush();
+    in.clear();  // at the end of the file: clear eof/fail to read what is appended next
+  };
+  print_new();
+  while (!o.no_follow) {
+    const auto s = read_status(p.logs / (o.job_id + ".status"));
+    const bool ended = !active(field(s, "state")) || !supervisor_alive(s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ended ? 0 : 200));
+    print_new();  // after an end too: what was written before the state changed
+    if (ended) break;
   }
+  return kOk;
 }
 
 int stop_job(const JobOptions& o, Streams& io) {

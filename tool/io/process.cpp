@@ -157,4 +157,12 @@ std::string find_on_path(const std::string& name, const std::string& path) {
   return {};
 }
 
+std::string find_container_engine(std::initializer_list<const char*> variables) {
+  for (const char* var : variables)
+    if (const char* e = std::getenv(var); e && *e) return e;
+  for (const char* name : {"docker", "podman"})
+    if (!find_on_path(name).empty()) return name;
+  return {};
+}
+
 }  // namespace envpin::io

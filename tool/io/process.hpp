@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // sent to this process are passed on to it. Returns its exit status (128 + the signal when one
 // ended it), or -1 when it could not start.
 int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
+// The container engine to run: the value of the first of `variables` that is set ("none" when
+// the user wants none), else docker, else podman when on PATH; empty when there is none.
+std::string find_container_engine(std::initializer_list<const char*> variables);
 
 // The first executable `name` in the ':'-separated `path` (default: $PATH), or empty.
 std::string find_on_path(const std::string& name);

@@ -62,11 +62,7 @@ std::string tool_errors(const std::string& err) {
 }
 
 std::string container_engine(const ResolveOptions& o) {
-  if (!o.engine.empty()) return o.engine;
-  if (const char* e = std::getenv("ENVPIN_CONTAINER_ENGINE"); e && *e) return e;
-  for (const char* name : {"docker", "podman"})
-    if (!io::find_on_path(name).empty()) return name;
-  return {};
+  return o.engine.empty() ? io::find_container_engine({"ENVPIN_CONTAINER_ENGINE"}) : o.engine;
 }
 
 Image resolve_image(const resolve::Environment& env, const manifest::Manifest& m, const ResolveOptions& o) {
