@@ -12,7 +12,7 @@ roots=$(ls -d "$ROOT"/tests/golden/cases/*/expected "$ROOT"/examples/*/)
 for root in $roots; do
   name=${root#"$ROOT"/}
   found=0
-  for script in $(find "$root" -name '*.sh' | sort); do
+  for script in $(find "$root" \( -name '*.sh' -o -name '*.sbatch' \) | sort); do
     found=1
     if out=$(shellcheck -S style -s sh "$script" 2>&1); then pass; else fail "shellcheck $name: $out"; fi
     if dash -n "$script" && busybox sh -n "$script"; then pass; else fail "dash/busybox -n $name"; fi
