@@ -31,6 +31,7 @@ class LockCli : public Cli {
                  {{"envpin_dep-2.0.0-py3-none-any.whl", "http://127.0.0.1:8000/p/e.whl", std::string(64, '2')}}}};
     lock::seal(l);
     write("envpin.lock", lock::to_toml(l));
+    write("requirements.lock", lock::requirements_lock(l));
     lock_ = l;
   }
   lock::Lock lock_;
@@ -81,7 +82,7 @@ TEST_F(LockCli, VerifyStaleExitsTwo) {
   EXPECT_EQ(g.err,
             "envpin: error: envpin.lock: envpin.lock is stale: envpin.yaml changed after it was locked\n"
             "envpin: hint: run 'envpin lock --manifest envpin.yaml' first\n");
-  EXPECT_EQ(listing(), (std::vector<std::string>{"envpin.lock", "envpin.yaml"}));
+  EXPECT_EQ(listing(), (std::vector<std::string>{"envpin.lock", "envpin.yaml", "requirements.lock"}));
 }
 
 TEST_F(LockCli, MissingOrNewerLock) {
@@ -107,7 +108,7 @@ TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
   EXPECT_NE(dockerfile.find("FROM --platform=linux/amd64 " + lock_.image->reference + "\n"), std::string::npos);
   EXPECT_NE(dockerfile.find("      jq=1.6-2.1+deb12u2 \\\n      libjq1=1.6-2.1+deb12u2 \\\n"), std::string::npos)
       << dockerfile;
-  EXPECT_NE(dockerfile.find("COPY requirements.lock /tmp/envpin/requirements.txt\n"
+  EXPECT_NE(dockerfile.find("COPY [\"requirements.lock\", \"/tmp/envpin/requirements.txt\"]\n"
                             "RUN python -m pip install --no-cache-dir --disable-pip-version-check --require-hashes "
                             "--no-deps \\\n      --index-url 'http://127.0.0.1:8000/simple' \\\n"
                             "      -r /tmp/envpin/requirements.txt\n"),

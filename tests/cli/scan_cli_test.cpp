@@ -81,8 +81,8 @@ TEST_F(ScanCli, GenerateRefusesASecretInTheContext) {
   const Result r = run("generate");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err,
-            "envpin: error: envpin.yaml:3:21: the build context would include the secret file '.env' (a '!' "
-            "pattern in context.exclude lets it in)\n"
+            "envpin: error: envpin.yaml:3:21: context.exclude pattern '!.env' would bring the secret file '.env' "
+            "into the build context\n"
             "envpin: hint: remove that '!' pattern, or list the file under context.allow_secrets\n");
   EXPECT_EQ(listing(), (std::vector<std::string>{".env", "envpin.yaml"}));
   write("envpin.yaml", "envpin: 1\nname: x\ncontext: {exclude: ['!.env'], allow_secrets: [.env]}\n");

@@ -75,10 +75,22 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   }
 
   try {
-    for (auto& [sub, act] : actions)
-      if (sub->parsed()) return act(streams);
+    for (auto& [sub, act] : actions) {
+      if (!sub->parsed()) continue;
+      const int code = act(streams);
+      // Data that did not reach its reader is a failure (a full disk, a closed pipe).
+      out.flush();
+      if (!out) throw diag::Error("cannot write to standard output", std::nullopt,
+                                  "check the disk or the pipe that standard output goes to");
+      return code;
+    }
   } catch (const diag::Error& e) {
     err << diag::format(e);
+    return kError;
+  } catch (const std::exception& e) {
+    // A library's own exception is a bug in envpin: one line, never a crash.
+    err << diag::format(diag::Error(std::string("internal error: ") + e.what(), std::nullopt,
+                                    "please report this with the command that caused it"));
     return kError;
   }
   return kUsage;

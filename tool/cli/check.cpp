@@ -163,6 +163,11 @@ int check(const CheckOptions& o, Streams& io) {
       if (lock::to_toml(l) != *text || lock::compute_lock_digest(l) != l.lock_digest) {
         verdicts.push_back({"STALE", "lock.integrity", "envpin.lock was edited after envpin wrote it; fix: run 'envpin verify'"});
         status |= 2;
+      } else if (const std::string problem =
+                     lock::requirements_lock_problem(l, io::read_file(m.project_dir / "requirements.lock"));
+                 !problem.empty()) {
+        verdicts.push_back({"STALE", "lock.requirements", problem + "; fix: run 'envpin verify'"});
+        status |= 2;
       } else if (l.inputs_digest != lock::inputs_digest(m)) {
         verdicts.push_back({"STALE", "lock.inputs", "the manifest changed after envpin.lock; fix: run 'envpin lock'"});
         status |= 2;

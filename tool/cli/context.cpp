@@ -12,15 +12,18 @@
 #include <fstream>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
 #include "scan/ignore.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -38,6 +41,25 @@ int context(const Options& o, Streams& io) {
   const scan::IgnoreRules rules = scan::IgnoreRules::from_file(root / m.outputs.dockerignore.value);
   const bool to_stdout = o.output == "-";  // `envpin context -o - | docker build -`
   const fs::path output = to_stdout ? fs::path() : fs::absolute(o.output).lexically_normal();
+  if (!to_stdout) {
+    // -o replaces a tar; never a device, FIFO or directory (as root, /dev/null would become a file).
+    std::error_code sec;
+    const fs::file_status st = fs::symlink_status(output, sec);
+    if (fs::exists(st) && !fs::is_regular_file(st))
+      throw diag::Error("cannot write the context to " + diag::quote(o.output) + ": it exists and is not a regular file",
+                        std::nullopt, "pass a new file name, or '-o -' for standard output");
+  }
+  const auto allowed = [&](const std::string& rel) {
+    return std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
+                       [&](const auto& a) { return a.value == rel; });
+  };
+  // envpin's own temporary files (.NAME.envpin-XXXXXX), which an interrupted write leaves.
+  const auto envpin_temp = [](const fs::path& p) {
+    const std::string name = p.filename().string();
+    return name.starts_with(".") && name.size() > 14 && name.compare(name.size() - 14, 8, ".envpin-") == 0;
+  };
+  // Hard links share an inode: a link to a secret is the secret under another name.
+  std::set<std::pair<dev_t, ino_t>> secret_inodes;
 
   std::vector<std::string> paths;
   std::error_code ec;
@@ -48,11 +70,41 @@ int context(const Options& o, Streams& io) {
     // Excluded directories are still walked: a later "!" pattern may bring a file back, as
     // docker does (the generated .dockerignore re-includes .envpin/check_env.sh). Secrets
     // never go in, whatever .dockerignore says.
-    if (scan::is_secret_path(rel) || rules.excluded(rel) || fs::absolute(it->path()).lexically_normal() == output)
+    if (secrets::is_secret_path(rel) && !allowed(rel)) {
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) secret_inodes.emplace(st.st_dev, st.st_ino);
+      continue;
+    }
+    if (rules.excluded(rel) || envpin_temp(it->path()) || fs::absolute(it->path()).lexically_normal() == output)
       continue;
     paths.push_back(rel);
   }
   std::sort(paths.begin(), paths.end());
+  // Before anything is written: no hard link to a secret, and no file that would be sent holds
+  // a well-known credential (text files up to 4 MiB, as scan reads them).
+  std::vector<std::string> sent;
+  for (const std::string& rel : paths) {
+    struct stat st {};
+    if (::lstat((root / rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      sent.push_back(rel);
+      continue;
+    }
+    if (st.st_nlink > 1 && secret_inodes.count({st.st_dev, st.st_ino})) continue;
+    sent.push_back(rel);
+    if (st.st_size > (4 << 20)) continue;
+    const auto text = io::read_file(root / rel);
+    std::size_t length = 0;
+    if (!text || text->find('\0') != std::string::npos) continue;
+    if (const std::size_t at = secrets::find_token(*text, length); at != std::string::npos) {
+      const int line = 1 + static_cast<int>(std::count(text->begin(), text->begin() + static_cast<long>(at), '\n'));
+      const std::size_t bol = text->rfind('\n', at);
+      const int column = static_cast<int>(at - (bol == std::string::npos ? 0 : bol + 1)) + 1;
+      throw diag::Error("a credential is written in this file, which the build context would carry",
+                        diag::Location{(m.project_dir == "." ? fs::path(rel) : m.project_dir / rel).generic_string(), line, column},
+                        "remove it (and rotate it), or add the file to context.exclude in " + m.file);
+    }
+  }
+  paths = std::move(sent);
 
   // Streamed into a temporary file beside the output and hashed on the way; renamed into place
   // only when complete.
@@ -62,7 +114,7 @@ int context(const Options& o, Streams& io) {
     std::uintmax_t bytes = 0;
     bool failed = false;
   } sink;
-  std::string temp = to_stdout ? std::string() : output.string() + ".XXXXXX";
+  std::string temp = to_stdout ? std::string() : (output.parent_path() / ("." + output.filename().string() + ".envpin-XXXXXX")).string();
   sink.fd = to_stdout ? STDOUT_FILENO : ::mkstemp(temp.data());
   if (sink.fd < 0) throw diag::Error("cannot write " + output.string(), std::nullopt, "check the directory exists and is writable");
   struct Cleanup {

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <ostream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/project.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
+#include "pin/sha256.hpp"
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
 #include "scan/ignore.hpp"
+#include "secrets/rules.hpp"
 #include "scan/scan.hpp"
 
 namespace envpin::cli {
@@ -26,7 +32,33 @@ struct GenerateOptions {
   bool dry_run = false;
   std::string output_dir;  // empty: the manifest's directory
   std::string lock;        // empty: envpin.lock next to the manifest, if there is one
+  bool force = false;      // replace files envpin did not write (or that were edited)
 };
+
+// True when `bytes` say in their first lines that `envpin generate` wrote them.
+bool has_marker(const std::string& bytes) {
+  std::size_t end = 0;
+  for (int line = 0; line < 3 && end != std::string::npos; ++line) end = bytes.find('\n', end + 1);
+  return bytes.substr(0, end).find(render::kGeneratedMarker) != std::string::npos;
+}
+
+// The sha256 of each file the last generate wrote, from .envpin/generated.json (empty when
+// there is none or it is not envpin's).
+std::map<std::string, std::string> read_record(const fs::path& file) {
+  std::map<std::string, std::string> out;
+  std::optional<std::string> text;
+  try {
+    text = io::read_file(file);
+  } catch (const diag::Error&) {
+    return out;
+  }
+  if (!text) return out;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("files") || !j["files"].is_object()) return out;
+  for (const auto& [path, sum] : j["files"].items())
+    if (sum.is_string()) out[path] = sum.get<std::string>();
+  return out;
+}
 
 
 int generate(const GenerateOptions& o, Streams& io) {
@@ -35,25 +67,10 @@ int generate(const GenerateOptions& o, Streams& io) {
   env.lock = load_lock(m, o.lock);
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << w;
-  // The Dockerfile's context must not carry a secret file past the generated .dockerignore. It
-  // excludes every secret pattern at any depth, so only a '!' re-include can let one in: walk
-  // the project (which can be large) only then.
-  const bool reincludes = std::any_of(m.context_exclude.begin(), m.context_exclude.end(),
-                                      [](const auto& p) { return p.value.starts_with("!"); }) ||
-                          scan::is_secret_path(m.outputs.check_env.value);
-  for (const auto& a : artifacts) {
-    if (!reincludes || a.path != m.outputs.dockerignore.value) continue;
-    for (const std::string& secret : scan::secret_files_in_context(m.project_dir, a.bytes)) {
-      const bool allowed = std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
-                                       [&](const auto& s) { return s.value == secret; });
-      if (!allowed)
-        throw diag::Error("the build context would include the secret file '" + secret +
-                              "' (a '!' pattern in context.exclude lets it in)",
-                          m.context_exclude.empty() ? std::nullopt : std::optional(m.context_exclude.front().where),
-                          "remove that '!' pattern, or list the file under context.allow_secrets");
-    }
-  }
   const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
+  const fs::path journal = commit_journal(root);
+  // A generate that was killed after its commit point is finished first.
+  if (!o.check && !o.dry_run) io::recover_commit(journal);
 
   std::vector<const render::Artifact*> changed;
   for (const auto& a : artifacts) {
@@ -71,9 +88,43 @@ int generate(const GenerateOptions& o, Streams& io) {
         std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result"));
     return kStale;
   }
+  // envpin replaces only its own files: bytes the record says it wrote, or (for files from
+  // before the record) a text file whose header says it is generated.
+  const std::map<std::string, std::string> record = read_record(root / m.outputs.record.value);
+  std::vector<std::string> foreign;
+  for (const auto* a : changed) {
+    if (a->path == m.outputs.record.value) continue;
+    const fs::path path = root / a->path;
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(path, ec);
+    if (!fs::exists(st)) continue;
+    if (!fs::is_regular_file(st)) {
+      foreign.push_back(a->path);  // a directory, link or device: never replaced
+      continue;
+    }
+    const std::string current = *io::read_file(path);
+    const auto it = record.find(a->path);
+    const bool ours = it != record.end() ? it->second == "sha256:" + pin::sha256_hex(current) : has_marker(current);
+    if (!ours && !(o.force && fs::is_regular_file(st))) foreign.push_back(a->path);
+  }
+  if (!foreign.empty()) {
+    const std::string first = shown_path(root, foreign.front()).generic_string();
+    throw diag::Error(diag::quote(first) + " was not written by envpin, or was edited since" +
+                          (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : std::string()) +
+                          "; nothing was written",
+                      diag::Location{first, 0, 0},
+                      "move your file away (or set outputs in " + m.file + "), or pass --force to replace it");
+  }
+
+  std::vector<io::PendingFile> writes;
   for (const auto& a : artifacts) {
     const bool differs = std::find(changed.begin(), changed.end(), &a) != changed.end();
-    if (differs && !o.dry_run) io::write_atomic(root / a.path, a.bytes, a.executable);
+    if (differs) writes.push_back({root / a.path, a.bytes, a.executable});
+  }
+  // All or nothing: every changed artifact is replaced, or none is.
+  if (!o.dry_run && !writes.empty()) io::write_all_atomic(writes, journal);
+  for (const auto& a : artifacts) {
+    const bool differs = std::find(changed.begin(), changed.end(), &a) != changed.end();
     io.out << (differs ? (o.dry_run ? "would write " : "wrote ") : "unchanged ")
            << shown_path(root, a.path).generic_string() << "\n";
   }
@@ -90,6 +141,8 @@ int validate(const std::string& file, Streams& io) {
 
 }  // namespace
 
+fs::path commit_journal(const fs::path& dir) { return dir / ".envpin" / ".commit.envpin-journal"; }
+
 fs::path shown_path(const fs::path& root, const std::string& rel) {
   return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
 }
@@ -97,6 +150,7 @@ fs::path shown_path(const fs::path& root, const std::string& rel) {
 // envpin.lock next to the manifest, when there is one; it must belong to this manifest.
 std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given) {
   const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
+  io::recover_commit(commit_journal(path.parent_path()));
   const auto text = io::read_file(path);
   const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
   if (!text && !given.empty())
@@ -109,6 +163,11 @@ std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::stri
   if (lock::compute_lock_digest(l) != l.lock_digest)
     throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
                       "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
+  // pip installs from requirements.lock: it must be exactly the lock's wheels.
+  const fs::path req = path.parent_path() / "requirements.lock";
+  if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
+    throw diag::Error(problem + " (pip installs from it)", diag::Location{req.lexically_normal().generic_string(), 0, 0},
+                      "run 'envpin lock' to write both again, or restore them from version control");
   return l;
 }
 
@@ -121,6 +180,8 @@ Command generate_command() {
             app.add_flag("--check", o->check,
                          "write nothing; exit 3 and list the files that differ from what the manifest gives");
             app.add_flag("-n,--dry-run", o->dry_run, "write nothing; list what would be written");
+            app.add_flag("--force", o->force,
+                         "replace generated files even when envpin did not write them or they were edited");
             app.add_option("--lock", o->lock, "the lock to pin from (default: envpin.lock next to the manifest, if any)");
             app.add_option("-o,--output-dir", o->output_dir,
                            "write (or --check) the artifacts under this directory instead of the manifest's");

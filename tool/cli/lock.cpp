@@ -7,6 +7,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
 #include "lock/resolve.hpp"
@@ -39,8 +40,11 @@ int lock(const LockOptions& o, Streams& io) {
   const lock::Lock l = lock::resolve_lock(m, env, ro);
   // Written only now, complete: a failed resolution above leaves the old lock in place.
   const fs::path path = lock_path(m, o.lock);
-  io::write_atomic(path, lock::to_toml(l), false);
-  if (!l.python.empty()) io::write_atomic(path.parent_path() / "requirements.lock", lock::requirements_lock(l), false);
+  // The pair is one unit: both files are replaced, or neither (a kill between two renames
+  // is finished by the next envpin command through the journal).
+  std::vector<io::PendingFile> files = {{path, lock::to_toml(l), false}};
+  if (!l.python.empty()) files.push_back({path.parent_path() / "requirements.lock", lock::requirements_lock(l), false});
+  io::write_all_atomic(files, commit_journal(path.parent_path()));
   if (o.json) {
     io.out << lock::to_json(l) << "\n";
     return kOk;
@@ -69,6 +73,7 @@ std::string entry_at(const std::string& text, int line) {
 int verify(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const fs::path path = lock_path(m, o.lock);
+  io::recover_commit(commit_journal(path.parent_path()));
   const std::string shown = path.lexically_normal().generic_string();
   const auto text = io::read_file(path);
   if (!text)
@@ -88,6 +93,10 @@ int verify(const LockOptions& o, Streams& io) {
     throw diag::Error("content does not match its lock-digest (" + l.lock_digest + " recorded, " + digest +
                           " computed): a value was edited after envpin wrote it",
                       diag::Location{shown, 0, 0}, "restore it from version control, or run 'envpin lock' to rewrite it");
+  const fs::path req = path.parent_path() / "requirements.lock";
+  if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
+    throw diag::Error(problem + ": it was edited or written by another run", diag::Location{req.lexically_normal().generic_string(), 0, 0},
+                      "restore it from version control, or run 'envpin lock' to write both again");
   if (l.inputs_digest != lock::inputs_digest(m)) {
     io.err << diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked",
                                        std::nullopt, "run 'envpin lock --manifest " + m.file + "'"));

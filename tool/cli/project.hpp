@@ -15,6 +15,10 @@ namespace envpin::cli {
 // (the manifest changed after locking) or does not match its own lock-digest.
 std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given);
 
+// The journal of a multi-file write in `dir` (generate's artifacts, the lock pair): see
+// io::write_all_atomic.
+std::filesystem::path commit_journal(const std::filesystem::path& dir);
+
 // A project-relative artifact path as the user will type it.
 std::filesystem::path shown_path(const std::filesystem::path& root, const std::string& rel);
 

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "diag/text.hpp"
+
 namespace envpin::diag {
 namespace {
 
@@ -16,6 +18,43 @@ std::string prefix(const std::optional<Location>& where) {
   return out + ": ";
 }
 
+// Every line envpin prints passes here: values inside a message may come from a hostile
+// manifest, so the line is made printable (no newline can forge a second line, no escape
+// sequence reaches the terminal), each '...' span is cut to 120 bytes and the whole line
+// to 600.
+std::string one_line(std::string_view text) {
+  constexpr std::size_t kSpan = 120, kLine = 600;
+  const std::string p = printable(text);
+  std::string out;
+  for (std::size_t i = 0; i < p.size();) {
+    const std::size_t open = p.find('\'', i);
+    if (open == std::string::npos) {
+      out.append(p, i, std::string::npos);
+      break;
+    }
+    out.append(p, i, open + 1 - i);
+    std::size_t close = p.find('\'', open + 1);
+    if (close == std::string::npos) close = p.size();
+    const std::size_t len = close - open - 1;
+    if (len > kSpan) {
+      std::size_t cut = kSpan - 3;
+      while (cut > 0 && (static_cast<unsigned char>(p[open + 1 + cut]) & 0xC0) == 0x80) --cut;
+      out.append(p, open + 1, cut);
+      out += "...";
+    } else {
+      out.append(p, open + 1, len);
+    }
+    if (close < p.size()) out += '\'';
+    i = close + 1;
+  }
+  if (out.size() > kLine) {
+    std::size_t cut = kLine - 3;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
 }  // namespace
 
 Error::Error(std::string message, std::optional<Location> where, std::string hint)
@@ -25,13 +64,13 @@ Error::Error(std::string message, std::optional<Location> where, std::string hin
       hint_(std::move(hint)) {}
 
 std::string format(const Error& e) {
-  std::string out = "envpin: error: " + prefix(e.where()) + e.message() + "\n";
-  if (!e.hint().empty()) out += "envpin: hint: " + e.hint() + "\n";
+  std::string out = "envpin: error: " + one_line(prefix(e.where()) + e.message()) + "\n";
+  if (!e.hint().empty()) out += "envpin: hint: " + one_line(e.hint()) + "\n";
   return out;
 }
 
 std::string format_warning(const std::string& message, const std::optional<Location>& where) {
-  return "envpin: warning: " + prefix(where) + message + "\n";
+  return "envpin: warning: " + one_line(prefix(where) + message) + "\n";
 }
 
 }  // namespace envpin::diag

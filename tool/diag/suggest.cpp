@@ -38,6 +38,8 @@ bool starts_with_icase(std::string_view text, std::string_view prefix) {
 }  // namespace
 
 std::string closest(std::string_view word, std::span<const std::string_view> candidates) {
+  // A suggestion is for a typo in a short word; the distance is quadratic in the length.
+  if (word.size() > 64) return {};
   std::string_view best;
   std::size_t best_distance = SIZE_MAX;
   for (std::string_view c : candidates) {

@@ -30,9 +30,9 @@ struct Fd {
   }
 };
 
-}  // namespace
 
-void write_atomic(const fs::path& path, const std::string& bytes, bool executable) {
+// Writes `bytes` to a new temporary beside `path` (fsync'd, mode set) and returns its name.
+fs::path write_temp(const fs::path& path, const std::string& bytes, bool executable) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -45,7 +45,7 @@ void write_atomic(const fs::path& path, const std::string& bytes, bool executabl
   file.fd = ::mkstemp(name.data());
   if (file.fd < 0) fail("create a temporary file in", dir, errno);
   const fs::path tmp(name.data());
-  auto cleanup_fail = [&](const std::string& what, int err) {
+  const auto cleanup_fail = [&](const std::string& what, int err) {
     ::unlink(tmp.c_str());
     fail(what, path, err);
   };
@@ -73,20 +73,111 @@ void write_atomic(const fs::path& path, const std::string& bytes, bool executabl
     cleanup_fail("close", errno);
   }
   file.fd = -1;
-  if (::rename(tmp.c_str(), path.c_str()) != 0) cleanup_fail("replace", errno);
+  return tmp;
+}
 
+void sync_dir(const fs::path& path) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   Fd d;
   d.fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (d.fd >= 0) ::fsync(d.fd);  // best effort: the rename itself is already atomic
 }
 
+// Only regular files (or nothing) are replaced: a rename over a device node, FIFO or
+// directory would destroy something envpin did not write.
+void check_replaceable(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISREG(st.st_mode))
+    throw diag::Error("refusing to replace '" + path.generic_string() + "': it is not a regular file", std::nullopt,
+                      "move it away, or write somewhere else");
+}
+
+// Removes the temporaries an interrupted write left beside `path` (.NAME.envpin-XXXXXX).
+void remove_stale_temps(const fs::path& path) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  const std::string prefix = "." + path.filename().string() + ".envpin-";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() == prefix.size() + 6 && name.starts_with(prefix) && e.is_regular_file(ec)) fs::remove(e.path(), ec);
+  }
+}
+
+}  // namespace
+
+void write_atomic(const fs::path& path, const std::string& bytes, bool executable) {
+  check_replaceable(path);
+  const fs::path tmp = write_temp(path, bytes, executable);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("replace", path, err);
+  }
+  sync_dir(path);
+}
+
+void recover_commit(const fs::path& journal) {
+  const auto text = read_file(journal);
+  if (!text) return;
+  // Records are "temporary\0target\0": paths may hold any byte but NUL.
+  std::vector<std::string> fields;
+  for (std::size_t start = 0; start < text->size();) {
+    const std::size_t end = text->find('\0', start);
+    if (end == std::string::npos) break;  // a torn last record: the journal itself is written atomically
+    fields.push_back(text->substr(start, end - start));
+    start = end + 1;
+  }
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+    struct stat st {};
+    if (::lstat(fields[i].c_str(), &st) != 0) continue;  // already renamed
+    if (::rename(fields[i].c_str(), fields[i + 1].c_str()) != 0) fail("finish replacing", fields[i + 1], errno);
+    sync_dir(fields[i + 1]);
+  }
+  std::error_code ec;
+  fs::remove(journal, ec);
+  sync_dir(journal);
+}
+
+void write_all_atomic(const std::vector<PendingFile>& files, const fs::path& journal) {
+  recover_commit(journal);
+  for (const PendingFile& f : files) check_replaceable(f.path);
+  std::vector<fs::path> temps;
+  try {
+    for (const PendingFile& f : files) {
+      remove_stale_temps(f.path);
+      temps.push_back(write_temp(f.path, f.bytes, f.executable));
+    }
+  } catch (...) {
+    for (const fs::path& t : temps) ::unlink(t.c_str());
+    throw;
+  }
+  std::string record;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    record += temps[i].string() + '\0' + files[i].path.string() + '\0';
+  }
+  try {
+    write_atomic(journal, record, false);
+  } catch (...) {
+    for (const fs::path& t : temps) ::unlink(t.c_str());
+    throw;
+  }
+  // The commit point is behind us: from here on the set is new, now or after recovery.
+  recover_commit(journal);
+}
+
 std::optional<std::string> read_file(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return std::nullopt;
+  // A FIFO would block and a device never end: only regular files are read.
+  if (!fs::is_regular_file(st))
+    throw diag::Error("cannot read '" + path.generic_string() + "': not a regular file", std::nullopt,
+                      "pass a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw diag::Error("cannot read '" + path.generic_string() + "'");
-  // One allocation and one read for regular files (a 50 MB Packages index in ~20 ms); streams
-  // and special files are read to their end.
+  // One allocation and one read (a 50 MB Packages index in ~20 ms); files whose size the
+  // kernel does not know (/proc) are read to their end.
   std::string out;
   const auto size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
   if (!ec && size > 0) {

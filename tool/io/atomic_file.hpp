@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace envpin::io {
 
@@ -11,6 +12,25 @@ namespace envpin::io {
 // written, fsync'd and renamed over the target, so readers see the old or the new file,
 // never a partial one. Creates missing parent directories. Throws diag::Error.
 void write_atomic(const std::filesystem::path& path, const std::string& bytes, bool executable);
+
+// One file of a set written together.
+struct PendingFile {
+  std::filesystem::path path;
+  std::string bytes;
+  bool executable = false;
+};
+
+// Replaces every file of `files` or none. Each is first written in full to a temporary
+// beside it (.NAME.envpin-XXXXXX, fsync'd); only when all are complete does `journal` list
+// them, then they are renamed into place and the journal removed. A crash before the journal
+// leaves only temporaries (removed by the next call); a crash after it is finished by
+// recover_commit(journal), which every writer calls first. Throws diag::Error (then nothing
+// was replaced, unless the failure came during the renames, which the journal completes).
+void write_all_atomic(const std::vector<PendingFile>& files, const std::filesystem::path& journal);
+
+// Completes the renames a crashed write_all_atomic left in `journal`, then removes it;
+// nothing when there is no journal. Throws diag::Error when a rename fails.
+void recover_commit(const std::filesystem::path& journal);
 
 // The file's bytes, or nullopt when it does not exist. Throws diag::Error when unreadable.
 std::optional<std::string> read_file(const std::filesystem::path& path);

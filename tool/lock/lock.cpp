@@ -371,4 +371,15 @@ std::string requirements_lock(const Lock& l) {
   return out;
 }
 
+std::string requirements_lock_problem(const Lock& lock, const std::optional<std::string>& file_text) {
+  if (lock.python.empty()) return {};
+  if (!file_text) return "requirements.lock is missing";
+  const std::string want = requirements_lock(lock);
+  if (*file_text == want) return {};
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < std::min(want.size(), file_text->size()) && want[i] == (*file_text)[i]; ++i)
+    if (want[i] == '\n') ++line;
+  return "requirements.lock differs from envpin.lock at line " + std::to_string(line);
+}
+
 }  // namespace envpin::lock

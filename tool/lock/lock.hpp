@@ -98,4 +98,9 @@ std::string inputs_digest(const manifest::Manifest& m);
 // pip hash format: one "name==version --hash=sha256:..." line per wheel, sorted.
 std::string requirements_lock(const Lock& lock);
 
+// requirements.lock is part of the lock: its bytes are exactly requirements_lock(lock), so
+// they are covered by lock-digest. Returns why `file_text` (the file as found; nullopt when it
+// is absent) is not that, or "" when it is (or the lock has no wheels).
+std::string requirements_lock_problem(const Lock& lock, const std::optional<std::string>& file_text);
+
 }  // namespace envpin::lock

@@ -8,11 +8,12 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "diag/suggest.hpp"
+#include "diag/text.hpp"
+#include "secrets/rules.hpp"
 #include "manifest/yaml_reader.hpp"
 
 namespace envpin::manifest {
@@ -23,6 +24,8 @@ using diag::Error;
 using detail::describe_yaml_error;
 using detail::Reader;
 using detail::reject_tabs;
+using detail::only;
+using diag::quote;
 
 constexpr std::string_view kTopKeys[] = {
     "envpin", "name",   "platforms", "os",      "base",         "cuda",   "python", "apt",
@@ -50,8 +53,59 @@ constexpr std::string_view kGpuValues[] = {"required", "optional", "none"};
 
 
 bool is_env_name(const std::string& s) {
-  static const std::regex re(R"(^[A-Za-z_][A-Za-z0-9_]*$)");
-  return std::regex_match(s, re);
+  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && only(s, "_");
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The characters a path in the manifest may hold. None of them means anything to sh, a
+// Dockerfile, an #SBATCH line or a devcontainer mount string (no ',' ';' '$' quotes or
+// spaces), so a path is the same word in every artifact; the renderers quote it anyway.
+constexpr std::string_view kPathExtra = "._-+@/";
+
+// System directories a workdir or container mount point must not be (or be under, for the
+// second list): the image chowns the workdir to the user and the devcontainer and jobs mount
+// over these paths, which would hide or hand over the system itself.
+constexpr std::string_view kSystemDirs[] = {"/", "/usr", "/usr/local", "/var", "/opt", "/home", "/srv",
+                                            "/mnt", "/media", "/tmp"};
+constexpr std::string_view kSystemTrees[] = {"/bin",       "/boot",     "/dev",           "/etc",
+                                             "/lib",       "/lib32",    "/lib64",         "/libx32",
+                                             "/proc",      "/root",     "/run",           "/sbin",
+                                             "/sys",       "/usr/bin",  "/usr/include",   "/usr/lib",
+                                             "/usr/libexec", "/usr/sbin", "/usr/share",   "/usr/local/bin",
+                                             "/usr/local/lib", "/usr/local/sbin", "/var/lib", "/var/run"};
+
+void check_path_chars(const Located<std::string>& s, std::string_view key) {
+  if (!only(s.value, kPathExtra))
+    throw Error("'" + std::string(key) + "' " + quote(s.value) + " has characters other than letters, digits and ._-+@/",
+                s.where, "rename it with those characters only; paths reach shell scripts and the Dockerfile");
+}
+
+// An absolute path inside the container, normalised: no '..', no trailing '/', not a
+// system directory.
+Located<std::string> container_path(const Reader& r, const YAML::Node& n, std::string_view key) {
+  Located<std::string> s = r.string(n, key);
+  check_path_chars(s, key);
+  if (!s.value.starts_with("/"))
+    r.fail(n, std::string(key) + " must be an absolute path inside the container, found " + quote(s.value),
+           key == "workdir" ? "write it as '/workspace'" : "write it as '/checkpoints'");
+  for (std::string_view rest = s.value; !rest.empty();) {
+    const std::size_t slash = rest.find('/', 1);
+    const std::string_view part = rest.substr(1, slash == std::string_view::npos ? rest.npos : slash - 1);
+    if (part == "..")
+      r.fail(n, "'" + std::string(key) + "' " + quote(s.value) + " climbs with '..'", "write the path out");
+    rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+  }
+  s.value = fs::path(s.value).lexically_normal().generic_string();
+  while (s.value.size() > 1 && s.value.back() == '/') s.value.pop_back();
+  const auto under = [&](std::string_view dir) {
+    return s.value == dir || (s.value.starts_with(dir) && s.value[dir.size()] == '/');
+  };
+  if (std::find(std::begin(kSystemDirs), std::end(kSystemDirs), s.value) != std::end(kSystemDirs) ||
+      std::any_of(std::begin(kSystemTrees), std::end(kSystemTrees), under))
+    r.fail(n, "'" + std::string(key) + "' must not be the system directory " + quote(s.value) + " or under it",
+           "use a directory of the project's own, such as '/workspace'");
+  return s;
 }
 
 Located<Requirement> requirement(const Reader& r, const YAML::Node& n, std::string_view key) {
@@ -76,9 +130,18 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
   for (const auto& [key, k, v] : r.entries(node, "cuda", kCudaKeys)) {
     if (key == "version") {
       cuda.version = r.string(v, "cuda.version");
-      static const std::regex re(R"(^(auto|\d{1,2}\.\d{1,2}(\.\d{1,2})?)$)");
-      if (!std::regex_match(cuda.version.value, re))
-        r.fail(v, "invalid CUDA version '" + cuda.version.value + "'",
+      const auto numeric = [](std::string_view t) {
+        int parts = 0;
+        for (std::size_t start = 0;; ++parts) {
+          const std::size_t dot = t.find('.', start);
+          const std::string_view p = t.substr(start, dot == t.npos ? t.npos : dot - start);
+          if (p.empty() || p.size() > 2 || !std::all_of(p.begin(), p.end(), is_digit)) return false;
+          if (dot == t.npos) return parts >= 1 && parts <= 2;
+          start = dot + 1;
+        }
+      };
+      if (cuda.version.value != "auto" && !numeric(cuda.version.value))
+        r.fail(v, "invalid CUDA version " + quote(cuda.version.value),
                "write the toolkit as 'major.minor' or 'major.minor.patch', e.g. '12.4'");
       has_version = true;
     } else if (key == "flavor") {
@@ -98,7 +161,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
       if (version.starts_with(">=")) version = version.substr(2);
       while (!version.empty() && version.front() == ' ') version.erase(0, 1);
       if (!is_driver_version(version))
-        r.fail(v, "invalid driver version '" + d.value + "'",
+        r.fail(v, "invalid driver version " + quote(d.value),
                "write the fleet's driver floor as '>=535.104.05' (what nvidia-smi prints)");
       cuda.driver = Located<std::string>{version, d.where};
     }
@@ -113,11 +176,20 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
 
 std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const YAML::Node& n,
                                                          const Located<std::string>& rel) {
+  check_path_chars(rel, "python.requirements");
   const fs::path path = r.project_dir() / rel.value;
-  std::ifstream in(path, std::ios::binary);
-  if (!in || fs::is_directory(path))
-    r.fail(n, "requirements file '" + rel.value + "' does not exist",
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st))
+    r.fail(n, "requirements file " + quote(rel.value) + " does not exist",
            "create it, or list packages under python.packages instead");
+  // A FIFO or device would block or never end: only regular files are read.
+  if (!fs::is_regular_file(st))
+    r.fail(n, "requirements file " + quote(rel.value) + " is not a regular file", "point it at a requirements.txt");
+  if (fs::file_size(path, ec) > detail::kMaxManifestBytes)
+    r.fail(n, "requirements file " + quote(rel.value) + " is larger than 1 MiB", "split it or list fewer packages");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) r.fail(n, "requirements file " + quote(rel.value) + " cannot be read", "check its permissions");
   std::vector<Located<Requirement>> out;
   std::map<std::string, int> seen;
   std::string line;
@@ -126,6 +198,9 @@ std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const 
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (const std::size_t bad = std::min(diag::invalid_utf8_at(line), diag::control_at(line)); bad != std::string::npos)
+      throw Error("the requirements file holds " + diag::describe_char_at(line, bad),
+                  Location{shown, number, static_cast<int>(bad) + 1}, "save it as UTF-8 text, one requirement a line");
     std::string text = line;
     if (auto hash = text.find(" #"); hash != std::string::npos) text.erase(hash);
     if (auto first = text.find_first_not_of(" \t"); first == std::string::npos || text[first] == '#')
@@ -247,17 +322,15 @@ void read_secrets(const Reader& r, const YAML::Node& node, Manifest& m) {
 
 void read_paths(const Reader& r, const YAML::Node& node, Manifest& m) {
   if (node.IsNull()) return;
-  static const std::regex name_re(R"(^[A-Za-z][A-Za-z0-9_-]*$)");
   for (const auto& [key, k, v] : r.entries(node, "paths", {})) {
-    if (!std::regex_match(key, name_re))
-      r.fail(k, "invalid path name '" + key + "'", "use letters, digits, '_' and '-'");
+    if (!only(key, "_-") || !std::isalpha(static_cast<unsigned char>(key[0])))
+      r.fail(k, "invalid path name " + quote(key), "use letters, digits, '_' and '-', starting with a letter");
     Located<std::string> s = r.string(v, "paths." + key);
     m.paths.push_back({{key, r.at(k)}, std::move(s)});
   }
 }
 
 void read_user(const Reader& r, const YAML::Node& node, Manifest& m) {
-  static const std::regex name_re(R"(^[a-z_][a-z0-9_-]{0,31}$)");
   // yaml-cpp's Node::operator= assigns through to the node, so keep handles in a vector.
   std::vector<YAML::Node> name_node;
   if (node.IsMap()) {
@@ -274,19 +347,27 @@ void read_user(const Reader& r, const YAML::Node& node, Manifest& m) {
   if (m.user.name.value == "root")
     r.fail(n, "the container user must not be root",
            "choose a non-root name such as 'dev'; root in an image is a security finding");
-  if (!std::regex_match(m.user.name.value, name_re))
-    r.fail(n, "invalid user name '" + m.user.name.value + "'",
+  const std::string& user = m.user.name.value;
+  const auto lower_or = [](std::string_view t, std::string_view extra) {
+    return std::all_of(t.begin(), t.end(), [&](char c) {
+      return (c >= 'a' && c <= 'z') || is_digit(c) || extra.find(c) != std::string_view::npos;
+    });
+  };
+  if (user.size() > 32 || !(user[0] == '_' || (user[0] >= 'a' && user[0] <= 'z')) || !lower_or(user, "_-"))
+    r.fail(n, "invalid user name " + quote(user),
            "use lowercase letters, digits, '_' and '-', starting with a letter");
 }
 
 void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, bool& gpu_set) {
-  static const std::regex ext_re(R"(^[A-Za-z0-9][A-Za-z0-9-]*\.[A-Za-z0-9][A-Za-z0-9.-]*$)");
   for (const auto& [key, k, v] : r.entries(node, "devcontainer", kDevcontainerKeys)) {
     if (key == "extensions") {
       m.devcontainer.extensions = r.string_list(v, "devcontainer.extensions");
       for (const auto& e : m.devcontainer.extensions)
-        if (!std::regex_match(e.value, ext_re))
-          throw Error("invalid VS Code extension id '" + e.value + "'", e.where,
+        if (const std::size_t dot = e.value.find('.');
+            dot == std::string::npos || dot == 0 || dot + 1 == e.value.size() || e.value[0] == '-' ||
+            e.value[dot + 1] == '.' || e.value[dot + 1] == '-' || !only(e.value.substr(0, dot), "-") ||
+            !only(e.value.substr(dot + 1), ".-"))
+          throw Error("invalid VS Code extension id " + quote(e.value), e.where,
                       "write it as 'publisher.name', e.g. 'ms-python.python'");
     } else if (key == "forward_ports") {
       std::set<int> seen;
@@ -314,6 +395,7 @@ void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, boo
 // A host directory: absolute, or relative to the project (kept inside it).
 Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key) {
   Located<std::string> s = r.string(n, key);
+  check_path_chars(s, key);
   if (fs::path(s.value).is_absolute()) {
     s.value = fs::path(s.value).lexically_normal().generic_string();
     return s;
@@ -322,22 +404,32 @@ Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::s
 }
 
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
-  static const std::regex container_path(R"(^/[A-Za-z0-9._/-]*$)");
-  static const std::regex slurm_time(R"(^(?:[0-9]+-)?[0-9]{1,2}:[0-9]{2}:[0-9]{2}$|^[0-9]+$)");
-  static const std::regex safe_word(R"(^[A-Za-z0-9_@%+=:,./-]+$)");
+  // A word the shell reads as itself, whatever the quoting around it.
+  const auto safe_word = [](const std::string& w) { return !w.empty() && only(w, "_@%+=:,./-"); };
+  // Slurm's --time: minutes, or [D-]HH:MM:SS.
+  const auto slurm_time = [](std::string_view t) {
+    const auto digits = [](std::string_view d, std::size_t lo, std::size_t hi) {
+      return d.size() >= lo && d.size() <= hi && std::all_of(d.begin(), d.end(), is_digit);
+    };
+    if (digits(t, 1, 9)) return true;
+    if (const std::size_t dash = t.find('-'); dash != t.npos) {
+      if (!digits(t.substr(0, dash), 1, 4)) return false;
+      t.remove_prefix(dash + 1);
+    }
+    return t.size() >= 7 && t.size() <= 8 && t[t.size() - 3] == ':' && t[t.size() - 6] == ':' &&
+           digits(t.substr(0, t.size() - 6), 1, 2) && digits(t.substr(t.size() - 5, 2), 2, 2) &&
+           digits(t.substr(t.size() - 2), 2, 2);
+  };
   Jobs j;
   for (const auto& [key, k, v] : r.entries(node, "jobs", kJobsKeys)) {
     if (key == "checkpoints") {
       if (v.IsMap()) {
         for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
-          if (ckey == "path") j.checkpoints = r.string(cv, "jobs.checkpoints.path");
+          if (ckey == "path") j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
           else j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
       } else {
-        j.checkpoints = r.string(v, "jobs.checkpoints");
+        j.checkpoints = container_path(r, v, "jobs.checkpoints");
       }
-      if (!std::regex_match(j.checkpoints.value, container_path))
-        throw Error("jobs.checkpoints must be an absolute path inside the container, found '" + j.checkpoints.value + "'",
-                    j.checkpoints.where, "write it as '/checkpoints'");
     } else if (key == "logs") {
       j.logs = host_dir(r, v, "jobs.logs");
     } else if (key == "restart") {
@@ -354,20 +446,21 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
         for (std::string w; words >> w;) j.resume.push_back({w, s.where});
       }
       for (const auto& w : j.resume)
-        if (!std::regex_match(w.value, safe_word))
-          throw Error("jobs.resume word '" + w.value + "' has characters a shell would read", w.where,
+        if (!safe_word(w.value))
+          throw Error("jobs.resume word " + quote(w.value) + " has characters a shell would read", w.where,
                       "use plain words such as '--resume auto'");
     } else if (key == "env") {
       j.env = r.string_list(v, "jobs.env");
       for (const auto& e : j.env)
         if (!is_env_name(e.value))
-          throw Error("'" + e.value + "' is not a variable name", e.where, "use letters, digits and '_'");
+          throw Error(quote(e.value) + " is not a variable name", e.where, "use letters, digits and '_'");
     } else if (key == "gpus") {
       j.gpus = r.string(v, "jobs.gpus");
-      static const std::regex count(R"(^[1-9][0-9]?$)");
+      const std::string& g = j.gpus.value;
+      const bool count = (g.size() == 1 || g.size() == 2) && g[0] != '0' && std::all_of(g.begin(), g.end(), is_digit);
       if (j.gpus.value == "none" || j.gpus.value == "0") j.gpus.value.clear();
-      else if (j.gpus.value != "all" && !std::regex_match(j.gpus.value, count))
-        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found '" + j.gpus.value + "'",
+      else if (j.gpus.value != "all" && !count)
+        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found " + quote(j.gpus.value),
                "write 'all', a count such as 2, or 'none'");
     } else if (key == "stop_timeout") {
       j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
@@ -375,46 +468,117 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", kSlurmKeys)) {
         if (skey == "time") {
           j.slurm_time = r.string(sv, "jobs.slurm.time");
-          if (!std::regex_match(j.slurm_time->value, slurm_time))
-            r.fail(sv, "jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found '" + j.slurm_time->value + "'",
+          if (!slurm_time(j.slurm_time->value))
+            r.fail(sv, "jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found " + quote(j.slurm_time->value),
                    "write it as '04:00:00' or '1-00:00:00'");
         } else if (skey == "warn") {
           j.slurm_warn = r.integer(sv, "jobs.slurm.warn", 1, 65535);
         } else if (skey == "partition") {
           j.slurm_partition = r.string(sv, "jobs.slurm.partition");
-          if (!std::regex_match(j.slurm_partition->value, safe_word))
-            r.fail(sv, "invalid partition name '" + j.slurm_partition->value + "'");
+          if (!safe_word(j.slurm_partition->value) || j.slurm_partition->value.find(',') != std::string::npos)
+            r.fail(sv, "invalid partition name " + quote(j.slurm_partition->value),
+                   "write the partition's name as sinfo prints it");
         } else {
           j.slurm_checkpoints = r.string(sv, "jobs.slurm.checkpoints");
+          check_path_chars(*j.slurm_checkpoints, "jobs.slurm.checkpoints");
           if (!fs::path(j.slurm_checkpoints->value).is_absolute())
             r.fail(sv, "jobs.slurm.checkpoints must be an absolute path on the cluster's shared storage",
                    "write it as '/shared/checkpoints/my-project'");
+          j.slurm_checkpoints->value = fs::path(j.slurm_checkpoints->value).lexically_normal().generic_string();
+          while (j.slurm_checkpoints->value.size() > 1 && j.slurm_checkpoints->value.back() == '/')
+            j.slurm_checkpoints->value.pop_back();
+          if (j.slurm_checkpoints->value == "/")
+            r.fail(sv, "jobs.slurm.checkpoints must not be '/'", "write it as '/shared/checkpoints/my-project'");
         }
       }
     }
   }
-  for (const Located<std::string>* dir : {&j.checkpoints_host, &j.logs})
-    if (dir->value.find_first_of("'\"\\$`\n") != std::string::npos)
-      throw Error("jobs directory '" + dir->value + "' has characters a shell would read", dir->where);
   if (j.gpus.where.line == 0 && m.cuda) j.gpus.value = "all";
   j.where = r.at(node);
   m.jobs = std::move(j);
 }
 
+// context.exclude: .dockerignore patterns, one per line of the generated file. Docker trims
+// the spaces around a pattern (so " !.env" is "!.env" to it) and reads '#' as a comment.
+std::vector<Located<std::string>> exclude_patterns(const Reader& r, const YAML::Node& node) {
+  std::vector<Located<std::string>> out = r.string_list(node, "context.exclude");
+  for (const auto& e : out) {
+    if (e.value.front() == ' ' || e.value.back() == ' ')
+      throw Error("context.exclude pattern " + quote(e.value) + " starts or ends with a space", e.where,
+                  "remove the spaces: docker trims them, so the pattern would not mean what it says");
+    if (e.value.front() == '#')
+      throw Error("context.exclude pattern " + quote(e.value) + " starts with '#', which .dockerignore reads as a comment",
+                  e.where, "write it as '\\#...' or remove it");
+  }
+  return out;
+}
+
+// context.allow_secrets: the secret files the build context may carry, as project paths.
+std::vector<Located<std::string>> allowed_secrets(const Reader& r, const YAML::Node& node) {
+  std::vector<Located<std::string>> out;
+  for (const YAML::Node& item : r.list(node, "context.allow_secrets")) {
+    Located<std::string> p = r.project_path(item, "context.allow_secrets item");
+    check_path_chars(p, "context.allow_secrets item");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// A '!' pattern in context.exclude that names a secret file is refused unless
+// context.allow_secrets lists it (the .dockerignore keeps secrets out after every '!' anyway;
+// this says so instead of silently ignoring the pattern).
+void check_reincludes(const Manifest& m) {
+  for (const auto& e : m.context_exclude) {
+    if (!e.value.starts_with("!")) continue;
+    std::string target = e.value.substr(1);
+    while (target.starts_with("/")) target.erase(0, 1);
+    if (!secrets::is_secret_path(target)) continue;
+    const bool allowed = std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
+                                     [&](const auto& a) { return a.value == fs::path(target).lexically_normal().generic_string(); });
+    if (!allowed)
+      throw Error("context.exclude pattern " + quote(e.value) + " would bring the secret file " + quote(target) +
+                      " into the build context",
+                  e.where, "remove that '!' pattern, or list the file under context.allow_secrets");
+  }
+}
+
 void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
   for (const auto& [key, k, v] : r.entries(node, "outputs", kOutputKeys)) {
     Located<std::string> p = r.project_path(v, "outputs." + key);
+    check_path_chars(p, "outputs." + key);
+    // envpin writes only files of its own: never the manifest, the locks, version control or a
+    // secret, whatever the manifest says.
+    const std::string manifest_file = fs::path(r.file()).filename().generic_string();
+    const std::string first = fs::path(p.value).begin()->generic_string();
+    if (p.value == manifest_file || p.value == "envpin.lock" || p.value == "requirements.lock" ||
+        p.value == ".envpin/generated.json")
+      r.fail(v, "outputs." + key + " must not be " + quote(p.value) + ", a file envpin reads or keeps",
+             "choose another path, e.g. the default (remove outputs." + key + ")");
+    if (first == ".git")
+      r.fail(v, "outputs." + key + " must not be inside .git", "choose a path outside version control's own directory");
+    if (secrets::is_secret_path(p.value))
+      r.fail(v, "outputs." + key + " " + quote(p.value) + " is named like a secret file",
+             "choose a name that .dockerignore does not treat as a secret");
     if (key == "dockerfile") m.outputs.dockerfile = p;
     if (key == "devcontainer") m.outputs.devcontainer = p;
     if (key == "check_env") m.outputs.check_env = p;
     if (key == "dockerignore") m.outputs.dockerignore = p;
   }
-  const Located<std::string>* all[] = {&m.outputs.dockerfile, &m.outputs.devcontainer,
-                                       &m.outputs.check_env, &m.outputs.dockerignore, &m.outputs.cmake};
+  const Located<std::string>* all[] = {&m.outputs.dockerfile, &m.outputs.devcontainer, &m.outputs.check_env,
+                                       &m.outputs.dockerignore, &m.outputs.cmake,        &m.outputs.run,
+                                       &m.outputs.sbatch,     &m.outputs.record};
+  // Each artifact its own path, and none a directory of another.
+  const auto inside = [](const std::string& file, const std::string& dir) {
+    return file.size() > dir.size() && file.starts_with(dir) && file[dir.size()] == '/';
+  };
   for (std::size_t i = 0; i < std::size(all); ++i)
     for (std::size_t j = i + 1; j < std::size(all); ++j)
       if (all[i]->value == all[j]->value)
-        throw Error("two outputs are written to the same path '" + all[j]->value + "'",
+        throw Error("two outputs are written to the same path " + quote(all[j]->value),
+                    all[j]->where.line ? all[j]->where : all[i]->where,
+                    "give each artifact its own path under outputs");
+      else if (inside(all[i]->value, all[j]->value) || inside(all[j]->value, all[i]->value))
+        throw Error("outputs " + quote(all[j]->value) + " and " + quote(all[i]->value) + " collide: one is a directory of the other",
                     all[j]->where.line ? all[j]->where : all[i]->where,
                     "give each artifact its own path under outputs");
 }
@@ -428,6 +592,10 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
   m.file = display_name;
   m.project_dir = project_dir;
   m.source = std::move(source);
+  if (m.source.size() > detail::kMaxManifestBytes)
+    throw Error("the manifest is " + std::to_string(m.source.size()) + " bytes, more than 1 MiB",
+                Location{display_name, 0, 0}, "a manifest lists intent, not data: move large lists to a requirements file");
+  detail::check_encoding(m.source, display_name);
   reject_tabs(m.source, display_name);
 
   YAML::Node root;
@@ -457,10 +625,11 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
         m.schema = {1, r.at(v)};
         has_schema = true;
       } else if (key == "name") {
-        static const std::regex re(R"(^[a-z0-9][a-z0-9._-]{0,127}$)");
         m.name = r.string(v, "name");
-        if (!std::regex_match(m.name.value, re))
-          r.fail(v, "invalid name '" + m.name.value + "'",
+        const std::string& name = m.name.value;
+        const bool lower = std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+        if (name.size() > 128 || !lower || !only(name, "._-") || !only(name.substr(0, 1), ""))
+          r.fail(v, "invalid name " + quote(name),
                  "use lowercase letters, digits, '.', '_' and '-' (it names the image)");
         has_name = true;
       } else if (key == "platforms") {
@@ -477,9 +646,10 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
         m.os = r.choice(v, "os", kOsValues);
       } else if (key == "base") {
         m.base = r.string(v, "base");
-        static const std::regex re(R"(^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$)", std::regex::icase);
-        if (!std::regex_match(m.base->value, re) || m.base->value.find("//") != std::string::npos)
-          r.fail(v, "invalid image reference '" + m.base->value + "'",
+        const std::string& base = m.base->value;
+        if (base.size() < 2 || !only(base, "._/:@-") || !only(base.substr(0, 1), "") ||
+            !only(base.substr(base.size() - 1), "") || base.find("//") != std::string::npos)
+          r.fail(v, "invalid image reference " + quote(base),
                  "write it as docker does, e.g. 'debian:bookworm-slim'");
       } else if (key == "cuda") {
         read_cuda(r, v, m);
@@ -495,17 +665,13 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
       } else if (key == "paths") {
         read_paths(r, v, m);
       } else if (key == "workdir") {
-        m.workdir = r.string(v, "workdir");
-        if (!m.workdir.value.starts_with("/"))
-          r.fail(v, "workdir must be an absolute path inside the container, found '" +
-                        m.workdir.value + "'",
-                 "write it as '/workspace'");
+        m.workdir = container_path(r, v, "workdir");
       } else if (key == "user") {
         read_user(r, v, m);
       } else if (key == "context") {
         for (const auto& [ckey, ck, cv] : r.entries(v, "context", kContextKeys))
-          if (ckey == "exclude") m.context_exclude = r.string_list(cv, "context.exclude");
-          else if (ckey == "allow_secrets") m.context_allow_secrets = r.string_list(cv, "context.allow_secrets");
+          if (ckey == "exclude") m.context_exclude = exclude_patterns(r, cv);
+          else if (ckey == "allow_secrets") m.context_allow_secrets = allowed_secrets(r, cv);
       } else if (key == "devcontainer") {
         read_devcontainer(r, v, m, gpu_set);
       } else if (key == "jobs") {
@@ -543,22 +709,31 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
                   s.where, "remove '" + s.value + "' from env; secrets are passed at run time");
 
   // Paths may refer to env variables as ${NAME}; each must be defined in env.
-  static const std::regex ref(R"(\$\{([^}]*)\})");
   for (const auto& p : m.paths) {
     const std::string& v = p.value.value;
-    for (auto it = std::sregex_iterator(v.begin(), v.end(), ref); it != std::sregex_iterator(); ++it) {
-      const std::string name = (*it)[1];
-      if (!env_names.count(name))
-        throw Error("path '" + p.name.value + "' refers to '${" + name + "}', which is not set in env",
-                    p.value.where, "add " + name + " to env, or write the path out");
+    // Each ${NAME} must name an env variable; everything else is a plain path character.
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v.compare(i, 2, "${") == 0) {
+        const std::size_t end = v.find('}', i + 2);
+        const std::string name = end == std::string::npos ? "" : v.substr(i + 2, end - i - 2);
+        if (end == std::string::npos || !is_env_name(name))
+          throw Error("path '" + p.name.value + "' may only refer to variables as ${NAME}", p.value.where,
+                      "write the reference as ${DATA_DIR}");
+        if (!env_names.count(name))
+          throw Error("path '" + p.name.value + "' refers to '${" + name + "}', which is not set in env",
+                      p.value.where, "add " + name + " to env, or write the path out");
+        i = end;
+      } else if (!only(v.substr(i, 1), kPathExtra)) {
+        throw Error("path '" + p.name.value + "' " + quote(v) + " has characters other than letters, digits, ._-+@/ and ${NAME}",
+                    p.value.where, "rename it with those characters only");
+      }
     }
-    const std::string without_refs = std::regex_replace(v, ref, "x");
-    if (without_refs.find('$') != std::string::npos || without_refs.find('`') != std::string::npos)
-      throw Error("path '" + p.name.value + "' may only refer to variables as ${NAME}", p.value.where);
     if (!v.starts_with("/") && !v.starts_with("${"))
       throw Error("path '" + p.name.value + "' must be absolute inside the container, found '" + v + "'",
                   p.value.where, "write it as '/workspace/data' or '${DATA_DIR}'");
   }
+
+  check_reincludes(m);
 
   if (!gpu_set)
     m.devcontainer.gpu.value = m.cuda ? GpuRequirement::optional : GpuRequirement::none;
@@ -577,6 +752,10 @@ Manifest load(const std::string& file) {
   if (fs::is_directory(path, ec))
     throw Error("cannot read manifest: it is a directory", Location{file, 0, 0},
                 "pass the manifest file itself, e.g. --manifest " + (path / "envpin.yaml").generic_string());
+  // A FIFO or a device would block or never end: only regular files are read.
+  if (!fs::is_regular_file(path, ec))
+    throw Error("cannot read manifest: not a regular file", Location{file, 0, 0},
+                "pass the manifest file itself, e.g. --manifest envpin.yaml");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read manifest: permission denied", Location{file, 0, 0});
   std::ostringstream buffer;

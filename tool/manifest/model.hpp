@@ -103,6 +103,8 @@ struct Outputs {
   // Fixed: written when the manifest has a jobs section.
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
+  // Fixed: the sha256 of every file generate wrote, so it replaces only its own files.
+  Located<std::string> record{".envpin/generated.json", {}};
 };
 
 // The typed form of envpin.yaml (schema version 1). Every value keeps its source location.

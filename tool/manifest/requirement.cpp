@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 namespace envpin::manifest {
 namespace {
@@ -31,13 +30,102 @@ std::string normalize_name(std::string_view name) {
 
 namespace {
 
-// Version grammar from PEP 440 appendix B, written for std::regex (ECMAScript, icase).
-const std::regex& pep440() {
-  static const std::regex re(
-      R"(^v?(\d+!)?\d+(\.\d+)*([-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?)"
-      R"((-\d+|[-_.]?(post|rev|r)[-_.]?\d*)?([-_.]?dev[-_.]?\d*)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?$)",
-      std::regex::icase | std::regex::optimize);
-  return re;
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// A cursor over a version string for the PEP 440 grammar (appendix B, case-insensitive),
+// checked character by character: std::regex recursion crashed on long input.
+struct Cursor {
+  std::string_view s;
+  std::size_t i = 0;
+  bool end() const { return i >= s.size(); }
+  bool digits() {
+    const std::size_t start = i;
+    while (!end() && is_digit(s[i])) ++i;
+    return i > start;
+  }
+  bool sep() {
+    if (!end() && (s[i] == '-' || s[i] == '_' || s[i] == '.')) return ++i, true;
+    return false;
+  }
+  // One of `words` (longest first), case-insensitive.
+  bool word(std::initializer_list<std::string_view> words) {
+    for (std::string_view w : words) {
+      if (s.size() - i < w.size()) continue;
+      bool same = true;
+      for (std::size_t k = 0; k < w.size() && same; ++k) same = lower(s[i + k]) == w[k];
+      if (same) return i += w.size(), true;
+    }
+    return false;
+  }
+  // The optional number after a pre/post/dev word: [-_.]?N*, where a separator is taken only
+  // when digits (or the end) follow it, so that it can start the next segment instead.
+  void number() {
+    if (!end() && (s[i] == '-' || s[i] == '_' || s[i] == '.') &&
+        (i + 1 == s.size() || is_digit(s[i + 1])))
+      ++i;
+    digits();
+  }
+  // [-_.]? WORD [-_.]? N*, or nothing (the cursor is restored).
+  bool segment(std::initializer_list<std::string_view> words) {
+    const std::size_t start = i;
+    sep();
+    if (!word(words)) return i = start, false;
+    number();
+    return true;
+  }
+};
+
+// v? (N!)? N(.N)*, the release part of a version.
+bool release(Cursor& c) {
+  if (!c.end() && lower(c.s[c.i]) == 'v') ++c.i;
+  const std::size_t start = c.i;
+  if (c.digits() && !c.end() && c.s[c.i] == '!') ++c.i;
+  else c.i = start;
+  if (!c.digits()) return false;
+  while (c.i + 1 < c.s.size() && c.s[c.i] == '.' && is_digit(c.s[c.i + 1])) {
+    ++c.i;
+    c.digits();
+  }
+  return true;
+}
+
+bool pep440(std::string_view v) {
+  Cursor c{v};
+  if (!release(c)) return false;
+  c.segment({"preview", "alpha", "beta", "pre", "rc", "a", "b", "c"});
+  const std::size_t before_post = c.i;
+  if (!c.end() && c.s[c.i] == '-' && c.i + 1 < c.s.size() && is_digit(c.s[c.i + 1])) {
+    ++c.i;
+    c.digits();
+  } else {
+    c.i = before_post;
+    c.segment({"post", "rev", "r"});
+  }
+  c.segment({"dev"});
+  if (!c.end() && c.s[c.i] == '+') {
+    ++c.i;
+    // [a-z0-9]+ ([-_.][a-z0-9]+)*
+    for (;;) {
+      const std::size_t start = c.i;
+      while (!c.end() && std::isalnum(static_cast<unsigned char>(c.s[c.i]))) ++c.i;
+      if (c.i == start) return false;
+      if (c.end()) break;
+      if (!c.sep()) return false;
+    }
+  }
+  return c.end();
+}
+
+// v?(N!)?N(.N)*.*
+bool pep440_wildcard(std::string_view v) {
+  if (!v.ends_with(".*")) return false;
+  Cursor c{v.substr(0, v.size() - 2)};
+  return release(c) && c.end();
+}
+
+bool all_digits(std::string_view s, std::size_t min, std::size_t max) {
+  return s.size() >= min && s.size() <= max && std::all_of(s.begin(), s.end(), is_digit);
 }
 
 }  // namespace
@@ -64,38 +152,49 @@ std::optional<std::string> Requirement::pinned() const {
 }
 
 bool is_pep440_version(std::string_view v, bool allow_wildcard) {
-  // Fast path for the common release form "N(.N)*": std::regex compilation of the full grammar
-  // costs ~7M instructions, a third of a whole `envpin generate` (measured with callgrind).
-  const auto release = [](std::string_view r) {
-    if (r.empty() || r.front() == '.' || r.back() == '.' || r.find("..") != std::string_view::npos) return false;
-    return std::all_of(r.begin(), r.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
-  };
-  if (release(v)) return true;
-  if (allow_wildcard && v.size() > 2 && v.ends_with(".*") && release(v.substr(0, v.size() - 2))) return true;
-  static const std::regex wildcard(R"(^v?(\d+!)?\d+(\.\d+)*\.\*$)", std::regex::icase);
-  const std::string s(v);
-  if (allow_wildcard && std::regex_match(s, wildcard)) return true;
-  return std::regex_match(s, pep440());
+  return pep440(v) || (allow_wildcard && pep440_wildcard(v));
 }
 
 bool is_python_version(std::string_view v) {
-  static const std::regex re(R"(^3\.(0|[1-9]\d?)(\.(0|[1-9]\d?))?$)");
-  return std::regex_match(std::string(v), re);
+  // 3.N or 3.N.N, without leading zeros, each part at most two digits.
+  if (!v.starts_with("3.")) return false;
+  v.remove_prefix(2);
+  const auto part = [](std::string_view p) {
+    return all_digits(p, 1, 2) && (p.size() == 1 || p.front() != '0');
+  };
+  const std::size_t dot = v.find('.');
+  if (dot == std::string_view::npos) return part(v);
+  return part(v.substr(0, dot)) && part(v.substr(dot + 1));
 }
 
 bool is_driver_version(std::string_view v) {
-  static const std::regex re(R"(^[1-9]\d{2,3}(\.\d{1,3}(\.\d{1,3})?)?$)");
-  return std::regex_match(std::string(v), re);
+  // NNN[N][.N{1,3}[.N{1,3}]], the first digit not 0.
+  std::size_t part = 0;
+  for (std::size_t start = 0;; ++part) {
+    const std::size_t dot = v.find('.', start);
+    const std::string_view p = v.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part == 0 ? !(all_digits(p, 3, 4) && p.front() != '0') : !all_digits(p, 1, 3)) return false;
+    if (dot == std::string_view::npos) return part <= 2;
+    if (part == 2) return false;
+    start = dot + 1;
+  }
 }
 
 bool is_deb_name(std::string_view v) {
-  static const std::regex re(R"(^[a-z0-9][a-z0-9+.-]+$)");
-  return std::regex_match(std::string(v), re);
+  // Policy §5.6.1: [a-z0-9][a-z0-9+.-]+
+  const auto ok = [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '+' || c == '.' || c == '-'; };
+  return v.size() >= 2 && ((v[0] >= 'a' && v[0] <= 'z') || is_digit(v[0])) && std::all_of(v.begin(), v.end(), ok);
 }
 
 bool is_deb_version(std::string_view v) {
-  static const std::regex re(R"(^(\d+:)?[0-9][A-Za-z0-9.+~:-]*$)");
-  return std::regex_match(std::string(v), re);
+  // Policy §5.6.12: [epoch:]upstream[-revision], here (N:)?[0-9][A-Za-z0-9.+~:-]*
+  if (const std::size_t colon = v.find(':'); colon != std::string_view::npos && colon > 0 &&
+                                             all_digits(v.substr(0, colon), 1, 10))
+    v.remove_prefix(colon + 1);
+  const auto ok = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '~' || c == ':' || c == '-';
+  };
+  return !v.empty() && is_digit(v[0]) && std::all_of(v.begin(), v.end(), ok);
 }
 
 std::optional<Requirement> parse_requirement(std::string_view text, std::string& error,

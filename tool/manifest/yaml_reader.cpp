@@ -30,6 +30,29 @@ std::string describe_yaml_error(const std::string& msg) {
   return "invalid YAML syntax";
 }
 
+void check_encoding(const std::string& source, const std::string& file) {
+  std::size_t at = diag::invalid_utf8_at(source);
+  const std::size_t nul = source.find('\0');
+  if (nul < at) at = nul;
+  if (at == std::string::npos) return;
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (source[i] == '\n') ++line, column = 1;
+    else if ((static_cast<unsigned char>(source[i]) & 0xC0) != 0x80) ++column;
+  }
+  throw Error(source[at] == '\0' ? "a NUL byte in the manifest" : "the manifest is not valid UTF-8 (" +
+                  diag::describe_char_at(source, at) + ")",
+              Location{file, line, column}, "save the manifest as UTF-8 text");
+}
+
+bool only(std::string_view s, std::string_view extra) {
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          extra.find(c) != std::string_view::npos))
+      return false;
+  return true;
+}
+
 void reject_tabs(const std::string& source, const std::string& file) {
   int line = 1;
   std::size_t col = 0;

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <set>
 #include <span>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "diag/error.hpp"
 #include "diag/suggest.hpp"
+#include "diag/text.hpp"
 #include "manifest/model.hpp"
 
 namespace envpin::manifest::detail {
@@ -31,6 +31,19 @@ std::string describe_yaml_error(const std::string& msg);
 // Throws diag::Error at the first tab used for indentation in `source`
 // (YAML forbids it and yaml-cpp's reaction to it is confusing).
 void reject_tabs(const std::string& source, const std::string& file);
+
+// Limits on hostile input: a value longer than this is refused (no real manifest value is
+// near it), as is a list or mapping with more entries; the whole manifest is bounded too.
+inline constexpr std::size_t kMaxValueBytes = 4096;
+inline constexpr std::size_t kMaxEntries = 10000;
+inline constexpr std::size_t kMaxManifestBytes = 1 << 20;
+
+// Throws diag::Error at the first byte of `source` that is not UTF-8 or that YAML cannot
+// carry (a NUL), naming its line and column.
+void check_encoding(const std::string& source, const std::string& file);
+
+// True when every character of `s` is an ASCII letter or digit or one of `extra`.
+bool only(std::string_view s, std::string_view extra);
 
 class Reader {
  public:
@@ -52,7 +65,7 @@ class Reader {
       case YAML::NodeType::Map: return "a mapping";
       case YAML::NodeType::Sequence: return "a list";
       case YAML::NodeType::Null: return "nothing";
-      default: return "'" + n.Scalar() + "'";
+      default: return diag::quote(n.Scalar());
     }
   }
 
@@ -63,10 +76,14 @@ class Reader {
     if (!map.IsMap())
       fail(map, std::string(section) + " must be a mapping, found " + kind(map));
     std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> out;
+    if (map.size() > kMaxEntries)
+      fail(map, std::string(section) + " has " + std::to_string(map.size()) + " entries, more than " +
+                    std::to_string(kMaxEntries));
     std::map<std::string, Location> seen;
     for (const auto& kv : map) {
       if (!kv.first.IsScalar()) fail(kv.first, "keys in " + std::string(section) + " must be plain names");
       const std::string key = kv.first.Scalar();
+      check_text(kv.first, key, "a key in " + std::string(section));
       if (auto it = seen.find(key); it != seen.end())
         fail(kv.first, "duplicate key '" + key + "' (first set at line " +
                            std::to_string(it->second.line) + ")",
@@ -92,7 +109,21 @@ class Reader {
     if (!n.IsScalar())
       fail(n, "'" + std::string(key) + "' must be a string, found " + kind(n));
     if (n.Scalar().empty()) fail(n, "'" + std::string(key) + "' must not be empty");
+    check_text(n, n.Scalar(), key);
     return {n.Scalar(), at(n)};
+  }
+
+  // Refuses text that a single-line value cannot hold: more than kMaxValueBytes, or a
+  // control character (a newline would start a new line in a generated file).
+  void check_text(const YAML::Node& n, std::string_view text, std::string_view key) const {
+    if (text.size() > kMaxValueBytes)
+      fail(n, "'" + std::string(key) + "' is " + std::to_string(text.size()) + " bytes long, more than " +
+                  std::to_string(kMaxValueBytes),
+           "shorten it; no manifest value needs that much");
+    if (const std::size_t at = diag::control_at(text); at != std::string_view::npos)
+      fail(n, "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " +
+                  std::to_string(at + 1),
+           "manifest values are single lines of printable text; remove it");
   }
 
   Located<bool> boolean(const YAML::Node& n, std::string_view key) const {
@@ -106,8 +137,8 @@ class Reader {
   }
 
   Located<int> integer(const YAML::Node& n, std::string_view key, long lo, long hi) const {
-    static const std::regex digits(R"(^[0-9]+$)");
-    if (!n.IsScalar() || !std::regex_match(n.Scalar(), digits) || n.Scalar().size() > 9)
+    if (!n.IsScalar() || n.Scalar().empty() || n.Scalar().size() > 9 ||
+        !std::all_of(n.Scalar().begin(), n.Scalar().end(), [](char c) { return c >= '0' && c <= '9'; }))
       fail(n, "'" + std::string(key) + "' must be a whole number, found " + kind(n));
     const long v = std::stol(n.Scalar());
     if (v < lo || v > hi)
@@ -121,7 +152,7 @@ class Reader {
                               std::span<const std::string_view> allowed) const {
     Located<std::string> s = string(n, key);
     if (std::find(allowed.begin(), allowed.end(), s.value) == allowed.end())
-      fail(n, "'" + s.value + "' is not a valid " + std::string(key) + diag::did_you_mean(s.value, allowed),
+      fail(n, diag::quote(s.value) + " is not a valid " + std::string(key) + diag::did_you_mean(s.value, allowed),
            "use one of: " + join(allowed));
     return s;
   }
@@ -129,6 +160,9 @@ class Reader {
   std::vector<YAML::Node> list(const YAML::Node& n, std::string_view key) const {
     if (n.IsNull()) return {};
     if (!n.IsSequence()) fail(n, "'" + std::string(key) + "' must be a list, found " + kind(n));
+    if (n.size() > kMaxEntries)
+      fail(n, "'" + std::string(key) + "' has " + std::to_string(n.size()) + " items, more than " +
+                  std::to_string(kMaxEntries));
     std::vector<YAML::Node> out;
     for (const auto& item : n) out.push_back(item);
     return out;
@@ -140,7 +174,7 @@ class Reader {
     for (const YAML::Node& item : list(n, key)) {
       Located<std::string> s = string(item, std::string(key) + " item");
       if (auto it = seen.find(s.value); it != seen.end())
-        fail(item, "'" + s.value + "' is listed twice in '" + std::string(key) + "' (first at line " +
+        fail(item, diag::quote(s.value) + " is listed twice in '" + std::string(key) + "' (first at line " +
                        std::to_string(it->second) + ")");
       seen.emplace(s.value, s.where.line);
       out.push_back(std::move(s));

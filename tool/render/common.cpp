@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
+#include "pin/sha256.hpp"
 #include "render/render.hpp"
 
 namespace envpin::render {
@@ -10,10 +13,18 @@ std::string manifest_name(const manifest::Manifest& m) {
   return std::filesystem::path(m.file).filename().generic_string();
 }
 
+Artifact generated_record(const manifest::Manifest& m, const std::vector<Artifact>& artifacts) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const Artifact& a : artifacts) files[a.path] = "sha256:" + pin::sha256_hex(a.bytes);
+  nlohmann::json j = {{"generated-by", "envpin generate"}, {"manifest", manifest_name(m)}, {"files", files}};
+  return {m.outputs.record.value, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", false};
+}
+
 std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Environment& env) {
   std::vector<Artifact> out = {dockerfile(m, env), devcontainer(m, env), check_env(m, env),
                                dockerignore(m, env), cmake_fragment(m, env)};
   for (Artifact& a : jobs(m, env)) out.push_back(std::move(a));
+  out.push_back(generated_record(m, out));
   std::sort(out.begin(), out.end(), [](const Artifact& a, const Artifact& b) { return a.path < b.path; });
   return out;
 }

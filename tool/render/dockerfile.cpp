@@ -88,14 +88,14 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       if (env.lock && !env.lock->python.empty()) {
         // Exactly the locked wheels: pip checks each file's sha256 and installs nothing else.
         Data req;
-        req.set("source", "requirements.lock");
+        req.set("source", dockerfile_json_args({"requirements.lock", "/tmp/envpin/requirements.txt"}));
         pip.set("requirements", req);
         pip.set("packages", list_of({}));
         pip.set("locked", true);
         pip.set("index", list_of({sh_quote(env.lock->python_index)}));
       } else if (m.python->requirements) {
         Data req;
-        req.set("source", m.python->requirements->value);
+        req.set("source", dockerfile_json_args({m.python->requirements->value, "/tmp/envpin/requirements.txt"}));
         pip.set("requirements", req);
       } else {
         pip.set("requirements", false);
@@ -115,7 +115,8 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   d.set("user", m.user.name.value);
   d.set("uid", std::to_string(m.user.uid.value));
   d.set("workdir", m.workdir.value);
-  d.set("check_env_source", m.outputs.check_env.value);
+  d.set("workdir_sh", sh_quote(m.workdir.value));
+  d.set("check_env_copy", dockerfile_json_args({m.outputs.check_env.value, "/usr/local/bin/envpin-check-env"}));
   return {m.outputs.dockerfile.value, render_template("Dockerfile.mustache", d), false};
 }
 

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "render/quote.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+
 namespace envpin::render {
 
 std::string sh_quote(std::string_view s) {
@@ -18,12 +23,28 @@ std::string sh_quote(std::string_view s) {
 }
 
 std::string dockerfile_quote(std::string_view s) {
+  // A Dockerfile has no escape for a line break: one would end the instruction. The loader
+  // refuses such values; this is the second wall.
+  if (diag::control_at(s) != std::string_view::npos)
+    throw diag::Error("internal: a control character reached a Dockerfile value " + diag::quote(s));
   std::string out = "\"";
   for (char c : s) {
     if (c == '\\' || c == '"' || c == '$') out += '\\';
     out += c;
   }
   return out + "\"";
+}
+
+std::string dockerfile_json_args(std::initializer_list<std::string_view> args) {
+  // Each word a JSON string (the serializer escapes '"' and '\\'): a Dockerfile reads the
+  // array as JSON, so no word can split or end the instruction.
+  std::string out = "[";
+  for (std::string_view a : args) {
+    if (diag::control_at(a) != std::string_view::npos)
+      throw diag::Error("internal: a control character reached a Dockerfile argument " + diag::quote(a));
+    out += (out.size() > 1 ? ", " : "") + nlohmann::json(std::string(a)).dump();
+  }
+  return out + "]";
 }
 
 }  // namespace envpin::render

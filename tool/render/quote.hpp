@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,11 @@ std::string sh_quote(std::string_view s);
 // A double-quoted Dockerfile value (ENV, LABEL) that expands to exactly `s`:
 // backslash, double quote and '$' are escaped so no variable is substituted.
 std::string dockerfile_quote(std::string_view s);
+
+// A Dockerfile exec-form argument list, ["a", "b"], for COPY and similar instructions: JSON,
+// so no value can split into more words or start a new line. Throws diag::Error on a control
+// character (the loader refuses them).
+std::string dockerfile_json_args(std::initializer_list<std::string_view> args);
 
 // A shell word for a container path that may refer to variables as ${NAME}, each
 // with a default: "${NAME:-default}" keeps a runtime override and falls back to the

@@ -2,6 +2,7 @@
 #include "render/templates.hpp"
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "render/embedded_templates.hpp"
 
 namespace envpin::render {
@@ -16,8 +17,10 @@ std::string render_template(std::string_view name, const Data& data) {
   kainjow::mustache::mustache tmpl{std::string(template_text(name))};
   if (!tmpl.is_valid())
     throw diag::Error("internal: template '" + std::string(name) + "': " + tmpl.error_message());
-  // Generated files are not HTML: no escaping here, every value arrives quoted for its target.
-  tmpl.set_custom_escape([](const std::string& s) { return s; });
+  // Generated files are not HTML. {{value}} (comments, messages) is made one printable line:
+  // whatever it holds, it cannot end the comment and start a line of code. {{{value}}} is
+  // for code and takes values the renderer already quoted for the target language.
+  tmpl.set_custom_escape([](const std::string& s) { return diag::printable(s); });
   std::string out = tmpl.render(data);
   if (!tmpl.is_valid())
     throw diag::Error("internal: template '" + std::string(name) + "': " + tmpl.error_message());

@@ -84,16 +84,4 @@ bool IgnoreRules::excluded(const std::string& path) const {
   return out;
 }
 
-bool is_secret_path(const std::string& path) {
-  static const std::vector<std::regex> secrets = [] {
-    std::vector<std::regex> out;
-    for (const char* p : {"**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/id_rsa*", "**/id_ed25519*",
-                          "**/id_ecdsa*", "**/.netrc", "**/.aws", "**/.ssh", "**/.docker/config.json",
-                          "**/.git-credentials", "**/.pypirc"})
-      out.push_back(pattern_regex(p));
-    return out;
-  }();
-  return std::any_of(secrets.begin(), secrets.end(), [&](const std::regex& re) { return matches(re, path); });
-}
-
 }  // namespace envpin::scan

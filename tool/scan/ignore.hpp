@@ -26,10 +26,6 @@ class IgnoreRules {
   std::vector<Rule> rules_;
 };
 
-// True for files that hold credentials and must never reach an image: .env, .env.*, private
-// keys, .netrc, cloud and docker credential files (anywhere in the tree).
-bool is_secret_path(const std::string& path);
-
 // The regex a single pattern compiles to (exposed for tests).
 std::regex pattern_regex(std::string pattern);
 

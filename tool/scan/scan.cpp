@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
+#include <cctype>
 #include <sstream>
 
+#include "diag/text.hpp"
 #include "scan/ignore.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::scan {
 namespace {
@@ -15,28 +17,61 @@ namespace fs = std::filesystem;
 
 constexpr std::uintmax_t kMaxFileBytes = 4u << 20;  // larger files are reported as skipped
 
-// A user's home directory written into a file: macOS, Linux, Windows.
-const std::regex& host_path() {
-  static const std::regex re(R"((/Users/[A-Za-z0-9._-]+/|/home/[A-Za-z0-9._-]+/|[A-Za-z]:\\+Users\\+[A-Za-z0-9._ -]+\\))");
-  return re;
+bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
+
+// A user's home directory written into a file: /Users/<name>/ (macOS), /home/<name>/ (Linux),
+// C:\Users\<name>\ (Windows, any drive, doubled backslashes too). Returns the offset and
+// sets `length`, or npos.
+std::size_t find_host_path(std::string_view line, std::size_t& length) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const std::string_view rest = line.substr(i);
+    for (std::string_view home : {std::string_view("/Users/"), std::string_view("/home/")}) {
+      if (!rest.starts_with(home)) continue;
+      std::size_t n = home.size();
+      while (n < rest.size() && name_char(rest[n])) ++n;
+      if (n > home.size() && n < rest.size() && rest[n] == '/') {
+        length = n + 1;
+        return i;
+      }
+    }
+    if (rest.size() > 3 && std::isalpha(static_cast<unsigned char>(rest[0])) && rest[1] == ':' && rest[2] == '\\') {
+      std::size_t n = 2;
+      const auto slashes = [&] {
+        const std::size_t start = n;
+        while (n < rest.size() && rest[n] == '\\') ++n;
+        return n > start;
+      };
+      slashes();
+      if (rest.substr(n).starts_with("Users")) {
+        n += 5;
+        if (slashes()) {
+          const std::size_t name = n;
+          while (n < rest.size() && (name_char(rest[n]) || rest[n] == ' ')) ++n;
+          if (n > name && slashes()) {
+            length = n;
+            return i;
+          }
+        }
+      }
+    }
+  }
+  return std::string_view::npos;
 }
 
 bool is_binary(const std::string& head) { return head.find('\0') != std::string::npos; }
 
 std::string rel_path(const fs::path& p, const fs::path& root) { return p.lexically_relative(root).generic_string(); }
 
-// Credential formats with a fixed shape (documented prefixes of AWS, GitHub, OpenAI-style,
-// Hugging Face, Slack and private-key blocks).
-const std::regex& secret_value() {
-  static const std::regex re(
-      R"((AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|-----BEGIN [A-Z ]*PRIVATE KEY-----))");
-  return re;
-}
-
-const std::regex& secret_name() {
-  static const std::regex re(R"((TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)$)",
-                             std::regex::icase);
-  return re;
+// An env name that says it holds a secret: ...TOKEN, ...SECRET, ...PASSWORD, ...API_KEY.
+bool secret_name(std::string_view name) {
+  std::string upper;
+  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view end : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "API_KEY", "ACCESSKEY",
+                               "ACCESS_KEY", "PRIVATEKEY", "PRIVATE_KEY", "CREDENTIAL", "CREDENTIALS"})
+    if (std::string_view(upper).ends_with(end)) return true;
+  return false;
 }
 
 }  // namespace
@@ -59,7 +94,7 @@ std::vector<std::string> secret_files_in_context(const fs::path& context, const 
       it.disable_recursion_pending();
       continue;
     }
-    if (is_secret_path(rel) && !rules.excluded(rel) && !it->is_directory()) out.push_back(rel);
+    if (secrets::is_secret_path(rel) && !rules.excluded(rel) && !it->is_directory()) out.push_back(rel);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -107,15 +142,16 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     std::istringstream lines(text);
     std::string line;
     for (int number = 1; std::getline(lines, line); ++number) {
-      for (std::sregex_iterator it(line.begin(), line.end(), host_path()), end; it != end; ++it)
-        report.findings.push_back({"host-path", shown_path(rel), number, static_cast<int>(it->position()) + 1,
-                                   "hard-coded host path '" + it->str() + "' (exists only on one machine)",
+      std::size_t length = 0;
+      for (std::size_t from = 0, at; (at = find_host_path(std::string_view(line).substr(from), length)) != std::string_view::npos;
+           from += at + length)
+        report.findings.push_back({"host-path", shown_path(rel), number, static_cast<int>(from + at) + 1,
+                                   "hard-coded host path " + diag::quote(line.substr(from + at, length)) + " (exists only on one machine)",
                                    "read it from the environment (e.g. a DATA_DIR named in the manifest's env "
                                    "and paths) or make it relative to the project"});
-      std::smatch secret;
-      if (std::regex_search(line, secret, secret_value()))
-        report.findings.push_back({"secret-value", shown_path(rel), number, static_cast<int>(secret.position()) + 1,
-                                   "a credential is written in this file ('" + secret.str().substr(0, 8) + "...')",
+      if (const std::size_t at = secrets::find_token(line, length); at != std::string_view::npos)
+        report.findings.push_back({"secret-value", shown_path(rel), number, static_cast<int>(at) + 1,
+                                   "a credential is written in this file ('" + diag::printable(line.substr(at, 8)) + "...')",
                                    "remove it, rotate it, and pass it at run time (manifest secrets)"});
     }
   }
@@ -133,8 +169,9 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
                                      m->outputs.dockerignore.value + ")",
                                  "run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore"});
     for (const auto& e : m->env) {
-      const bool by_name = std::regex_search(e.name.value, secret_name());
-      const bool by_value = std::regex_search(e.value.value, secret_value());
+      std::size_t length = 0;
+      const bool by_name = secret_name(e.name.value);
+      const bool by_value = secrets::find_token(e.value.value, length) != std::string_view::npos;
       if (!by_name && !by_value) continue;
       report.findings.push_back({"secret-env", e.value.where.file, e.value.where.line, e.value.where.column,
                                  "env." + e.name.value + (by_value ? " holds what looks like a credential"

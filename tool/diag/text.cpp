@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "diag/text.hpp"
+
+#include <cstdio>
+
+namespace envpin::diag {
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i], or 0 (RFC 3629 §4: no overlongs,
+// no surrogates, nothing above U+10FFFF).
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) n = 3, lo = 0xA0;
+  else if (c == 0xED) n = 3, hi = 0x9F;
+  else if (c >= 0xE1 && c <= 0xEF) n = 3;
+  else if (c == 0xF0) n = 4, lo = 0x90;
+  else if (c == 0xF4) n = 4, hi = 0x8F;
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  return n;
+}
+
+// The code point of the valid sequence of length n at s[i].
+unsigned code_point(std::string_view s, std::size_t i, std::size_t n) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(s[k])); };
+  if (n == 1) return b(i);
+  unsigned cp = b(i) & (0xFFu >> (n + 1));
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (b(i + k) & 0x3Fu);
+  return cp;
+}
+
+bool is_control(unsigned cp) {
+  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+}
+
+std::string hex(const char* format, unsigned v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+std::size_t invalid_utf8_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::size_t control_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    if (is_control(code_point(s, i, n))) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::string describe_char_at(std::string_view s, std::size_t at) {
+  const std::size_t n = utf8_length(s, at);
+  if (n == 0) return hex("the byte 0x%02x", static_cast<unsigned char>(s[at]));
+  const unsigned cp = code_point(s, at, n);
+  switch (cp) {
+    case '\n': return "a newline";
+    case '\r': return "a carriage return";
+    case '\t': return "a tab";
+    case 0: return "a NUL byte";
+    case 0x1B: return "an escape character";
+    default: return hex(cp < 0x100 ? "the control character 0x%02x" : "the character U+%04X", cp);
+  }
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) {
+      out += hex("\\x%02x", static_cast<unsigned char>(s[i]));
+      ++i;
+      continue;
+    }
+    const unsigned cp = code_point(s, i, n);
+    if (!is_control(cp)) out.append(s.substr(i, n));
+    else if (cp == '\n') out += "\\n";
+    else if (cp == '\r') out += "\\r";
+    else if (cp == '\t') out += "\\t";
+    else out += hex(cp < 0x100 ? "\\x%02x" : "\\u%04x", cp);
+    i += n;
+  }
+  return out;
+}
+
+std::string quote(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return "'" + printable(s) + "'";
+  std::size_t cut = max;
+  // Never cut inside a UTF-8 sequence.
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return "'" + printable(s.substr(0, cut)) + "...' (" + std::to_string(s.size()) + " bytes)";
+}
+
+}  // namespace envpin::diag

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Character-level rules for hostile text: what a single-line value may hold, and how any
+// text is shown to a terminal without letting it forge lines or send escape sequences.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace envpin::diag {
+
+// The byte offset of the first byte of `s` that does not start or continue a valid UTF-8
+// sequence (overlong forms and surrogates included), or npos when `s` is valid UTF-8.
+std::size_t invalid_utf8_at(std::string_view s);
+
+// The byte offset of the first character that breaks a single line or drives a terminal:
+// C0 controls (newline, NUL, ESC, tab ...), DEL, C1 controls (U+0080..U+009F) and the Unicode
+// line and paragraph separators (U+2028, U+2029); npos when there is none. `s` must be UTF-8.
+std::size_t control_at(std::string_view s);
+
+// A name for the character at `s[at]` as control_at or invalid_utf8_at found it, e.g.
+// "a newline", "a NUL byte", "the byte 0xff".
+std::string describe_char_at(std::string_view s, std::size_t at);
+
+// `s` with every control character and invalid byte written as \n, \t, \xNN or \uNNNN,
+// so the result is one printable line whatever `s` holds.
+std::string printable(std::string_view s);
+
+// `s` as it appears in a message: printable, cut to `max` bytes (then "..." and the
+// full size), between single quotes.
+std::string quote(std::string_view s, std::size_t max = 120);
+
+}  // namespace envpin::diag
