@@ -141,6 +141,7 @@ void recover_commit(const fs::path& journal) {
 
 void write_all_atomic(const std::vector<PendingFile>& files, const fs::path& journal) {
   recover_commit(journal);
+  remove_stale_temps(journal);
   for (const PendingFile& f : files) check_replaceable(f.path);
   std::vector<fs::path> temps;
   try {

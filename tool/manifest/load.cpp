@@ -305,8 +305,9 @@ void read_env(const Reader& r, const YAML::Node& node, Manifest& m) {
     if (!v.IsScalar())
       r.fail(v, "env '" + key + "' must be a string, found " + Reader::kind(v));
     const std::string& value = v.Scalar();
-    if (std::any_of(value.begin(), value.end(), [](char c) { return c == '\n' || c == '\0'; }))
+    if (value.find('\n') != std::string::npos)
       r.fail(v, "env '" + key + "' spans several lines", "environment values must be one line");
+    r.check_text(v, value, "env." + key);
     m.env.push_back({{key, r.at(k)}, {value, r.at(v)}});
   }
 }
