@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs the real envpin binary.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -100,6 +101,57 @@ TEST_F(Cli, ErrorAfterAGoodRunLeavesTheOldArtifacts) {
             "envpin: error: envpin.yaml:6:13: 'linux/amd65' is not a valid platform (did you mean 'linux/amd64'?)\n"
             "envpin: hint: use one of: linux/amd64, linux/arm64\n");
   EXPECT_EQ(io::read_file(dir_ / "Dockerfile"), dockerfile);
+}
+
+TEST_F(Cli, GenerateReplacesOnlyItsOwnFiles) {
+  write("envpin.yaml", "envpin: 1\nname: x\n");
+  write("Dockerfile", "FROM scratch\n# mine\n");
+  write(".devcontainer/devcontainer.json", "{\"name\": \"hand-written\"}\n");
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: .devcontainer/devcontainer.json: '.devcontainer/devcontainer.json' was not written by "
+            "envpin, or was edited since (and 1 more); nothing was written\n"
+            "envpin: hint: move your file away (or set outputs in envpin.yaml), or pass --force to replace it\n");
+  EXPECT_EQ(listing(), (std::vector<std::string>{".devcontainer/devcontainer.json", "Dockerfile", "envpin.yaml"}));
+  EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), "FROM scratch\n# mine\n");
+  ASSERT_EQ(run("generate --force").code, 0);
+  // Now envpin's (recorded in .envpin/generated.json): regenerated freely after a manifest edit...
+  write("envpin.yaml", "envpin: 1\nname: y\n");
+  ASSERT_EQ(run("generate").code, 0);
+  // ...but a hand edit since then is the user's again.
+  write("Dockerfile", *io::read_file(dir_ / "Dockerfile") + "RUN echo edited\n");
+  write("envpin.yaml", "envpin: 1\nname: z\n");
+  r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("'Dockerfile' was not written by envpin, or was edited since; nothing was written"),
+            std::string::npos) << r.err;
+  EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("RUN echo edited\n"), std::string::npos);
+  // A directory or a symlink where an artifact goes is never replaced, not even with --force.
+  fs::remove(dir_ / "Dockerfile");
+  fs::create_symlink("/etc/hostname", dir_ / "Dockerfile");
+  EXPECT_EQ(run("generate --force").code, 1);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "Dockerfile"));
+}
+
+TEST_F(Cli, OutputsNeverReplaceSpecialFiles) {
+  write("envpin.yaml", "envpin: 1\nname: x\n");
+  // As root, -o /dev/null used to replace the device node with a regular file.
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  Result r = run("context -o pipe");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: cannot write the context to 'pipe': it exists and is not a regular file\n"
+                   "envpin: hint: pass a new file name, or '-o -' for standard output\n");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  r = run("report -o pipe");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  // A failed write to standard output is a failure, not exit 0.
+  EXPECT_EQ(shell(sh_quote(ENVPIN_BINARY) + " cuda --gpu H100 --driver 550.54.15 >/dev/full 2>&1; echo $?"), "1\n");
+  EXPECT_EQ(shell(sh_quote(ENVPIN_BINARY) + " cuda --gpu H100 --driver 550.54.15 2>&1 >/dev/full"),
+            "envpin: error: cannot write to standard output\n"
+            "envpin: hint: check the disk or the pipe that standard output goes to\n");
 }
 
 TEST_F(Cli, MissingManifest) {

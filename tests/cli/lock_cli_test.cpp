@@ -66,6 +66,42 @@ TEST_F(LockCli, VerifyNamesTheEditedEntry) {
   EXPECT_NE(r.err.find(": not as envpin wrote it: [[apt]] \"libjq1\" was edited"), std::string::npos) << r.err;
 }
 
+// Every byte of requirements.lock (what pip installs from) and of envpin.lock, flipped, dropped or
+// doubled: verify refuses each one, and so does generate.
+TEST_F(LockCli, EveryByteMutationOfTheLockPairIsDetected) {
+  write_locked();
+  const std::string lock_text = *io::read_file(dir_ / "envpin.lock");
+  const std::string req_text = *io::read_file(dir_ / "requirements.lock");
+  int cases = 0, detected = 0;
+  for (const auto& [file, text] : {std::pair{"requirements.lock", req_text}, std::pair{"envpin.lock", lock_text}}) {
+    // All of requirements.lock; envpin.lock at every 7th byte (each verify is a process).
+    const std::size_t stride = std::string(file) == "requirements.lock" ? 1 : 7;
+    for (std::size_t i = 0; i < text.size(); i += stride) {
+      for (int kind = 0; kind < 3; ++kind) {
+        std::string mutated = text;
+        if (kind == 0) mutated[i] = static_cast<char>(mutated[i] ^ 0x01);
+        if (kind == 1) mutated.erase(i, 1);
+        if (kind == 2) mutated.insert(i, 1, mutated[i]);
+        write(file, mutated);
+        ++cases;
+        if (run("verify").code != 0) ++detected;
+      }
+      write(file, text);
+    }
+  }
+  EXPECT_EQ(detected, cases) << detected << " of " << cases << " mutations detected";
+  EXPECT_GT(cases, 500);
+  // And a requirements.lock that gained a package is refused by generate too.
+  write("requirements.lock", req_text + "evil==1.0 --hash=sha256:" + std::string(64, '0') + "\n");
+  const Result g = run("generate");
+  EXPECT_EQ(g.code, 1);
+  EXPECT_EQ(g.err, "envpin: error: requirements.lock: requirements.lock differs from envpin.lock at line 6 (pip installs "
+                   "from it)\n"
+                   "envpin: hint: run 'envpin lock' to write both again, or restore them from version control\n");
+  fs::remove(dir_ / "requirements.lock");
+  EXPECT_EQ(run("verify").code, 1);
+}
+
 TEST_F(LockCli, VerifyStaleExitsTwo) {
   write_locked();
   write("envpin.yaml", std::string(kManifest) + "secrets: [TOKEN]\n");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -326,10 +327,112 @@ const ErrorCase kErrors[] = {
     {"jobs_env_name", "envpin: 1\nname: x\njobs: {env: [1BAD]}\n",
      "envpin: error: envpin.yaml:3:14: '1BAD' is not a variable name\n"
      "envpin: hint: use letters, digits and '_'\n"},
+    // Hostile values (issue 12): refused at load, located, one printable line.
+    {"workdir_shell", "envpin: 1\nname: x\nworkdir: \"/w; touch /x\"\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' '/w; touch /x' has characters other than letters, digits and ._-+@/\n"
+     "envpin: hint: rename it with those characters only; paths reach shell scripts and the Dockerfile\n"},
+    {"workdir_newline", "envpin: 1\nname: x\nworkdir: \"/w\\nRUN touch /x\"\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' holds a newline at byte 3\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"workdir_comma", "envpin: 1\nname: x\nworkdir: \"/w,source=/,target=/host\"\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' '/w,source=/,target=/host' has characters other than letters, digits "
+     "and ._-+@/\n"
+     "envpin: hint: rename it with those characters only; paths reach shell scripts and the Dockerfile\n"},
+    {"workdir_system", "envpin: 1\nname: x\nworkdir: /etc/app\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' must not be the system directory '/etc/app' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as '/workspace'\n"},
+    {"workdir_root", "envpin: 1\nname: x\nworkdir: /usr/../\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' '/usr/../' climbs with '..'\n"
+     "envpin: hint: write the path out\n"},
+    {"workdir_slash", "envpin: 1\nname: x\nworkdir: //\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' must not be the system directory '/' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as '/workspace'\n"},
+    {"env_escape", "envpin: 1\nname: x\nenv: {A: \"x\\e[31mred\"}\n",
+     "envpin: error: envpin.yaml:3:10: 'env.A' holds an escape character at byte 2\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"env_nul", "envpin: 1\nname: x\nenv: {A: \"x\\0y\"}\n",
+     "envpin: error: envpin.yaml:3:10: 'env.A' holds a NUL byte at byte 2\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"gpu_line_separator", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [\"A100\\L\"]}\n",
+     "envpin: error: envpin.yaml:3:32: 'cuda.gpus item' holds the character U+2028 at byte 5\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"key_newline", "envpin: 1\nname: x\n\"a\\nb\": 1\n",
+     "envpin: error: envpin.yaml:3:1: 'a key in the manifest' holds a newline at byte 2\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"exclude_space", "envpin: 1\nname: x\ncontext: {exclude: [\" !.env\"]}\n",
+     "envpin: error: envpin.yaml:3:21: context.exclude pattern ' !.env' starts or ends with a space\n"
+     "envpin: hint: remove the spaces: docker trims them, so the pattern would not mean what it says\n"},
+    {"exclude_reinclude_secret", "envpin: 1\nname: x\ncontext: {exclude: ['!.ENV']}\n",
+     "envpin: error: envpin.yaml:3:21: context.exclude pattern '!.ENV' would bring the secret file '.ENV' into the "
+     "build context\n"
+     "envpin: hint: remove that '!' pattern, or list the file under context.allow_secrets\n"},
+    {"output_manifest", "envpin: 1\nname: x\noutputs: {dockerfile: envpin.yaml}\n",
+     "envpin: error: envpin.yaml:3:23: outputs.dockerfile must not be 'envpin.yaml', a file envpin reads or keeps\n"
+     "envpin: hint: choose another path, e.g. the default (remove outputs.dockerfile)\n"},
+    {"output_git", "envpin: 1\nname: x\noutputs: {dockerignore: .git/config}\n",
+     "envpin: error: envpin.yaml:3:25: outputs.dockerignore must not be inside .git\n"
+     "envpin: hint: choose a path outside version control's own directory\n"},
+    {"output_secret", "envpin: 1\nname: x\noutputs: {check_env: .Env}\n",
+     "envpin: error: envpin.yaml:3:22: outputs.check_env '.Env' is named like a secret file\n"
+     "envpin: hint: choose a name that .dockerignore does not treat as a secret\n"},
+    {"output_generated", "envpin: 1\nname: x\noutputs: {dockerfile: .envpin/run.sh}\n",
+     "envpin: error: envpin.yaml:3:23: two outputs are written to the same path '.envpin/run.sh'\n"
+     "envpin: hint: give each artifact its own path under outputs\n"},
+    {"output_directory_of_another", "envpin: 1\nname: x\noutputs: {dockerfile: .envpin}\n",
+     "envpin: error: envpin.yaml:3:23: outputs '.envpin/check_env.sh' and '.envpin' collide: one is a directory of the "
+     "other\n"
+     "envpin: hint: give each artifact its own path under outputs\n"},
+    {"slurm_checkpoints_shell", "envpin: 1\nname: x\njobs: {slurm: {checkpoints: \"/s/$(id)\"}}\n",
+     "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' '/s/$(id)' has characters other than letters, digits "
+     "and ._-+@/\n"
+     "envpin: hint: rename it with those characters only; paths reach shell scripts and the Dockerfile\n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, ManifestError, testing::ValuesIn(kErrors),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Manifest, HugeAndBrokenInputIsALocatedErrorNotACrash) {
+  // 30 KB in a field that std::regex used to match recursively (a segfault).
+  EXPECT_EQ(error_of("envpin: 1\nname: x\napt: [" + std::string(30000, 'a') + "]\n"),
+            "envpin: error: envpin.yaml:3:7: 'apt item' is 30000 bytes long, more than 4096\n"
+            "envpin: hint: shorten it; no manifest value needs that much\n");
+  // A 1 MB GPU name: refused by size before any did-you-mean.
+  EXPECT_EQ(error_of("envpin: 1\nname: x\nos: " + std::string(1 << 16, 'u') + "\n").substr(0, 52),
+            "envpin: error: envpin.yaml:3:5: 'os' is 65536 bytes ");
+  std::string list = "envpin: 1\nname: x\nsecrets: [";
+  for (int i = 0; i < 10001; ++i) list += "S" + std::to_string(i) + ",";
+  EXPECT_EQ(error_of(list + "]\n"), "envpin: error: envpin.yaml:3:10: 'secrets' has 10001 items, more than 10000\n");
+  EXPECT_EQ(error_of("envpin: 1\nname: \"caf\xc3\"\n"),
+            "envpin: error: envpin.yaml:2:11: the manifest is not valid UTF-8 (the byte 0xc3)\n"
+            "envpin: hint: save the manifest as UTF-8 text\n");
+  EXPECT_EQ(error_of(std::string("envpin: 1\nname: x\0\n", 20)),
+            "envpin: error: envpin.yaml:2:8: a NUL byte in the manifest\n"
+            "envpin: hint: save the manifest as UTF-8 text\n");
+}
+
+TEST(Manifest, SpecialFilesAreNeverRead) {
+  const fs::path dir = fs::path(testing::TempDir()) / "envpin-fifo-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "envpin.yaml").c_str(), 0644), 0);
+  ASSERT_EQ(::mkfifo((dir / "req.txt").c_str(), 0644), 0);
+  try {
+    load((dir / "envpin.yaml").string());
+    FAIL() << "expected an error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "cannot read manifest: not a regular file");
+  }
+  EXPECT_EQ(error_of("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", dir),
+            "envpin: error: envpin.yaml:3:41: requirements file 'req.txt' is not a regular file\n"
+            "envpin: hint: point it at a requirements.txt\n");
+  fs::remove_all(dir);
+}
+
+TEST(Manifest, ContainerPathsAreNormalised) {
+  const Manifest m = parse("envpin: 1\nname: x\nworkdir: /srv/app//./x/\njobs: {checkpoints: /ck/}\n", "envpin.yaml", ".");
+  EXPECT_EQ(m.workdir.value, "/srv/app/x");
+  EXPECT_EQ(m.jobs->checkpoints.value, "/ck");
+}
 
 TEST(Manifest, MissingFile) {
   try {

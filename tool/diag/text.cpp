@@ -43,7 +43,7 @@ bool is_control(unsigned cp) {
 }
 
 std::string hex(const char* format, unsigned v) {
-  char buf[16];
+  char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }

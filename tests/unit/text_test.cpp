@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+
+namespace envpin::diag {
+namespace {
+
+TEST(Text, Utf8Validity) {
+  EXPECT_EQ(invalid_utf8_at("plain caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(invalid_utf8_at("ab\xff"), 2u);
+  EXPECT_EQ(invalid_utf8_at("\xc0\xaf"), 0u);          // overlong '/'
+  EXPECT_EQ(invalid_utf8_at("x\xed\xa0\x80"), 1u);     // a UTF-16 surrogate
+  EXPECT_EQ(invalid_utf8_at("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(invalid_utf8_at("\xe2\x82"), 0u);          // cut short
+}
+
+TEST(Text, ControlCharacters) {
+  EXPECT_EQ(control_at("a normal line"), std::string_view::npos);
+  EXPECT_EQ(control_at("a\nb"), 1u);
+  EXPECT_EQ(control_at("\x7f"), 0u);
+  EXPECT_EQ(control_at("x\xc2\x85"), 1u);      // NEL, a C1 control
+  EXPECT_EQ(control_at("ab\xe2\x80\xa8"), 2u);  // LINE SEPARATOR
+  EXPECT_EQ(describe_char_at("\x1b", 0), "an escape character");
+  EXPECT_EQ(describe_char_at("\xe2\x80\xa9", 0), "the character U+2029");
+  EXPECT_EQ(describe_char_at("\x01", 0), "the control character 0x01");
+}
+
+TEST(Text, PrintableAndQuoted) {
+  EXPECT_EQ(printable("a\nb\te\x1b[31m\xff\xe2\x80\xa8"), "a\\nb\\te\\x1b[31m\\xff\\u2028");
+  EXPECT_EQ(quote("it"), "'it'");
+  EXPECT_EQ(quote(std::string(200, 'x'), 10), "'xxxxxxxxxx...' (200 bytes)");
+  // A cut never splits a UTF-8 sequence.
+  EXPECT_EQ(quote("aa\xc3\xa9", 3), "'aa...' (4 bytes)");
+}
+
+TEST(Text, MessagesCannotBeForged) {
+  const Error e("unknown key 'x\nenvpin: error: forged'", Location{"m.yaml", 1, 2}, "hint\x1b]0;title\x07");
+  EXPECT_EQ(format(e),
+            "envpin: error: m.yaml:1:2: unknown key 'x\\nenvpin: error: forged'\n"
+            "envpin: hint: hint\\x1b]0;title\\x07\n");
+  const std::string huge = format(Error("invalid name '" + std::string(100000, 'a') + "'"));
+  EXPECT_EQ(huge, "envpin: error: invalid name '" + std::string(117, 'a') + "...'\n");
+  EXPECT_LE(format(Error(std::string(5000, 'z'))).size(), 620u);
+}
+
+}  // namespace
+}  // namespace envpin::diag
