@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `envpin verify` and `envpin generate` with a lock, through the real binary. The lock is made
 // here (resolving needs servers: tests/e2e/lock_build.sh does that for real).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include "cli/cli_fixture.hpp"
 #include "lock/lock.hpp"
@@ -100,6 +106,33 @@ TEST_F(LockCli, EveryByteMutationOfTheLockPairIsDetected) {
                    "envpin: hint: run 'envpin lock' to write both again, or restore them from version control\n");
   fs::remove(dir_ / "requirements.lock");
   EXPECT_EQ(run("verify").code, 1);
+}
+
+// A registry that accepts the connection and never answers (was ~8 minutes of retries).
+TEST_F(LockCli, UnresponsiveRegistryFailsWithinTheTimeout) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 8), 0);  // the kernel completes connections; nobody reads them
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string host = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  write("envpin.yaml", "envpin: 1\nname: x\nbase: " + host + "/envpin/x:1\nos: debian12\n");
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run("lock", "ENVPIN_NET_TIMEOUT=2");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: resolving image " + host + "/envpin/x:1\n"
+                   "envpin: error: envpin.yaml:3:7: no answer from http://" + host + "/v2/envpin/x/manifests/1 within 2 s\n"
+                   "envpin: hint: check that the server is up; set ENVPIN_NET_TIMEOUT=SECONDS to wait longer\n");
+  EXPECT_LT(took, std::chrono::seconds(20)) << "bounded by the timeout, not by retries";
+  EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
+  EXPECT_EQ(run("lock", "ENVPIN_NET_TIMEOUT=soon").err,
+            "envpin: error: ENVPIN_NET_TIMEOUT must be a whole number of seconds from 1 to 3600, found 'soon'\n"
+            "envpin: hint: set it like ENVPIN_NET_TIMEOUT=60, or unset it for 30 s\n");
 }
 
 TEST_F(LockCli, VerifyStaleExitsTwo) {

@@ -238,6 +238,8 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
   // pip's resolver for the target, not for this host (pip 23 wants --target with --platform).
   std::vector<std::string> argv = {python, "-m", "pip", "--isolated", "--disable-pip-version-check", "install",
                                    "--dry-run", "--ignore-installed", "--quiet",
+                                   // pip's own wait per request and retries (its defaults: 15 s, 5).
+                                   "--timeout", std::to_string(net::network_timeout_s()), "--retries", "1",
                                    "--report", (scratch / "report.json").string(),
                                    "--target", (scratch / "target").string(),
                                    "--only-binary=:all:", "--platform", "manylinux_" + glibc_tag + "_" + machine,

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 
 namespace envpin::net {
 namespace {
@@ -49,10 +51,24 @@ std::string Response::header(const std::string& name) const {
   return it == headers.end() ? std::string{} : it->second;
 }
 
+long network_timeout_s() {
+  const char* e = std::getenv("ENVPIN_NET_TIMEOUT");
+  if (!e || !*e) return 30;
+  const std::string v = e;
+  if (v.size() > 4 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stol(v) < 1 || std::stol(v) > 3600)
+    throw diag::Error("ENVPIN_NET_TIMEOUT must be a whole number of seconds from 1 to 3600, found " + diag::quote(v),
+                      std::nullopt, "set it like ENVPIN_NET_TIMEOUT=60, or unset it for 30 s");
+  return std::stol(v);
+}
+
 Response fetch(const Request& request, const HttpOptions& options) {
   static CurlGlobal global;
   long delay_ms = options.backoff_ms;
   std::string last_error;
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  };
   for (int attempt = 1; attempt <= options.attempts; ++attempt) {
     std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
     if (!curl) throw diag::Error("cannot start an HTTP client (curl_easy_init failed)");
@@ -66,8 +82,11 @@ Response fetch(const Request& request, const HttpOptions& options) {
     curl_easy_setopt(curl.get(), CURLOPT_NOBODY, request.method == "HEAD" ? 1L : 0L);
     curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(curl.get(), CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+    curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, std::min(options.connect_timeout_s, options.stall_s));
     curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, options.timeout_s);
+    // Less than one byte a second for stall_s seconds: the server is not answering.
+    curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_TIME, options.stall_s);
     curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "envpin");
     curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response.body);
@@ -85,8 +104,13 @@ Response fetch(const Request& request, const HttpOptions& options) {
         delay_ms = std::max(delay_ms, std::stol(retry_after) * 1000);
     } else {
       last_error = error[0] ? error : curl_easy_strerror(code);
+      // A host that accepts and then says nothing would only make the user wait again.
+      if (code == CURLE_OPERATION_TIMEDOUT)
+        throw diag::Error("no answer from " + request.url + " within " + std::to_string(options.stall_s) + " s", std::nullopt,
+                          "check that the server is up; set ENVPIN_NET_TIMEOUT=SECONDS to wait longer");
       if (attempt == options.attempts) break;
     }
+    if (elapsed_ms() + delay_ms > options.stall_s * 1000) break;
     if (options.progress)
       options.progress(request.method + " " + request.url + ": " + last_error + "; retrying in " +
                        std::to_string(delay_ms) + " ms (attempt " + std::to_string(attempt + 1) + " of " +
@@ -95,7 +119,7 @@ Response fetch(const Request& request, const HttpOptions& options) {
     delay_ms *= 2;
   }
   throw diag::Error("cannot reach " + request.url + ": " + last_error, std::nullopt,
-                    "check that the server is up and the address is right");
+                    "check that the server is up and the address is right (ENVPIN_NET_TIMEOUT sets the wait)");
 }
 
 }  // namespace envpin::net

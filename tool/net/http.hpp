@@ -23,9 +23,17 @@ struct Request {
   std::vector<std::string> headers;  // "Name: value"
 };
 
+// How long envpin waits for a server that sends nothing: ENVPIN_NET_TIMEOUT (seconds), else 30.
+// Throws diag::Error for a value that is not a whole number of seconds from 1 to 3600.
+long network_timeout_s();
+
 struct HttpOptions {
+  // A server that sends no byte for stall_s seconds (or does not accept the connection within
+  // connect_timeout_s) fails the request without a retry; the retries of refused connections,
+  // 429 and 5xx stop once stall_s has passed in all. So an unresponsive host fails in stall_s.
+  long stall_s = network_timeout_s();
   long connect_timeout_s = 10;
-  long timeout_s = 120;
+  long timeout_s = 1800;  // a whole transfer that still makes progress (a large Packages index)
   int attempts = 4;            // total tries for 429, 5xx and connection failures
   long backoff_ms = 500;       // doubled after each retry; Retry-After (seconds) wins when larger
   std::function<void(const std::string&)> progress;  // one line per retry, for stderr
