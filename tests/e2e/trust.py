@@ -117,6 +117,10 @@ def secrets_project(envpin, work, problems):
     if r.returncode != 0:
         problems.append(f"secrets: generate failed: {r.stderr}")
         return
+    # scan names the hard link: docker itself would send it under its innocent name.
+    r = subprocess.run([envpin, "scan", "."], cwd=p, capture_output=True, text=True)
+    if "src/settings.txt: secret file in the docker build context" not in r.stdout:
+        problems.append(f"secrets: scan does not report the hard link to .env: {r.stdout[-400:]!r}")
     # '!' tricks appended by hand to the generated .dockerignore: docker would honour them; envpin's
     # context does not, and generate's own file puts the secrets after every '!'.
     with open(os.path.join(p, ".dockerignore"), "a") as f:

@@ -53,10 +53,10 @@ int nvmlDeviceGetCudaComputeCapability(nvmlDevice_st* d, int* major, int* minor)
   *minor = kGpus[d->index].minor;
   return 0;
 }
-struct Memory {
+struct nvmlMemory_st {  // nvml.h's name: the probe calls through a pointer to this exact type
   unsigned long long total, free, used;
 };
-int nvmlDeviceGetMemoryInfo(nvmlDevice_st* d, Memory* m) {
+int nvmlDeviceGetMemoryInfo(nvmlDevice_st* d, nvmlMemory_st* m) {
   m->total = kGpus[d->index].memory;
   m->free = m->total;
   m->used = 0;

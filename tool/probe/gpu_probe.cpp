@@ -16,16 +16,22 @@
 #include "io/process.hpp"
 #include "resolve/cuda_tables.hpp"
 
+// The NVML C ABI envpin uses, declared from NVIDIA's public nvml.h documentation
+// (https://docs.nvidia.com/deploy/nvml-api/). The structs keep nvml.h's global names: a call
+// through a pointer whose parameter types name other structs is undefined behaviour (UBSan's
+// -fsanitize=function reports it), even when the layout is the same.
+struct nvmlDevice_st;
+struct nvmlMemory_st {
+  unsigned long long total, free, used;
+};
+
 namespace envpin::probe {
 namespace {
 
-// The NVML C ABI envpin uses, declared from NVIDIA's public nvml.h documentation
-// (https://docs.nvidia.com/deploy/nvml-api/): every call returns nvmlReturn_t, 0 = success.
+// Every NVML call returns nvmlReturn_t, 0 = success.
 using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-struct nvmlMemory_t {
-  unsigned long long total, free, used;
-};
+using nvmlDevice_t = ::nvmlDevice_st*;
+using nvmlMemory_t = ::nvmlMemory_st;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 
 // A dlopen'ed library with typed symbol lookup (NVML, libcudart).

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "scan/scan.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <cctype>
+#include <set>
 #include <sstream>
 
 #include "diag/text.hpp"
@@ -85,6 +88,9 @@ std::vector<std::string> secret_files_in_context(const fs::path& context, const 
     if (!line.empty() && !line.starts_with("#")) rules.add(line);
   }
   std::vector<std::string> out;
+  // docker matches .dockerignore by name: a hard link to a secret under another name is sent.
+  std::set<std::pair<dev_t, ino_t>> secret_inodes;
+  std::vector<std::pair<std::string, std::pair<dev_t, ino_t>>> linked;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(context, fs::directory_options::skip_permission_denied, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -94,8 +100,17 @@ std::vector<std::string> secret_files_in_context(const fs::path& context, const 
       it.disable_recursion_pending();
       continue;
     }
-    if (secrets::is_secret_path(rel) && !rules.excluded(rel) && !it->is_directory()) out.push_back(rel);
+    struct stat st {};
+    const bool regular = ::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (secrets::is_secret_path(rel)) {
+      if (regular) secret_inodes.emplace(st.st_dev, st.st_ino);
+      if (!rules.excluded(rel) && !it->is_directory()) out.push_back(rel);
+    } else if (regular && st.st_nlink > 1 && !rules.excluded(rel)) {
+      linked.push_back({rel, {st.st_dev, st.st_ino}});
+    }
   }
+  for (const auto& [rel, inode] : linked)
+    if (secret_inodes.count(inode)) out.push_back(rel);
   std::sort(out.begin(), out.end());
   return out;
 }
