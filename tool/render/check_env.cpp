@@ -2,19 +2,13 @@
 #include <map>
 
 #include "pin/sha256.hpp"
-#include "render/quote.hpp"
+#include "render/code.hpp"
 #include "render/render.hpp"
 #include "render/templates.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::render {
 namespace {
-
-std::string joined_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + sh_quote(w);
-  return out;
-}
 
 std::string specifiers_text(const manifest::Requirement& r) {
   std::string out;
@@ -25,135 +19,135 @@ std::string specifiers_text(const manifest::Requirement& r) {
 }  // namespace
 
 Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env) {
-  Data d;
-  d.set("manifest_name", manifest_name(m));
-  d.set("manifest_sha256", pin::sha256_hex(m.source));
-  d.set("manifest_name_sh", sh_quote(manifest_name(m)));
+  Fields d;
+  d.text("manifest_name", manifest_name(m));
+  d.code("manifest_sha256", Code::sh(pin::sha256_hex(m.source)));
+  d.code("manifest_name_sh", Code::sh(manifest_name(m)));
 
   if (!env.os_id.empty()) {
-    Data os;
-    os.set("id", sh_quote(env.os_id));
-    os.set("version", sh_quote(env.os_version));
-    d.set("os", os);
+    Fields os;
+    os.code("id", Code::sh(env.os_id));
+    os.code("version", Code::sh(env.os_version));
+    d.section("os", os);
   } else {
-    d.set("os", false);
+    d.flag("os", false);
   }
-  d.set("machines", joined_words(env.machines));
+  d.code("machines", Code::sh_words(env.machines));
   std::string platform_list;
   for (const auto& p : env.platforms) platform_list += (platform_list.empty() ? "" : ",") + p;
-  d.set("platform_list", platform_list);
+  d.code("platform_hint", Code::sh("build and run the image for " + platform_list));
 
   if (env.cuda) {
-    Data cuda;
-    cuda.set("toolkit", sh_quote(env.cuda->toolkit));
-    cuda.set("driver_floor", sh_quote(env.cuda->driver_floor));
+    Fields cuda;
+    cuda.code("toolkit", Code::sh(env.cuda->toolkit));
+    cuda.code("driver_floor", Code::sh(env.cuda->driver_floor));
     std::vector<std::string> caps;
     for (int sm : env.cuda->sms) caps.push_back(resolve::capability_text(sm));
     std::string cap_words;
     for (const auto& c : caps) cap_words += (cap_words.empty() ? "" : " ") + c;
-    cuda.set("capabilities", sh_quote(cap_words));
-    cuda.set("driver_packaged", sh_quote(env.cuda->driver_packaged));
-    cuda.set("driver_minor_compat", sh_quote(env.cuda->driver_minor_compat));
+    cuda.code("capabilities", Code::sh(cap_words));
+    cuda.code("driver_packaged", Code::sh(env.cuda->driver_packaged));
+    cuda.code("driver_minor_compat", Code::sh(env.cuda->driver_minor_compat));
     // The image's kernels: SASS for every fleet GPU, PTX for the newest.
-    cuda.set("sass", sh_quote(cap_words));
-    cuda.set("ptx", sh_quote(resolve::capability_text(env.cuda->sms.back())));
-    d.set("cuda", cuda);
+    cuda.code("sass", Code::sh(cap_words));
+    cuda.code("ptx", Code::sh(resolve::capability_text(env.cuda->sms.back())));
+    d.section("cuda", cuda);
   } else {
-    d.set("cuda", false);
+    d.flag("cuda", false);
   }
 
   // apt: the lock's whole closure at exact versions, else what the manifest asks for.
-  Data apt{Data::type::list};
+  std::vector<Fields> apt;
   if (env.lock && !env.lock->apt.empty()) {
     for (const auto& p : env.lock->apt) {
-      Data item;
-      item.set("name", sh_quote(p.name));
-      item.set("version", sh_quote(p.version));
-      apt << item;
+      Fields item;
+      item.code("name", Code::sh(p.name));
+      item.code("version", Code::sh(p.version));
+      apt.push_back(item);
     }
   } else {
     std::map<std::string, std::string> wanted;
     for (const auto& a : m.apt) wanted[a.value.name] = a.value.version;
     for (const auto& [name, version] : wanted) {
-      Data item;
-      item.set("name", sh_quote(name));
-      item.set("version", sh_quote(version));
-      apt << item;
+      Fields item;
+      item.code("name", Code::sh(name));
+      item.code("version", Code::sh(version));
+      apt.push_back(item);
     }
   }
-  d.set("apt", apt);
-  d.set("has_apt", !m.apt.empty());
+  d.items("apt", apt);
+  d.flag("has_apt", !m.apt.empty());
   if (env.lock) {
-    Data lock;
-    lock.set("digest", sh_quote(env.lock->lock_digest));
-    d.set("lock", lock);
+    Fields lock;
+    lock.code("digest", Code::sh(env.lock->lock_digest));
+    d.section("lock", lock);
   } else {
-    d.set("lock", false);
+    d.flag("lock", false);
   }
 
   if (m.python) {
-    Data py;
-    py.set("version", sh_quote(m.python->version.value));
+    Fields py;
+    py.code("version", Code::sh(m.python->version.value));
     // One entry per distribution, sorted by normalized name.
     std::map<std::string, const manifest::Requirement*> reqs;
     for (const auto& r : m.python->packages) reqs[r.value.normalized] = &r.value;
     for (const auto& r : m.python->requirement_lines) reqs[r.value.normalized] = &r.value;
-    Data packages{Data::type::list};
+    std::vector<Fields> packages;
     if (env.lock && !env.lock->python.empty()) {
       // Every locked distribution, dependencies included, at its exact version.
       for (const auto& p : env.lock->python) {
-        Data item;
-        item.set("name", sh_quote(p.name));
-        item.set("spec", sh_quote("==" + p.version));
-        item.set("marker", sh_quote(""));
-        packages << item;
+        Fields item;
+        item.code("name", Code::sh(p.name));
+        item.code("spec", Code::sh("==" + p.version));
+        item.code("marker", Code::sh(""));
+        packages.push_back(item);
       }
     } else {
       for (const auto& [name, req] : reqs) {
-        Data p;
-        p.set("name", sh_quote(name));
-        p.set("spec", sh_quote(specifiers_text(*req)));
-        p.set("marker", sh_quote(req->marker));
-        packages << p;
+        Fields p;
+        p.code("name", Code::sh(name));
+        p.code("spec", Code::sh(specifiers_text(*req)));
+        p.code("marker", Code::sh(req->marker));
+        packages.push_back(p);
       }
     }
-    py.set("packages", packages);
-    d.set("python", py);
+    py.items("packages", packages);
+    d.section("python", py);
   } else {
-    d.set("python", false);
+    d.flag("python", false);
   }
 
   std::map<std::string, std::string> env_values;
-  Data env_list{Data::type::list};
+  std::vector<Fields> env_list;
   for (const auto& e : m.env) {
     env_values[e.name.value] = e.value.value;
-    Data item;
-    item.set("name", e.name.value);
-    item.set("value", sh_quote(e.value.value));
-    env_list << item;
+    Fields item;
+    item.code("name", Code::word(e.name.value, "_"));
+    item.code("value", Code::sh(e.value.value));
+    env_list.push_back(item);
   }
-  d.set("env", env_list);
+  d.items("env", env_list);
 
-  Data secrets{Data::type::list};
+  std::vector<Fields> secrets;
   for (const auto& s : m.secrets) {
-    Data item;
-    item.set("name", s.value);
-    secrets << item;
+    Fields item;
+    item.code("name", Code::word(s.value, "_"));
+    secrets.push_back(item);
   }
-  d.set("secrets", secrets);
+  d.items("secrets", secrets);
 
-  Data paths{Data::type::list};
+  std::vector<Fields> paths;
   for (const auto& p : m.paths) {
-    Data item;
-    item.set("name", sh_quote(p.name.value));
-    item.set("value", sh_path_word(p.value.value, [&](const std::string& n) { return env_values[n]; }));
-    paths << item;
+    Fields item;
+    item.code("name", Code::sh(p.name.value));
+    item.code("value", Code::sh_path(p.value.value, [&](const std::string& n) { return env_values[n]; }));
+    paths.push_back(item);
   }
-  d.set("paths", paths);
-  d.set("has_env", !m.env.empty());
-  d.set("has_secrets", !m.secrets.empty());
-  d.set("has_paths", !m.paths.empty());
-  d.set("needs_satisfies", m.python.has_value() || env.cuda.has_value());
+  d.items("paths", paths);
+  d.flag("has_env", !m.env.empty());
+  d.flag("has_secrets", !m.secrets.empty());
+  d.flag("has_paths", !m.paths.empty());
+  d.flag("needs_satisfies", m.python.has_value() || env.cuda.has_value());
   return {m.outputs.check_env.value, render_template("check_env.sh.mustache", d), true};
 }
 

@@ -9,8 +9,8 @@
 namespace envpin::render {
 
 Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment&) {
-  Data d;
-  d.set("manifest_name", manifest_name(m));
+  Fields d;
+  d.text("manifest_name", manifest_name(m));
   // One list, comment lines included (an empty mustache section would leave a blank line).
   std::vector<std::string> lines;
   // The jobs' checkpoint and log directories, when they are inside the project: large, and
@@ -32,8 +32,12 @@ Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment&) 
   for (std::string_view p : secrets::patterns()) lines.push_back(secrets::any_case(p));
   if (!m.context_allow_secrets.empty()) lines.push_back("# Allowed by context.allow_secrets in " + diag::printable(manifest_name(m)) + ".");
   for (const auto& a : m.context_allow_secrets) lines.push_back("!" + a.value);
-  d.set("excludes", list_of(lines));
-  d.set("check_env_path", m.outputs.check_env.value);
+  // .dockerignore has no quoting: each line is a pattern, and the loader allows no control
+  // character in one, so a line stays one line (Code::word would refuse the glob characters).
+  std::vector<Code> patterns;
+  for (const auto& l : lines) patterns.push_back(Code::pattern_line(l));
+  d.codes("excludes", patterns);
+  d.code("check_env_path", Code::word(m.outputs.check_env.value, "._-+@/"));
   return {m.outputs.dockerignore.value, render_template("dockerignore.mustache", d), false};
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "pin/sha256.hpp"
-#include "render/quote.hpp"
+#include "render/code.hpp"
 #include "render/render.hpp"
 #include "render/templates.hpp"
 
@@ -31,62 +31,68 @@ std::string job_image(const manifest::Manifest& m, const resolve::Environment& e
 std::vector<Artifact> jobs(const manifest::Manifest& m, const resolve::Environment& env) {
   if (!m.jobs) return {};
   const manifest::Jobs& j = *m.jobs;
-  Data d;
-  d.set("manifest_name", manifest_name(m));
-  d.set("name", m.name.value);
-  d.set("name_sh", sh_quote(m.name.value));
+  constexpr std::string_view kPathChars = "._-+@/";
+  Fields d;
+  d.text("manifest_name", manifest_name(m));
+  d.text("name", m.name.value);
+  d.code("name_sh", Code::sh(m.name.value));
+  d.code("name_word", Code::word(m.name.value, "._-"));
   const std::string image = job_image(m, env);
-  d.set("image", image);
-  d.set("image_sh", sh_quote(image));
-  d.set("dockerfile", m.outputs.dockerfile.value);
-  d.set("dockerfile_sh", sh_quote(m.outputs.dockerfile.value));
-  d.set("workdir", m.workdir.value);
-  d.set("workdir_sh", sh_quote(m.workdir.value));
-  d.set("checkpoints", j.checkpoints.value);
-  d.set("checkpoints_sh", sh_quote(j.checkpoints.value));
-  d.set("checkpoints_host", j.checkpoints_host.value);
-  d.set("checkpoints_host_sh", sh_quote(j.checkpoints_host.value));
-  d.set("logs", j.logs.value);
-  d.set("logs_sh", sh_quote(j.logs.value));
-  d.set("max_restarts", std::to_string(j.max_restarts.value));
-  d.set("backoff", std::to_string(j.backoff.value));
-  d.set("stop_timeout", std::to_string(j.stop_timeout.value));
-  d.set("gpus_sh", j.gpus.value.empty() ? std::string("''") : sh_quote(j.gpus.value));
-  d.set("has_resume", !j.resume.empty());
-  d.set("resume_text", join_words(j.resume));
-  Data resume{Data::type::list};
-  for (const auto& w : j.resume) resume.push_back(Data(sh_quote(w.value)));
-  d.set("resume", resume);
+  d.text("image", image);
+  d.code("image_sh", Code::sh(image));
+  d.text("dockerfile", m.outputs.dockerfile.value);
+  d.code("dockerfile_sh", Code::sh(m.outputs.dockerfile.value));
+  d.text("workdir", m.workdir.value);
+  d.code("workdir_sh", Code::sh(m.workdir.value));
+  d.text("checkpoints", j.checkpoints.value);
+  d.code("checkpoints_sh", Code::sh(j.checkpoints.value));
+  d.text("checkpoints_host", j.checkpoints_host.value);
+  d.code("checkpoints_host_sh", Code::sh(j.checkpoints_host.value));
+  d.text("logs", j.logs.value);
+  d.code("logs_sh", Code::sh(j.logs.value));
+  d.text("max_restarts", std::to_string(j.max_restarts.value));
+  d.code("max_restarts_code", Code::number(j.max_restarts.value));
+  d.text("backoff", std::to_string(j.backoff.value));
+  d.code("backoff_code", Code::number(j.backoff.value));
+  d.text("stop_timeout", std::to_string(j.stop_timeout.value));
+  d.code("stop_timeout_code", Code::number(j.stop_timeout.value));
+  d.code("gpus_sh", j.gpus.value.empty() ? Code::literal("''") : Code::sh(j.gpus.value));
+  d.flag("has_resume", !j.resume.empty());
+  d.text("resume_text", join_words(j.resume));
+  std::vector<Code> resume;
+  for (const auto& w : j.resume) resume.push_back(Code::sh(w.value));
+  d.codes("resume", resume);
   // Secrets and jobs.env pass by name only: the engine reads each value from the caller.
   std::vector<std::string> names;
   for (const auto& s : m.secrets) names.push_back(s.value);
   for (const auto& e : j.env) names.push_back(e.value);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  Data pass{Data::type::list};
+  std::vector<Fields> pass;
   for (const auto& n : names) {
-    Data item;
-    item.set("name", n);
+    Fields item;
+    item.text("name", n);
+    item.code("name_word", Code::word(n, "_"));
     pass.push_back(item);
   }
-  d.set("pass", pass);
-  d.set("warn", std::to_string(j.slurm_warn.value));
+  d.items("pass", pass);
+  d.text("warn", std::to_string(j.slurm_warn.value));
   const bool all = j.gpus.value == "all";
   const std::string shared = j.slurm_checkpoints ? j.slurm_checkpoints->value : j.checkpoints_host.value;
-  d.set("slurm_checkpoints", shared);
-  d.set("slurm_checkpoints_sh", sh_quote(shared));
   // The #SBATCH lines, one block: Slurm reads directives only before the first command.
-  std::string directives = "#SBATCH --job-name=" + m.name.value + "\n#SBATCH --output=" + j.logs.value +
-                           "/slurm-%j.out\n#SBATCH --open-mode=append\n#SBATCH --requeue\n#SBATCH --signal=B:USR1@" +
-                           std::to_string(j.slurm_warn.value) + "\n";
-  if (j.slurm_time) directives += "#SBATCH --time=" + j.slurm_time->value + "\n";
-  if (j.slurm_partition) directives += "#SBATCH --partition=" + j.slurm_partition->value + "\n";
-  if (all) directives += "#SBATCH --exclusive\n";
-  else if (!j.gpus.value.empty()) directives += "#SBATCH --gres=gpu:" + j.gpus.value + "\n";
-  d.set("directives", directives.substr(0, directives.size() - 1));
-  Data sbatch = d;
-  sbatch.set("checkpoints", shared);
-  sbatch.set("checkpoints_sh", sh_quote(shared));
+  std::vector<Code> lines = {
+      Code::literal("#SBATCH --job-name=") + Code::word(m.name.value, "._-"),
+      Code::literal("#SBATCH --output=") + Code::word(j.logs.value, kPathChars) + Code::literal("/slurm-%j.out"),
+      Code::literal("#SBATCH --open-mode=append"), Code::literal("#SBATCH --requeue"),
+      Code::literal("#SBATCH --signal=B:USR1@") + Code::number(j.slurm_warn.value)};
+  if (j.slurm_time) lines.push_back(Code::literal("#SBATCH --time=") + Code::word(j.slurm_time->value, ":-"));
+  if (j.slurm_partition) lines.push_back(Code::literal("#SBATCH --partition=") + Code::word(j.slurm_partition->value, "_@%+=:./-"));
+  if (all) lines.push_back(Code::literal("#SBATCH --exclusive"));
+  else if (!j.gpus.value.empty()) lines.push_back(Code::literal("#SBATCH --gres=gpu:") + Code::word(j.gpus.value, ""));
+  d.code("directives", join(lines, Code::literal("\n")));
+  Fields sbatch = d;
+  sbatch.text("checkpoints", shared);
+  sbatch.code("checkpoints_sh", Code::sh(shared));
   return {{m.outputs.run.value, render_template("run.sh.mustache", d), true},
           {m.outputs.sbatch.value, render_template("job.sbatch.mustache", sbatch), true}};
 }

@@ -22,11 +22,11 @@ std::string sh_quote(std::string_view s) {
   return out + "'";
 }
 
-std::string dockerfile_quote(std::string_view s) {
-  // A Dockerfile has no escape for a line break: one would end the instruction. The loader
-  // refuses such values; this is the second wall.
+std::string backslash_quoted(std::string_view s, std::string_view what) {
+  // Neither a Dockerfile nor CMake has an escape for a line break inside these quotes: one would
+  // end the instruction. The loader refuses such values; this is the second wall.
   if (diag::control_at(s) != std::string_view::npos)
-    throw diag::Error("internal: a control character reached a Dockerfile value " + diag::quote(s));
+    throw diag::Error("internal: a control character reached a " + std::string(what) + " " + diag::quote(s));
   std::string out = "\"";
   for (char c : s) {
     if (c == '\\' || c == '"' || c == '$') out += '\\';
@@ -34,6 +34,8 @@ std::string dockerfile_quote(std::string_view s) {
   }
   return out + "\"";
 }
+
+std::string dockerfile_quote(std::string_view s) { return backslash_quoted(s, "Dockerfile value"); }
 
 std::string dockerfile_json_args(std::initializer_list<std::string_view> args) {
   // Each word a JSON string (the serializer escapes '"' and '\\'): a Dockerfile reads the

@@ -160,7 +160,7 @@ check_arch() {
       return
     fi
   done
-  mismatch system.arch "$*" "$found" "build and run the image for linux/amd64"
+  mismatch system.arch "$*" "$found" 'build and run the image for linux/amd64'
 }
 
 python_cmd() {

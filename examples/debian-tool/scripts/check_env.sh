@@ -115,7 +115,7 @@ check_arch() {
       return
     fi
   done
-  mismatch system.arch "$*" "$found" "build and run the image for linux/amd64,linux/arm64"
+  mismatch system.arch "$*" "$found" 'build and run the image for linux/amd64,linux/arm64'
 }
 
 check_env_var() {
