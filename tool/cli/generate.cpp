@@ -1,25 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <ostream>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/project.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/ownership.hpp"
 #include "lock/lock.hpp"
-#include "pin/sha256.hpp"
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
-#include "scan/ignore.hpp"
-#include "secrets/rules.hpp"
-#include "scan/scan.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -35,32 +29,6 @@ struct GenerateOptions {
   bool force = false;      // replace files envpin did not write (or that were edited)
 };
 
-// True when `bytes` say in their first lines that `envpin generate` wrote them.
-bool has_marker(const std::string& bytes) {
-  std::size_t end = 0;
-  for (int line = 0; line < 3 && end != std::string::npos; ++line) end = bytes.find('\n', end + 1);
-  return bytes.substr(0, end).find(render::kGeneratedMarker) != std::string::npos;
-}
-
-// The sha256 of each file the last generate wrote, from .envpin/generated.json (empty when
-// there is none or it is not envpin's).
-std::map<std::string, std::string> read_record(const fs::path& file) {
-  std::map<std::string, std::string> out;
-  std::optional<std::string> text;
-  try {
-    text = io::read_file(file);
-  } catch (const diag::Error&) {
-    return out;
-  }
-  if (!text) return out;
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (!j.is_object() || !j.contains("files") || !j["files"].is_object()) return out;
-  for (const auto& [path, sum] : j["files"].items())
-    if (sum.is_string()) out[path] = sum.get<std::string>();
-  return out;
-}
-
-
 int generate(const GenerateOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   resolve::Environment env = resolve::resolve(m);
@@ -69,8 +37,9 @@ int generate(const GenerateOptions& o, Streams& io) {
   for (const auto& w : env.warnings) io.err << w;
   const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
   const fs::path journal = commit_journal(root);
-  // A generate that was killed after its commit point is finished first.
-  if (!o.check && !o.dry_run) io::recover_commit(journal);
+  // A generate that was killed after its commit point is finished first (in every mode: the
+  // set on disk is then entirely the new one, as that run decided).
+  io::recover_commit(journal);
 
   std::vector<const render::Artifact*> changed;
   for (const auto& a : artifacts) {
@@ -88,25 +57,12 @@ int generate(const GenerateOptions& o, Streams& io) {
         std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result"));
     return kStale;
   }
-  // envpin replaces only its own files: bytes the record says it wrote, or (for files from
-  // before the record) a text file whose header says it is generated.
-  const std::map<std::string, std::string> record = read_record(root / m.outputs.record.value);
-  std::vector<std::string> foreign;
-  for (const auto* a : changed) {
-    if (a->path == m.outputs.record.value) continue;
-    const fs::path path = root / a->path;
-    std::error_code ec;
-    const fs::file_status st = fs::symlink_status(path, ec);
-    if (!fs::exists(st)) continue;
-    if (!fs::is_regular_file(st)) {
-      foreign.push_back(a->path);  // a directory, link or device: never replaced
-      continue;
-    }
-    const std::string current = *io::read_file(path);
-    const auto it = record.find(a->path);
-    const bool ours = it != record.end() ? it->second == "sha256:" + pin::sha256_hex(current) : has_marker(current);
-    if (!ours && !(o.force && fs::is_regular_file(st))) foreign.push_back(a->path);
-  }
+  // envpin replaces only its own files (see io::foreign_files).
+  std::vector<std::string> changed_paths;
+  for (const auto* a : changed)
+    if (a->path != m.outputs.record.value) changed_paths.push_back(a->path);
+  const std::vector<std::string> foreign =
+      io::foreign_files(root, changed_paths, root / m.outputs.record.value, o.force);
   if (!foreign.empty()) {
     const std::string first = shown_path(root, foreign.front()).generic_string();
     throw diag::Error(diag::quote(first) + " was not written by envpin, or was edited since" +

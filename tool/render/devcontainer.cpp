@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "render/code.hpp"
 #include "render/render.hpp"
 
 namespace envpin::render {
@@ -23,7 +24,9 @@ Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment&) 
   j["name"] = m.name.value;
   j["build"] = {{"dockerfile", relative(m.outputs.dockerfile.value)}, {"context", relative(".")}};
   j["workspaceFolder"] = m.workdir.value;
-  j["workspaceMount"] = "source=${localWorkspaceFolder},target=" + m.workdir.value + ",type=bind";
+  // A mount string is comma-separated key=value pairs with no quoting: the workdir must be a
+  // plain path word (the loader allows no ',' or '='; Code::word checks again).
+  j["workspaceMount"] = "source=${localWorkspaceFolder},target=" + Code::word(m.workdir.value, "._-+@/").text() + ",type=bind";
   j["remoteUser"] = m.user.name.value;
 
   nlohmann::json container_env = nlohmann::json::object();
