@@ -128,8 +128,19 @@ void recover_commit(const fs::path& journal) {
     fields.push_back(text->substr(start, end - start));
     start = end + 1;
   }
+  // A journal is input like any file: only envpin's own temporaries (.NAME.envpin-XXXXXX beside
+  // NAME) are renamed, and only onto targets under the directory the journal belongs to.
+  const fs::path root = fs::absolute(journal).lexically_normal().parent_path().parent_path();
+  const auto ours = [&](const fs::path& tmp, const fs::path& target) {
+    const std::string name = "." + target.filename().string() + ".envpin-";
+    const std::string t = tmp.filename().string();
+    const fs::path rel = target.lexically_relative(root);
+    return tmp.is_absolute() && target.is_absolute() && tmp.parent_path() == target.parent_path() &&
+           t.size() == name.size() + 6 && t.starts_with(name) && !rel.empty() && *rel.begin() != "..";
+  };
   for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
     struct stat st {};
+    if (!ours(fields[i], fields[i + 1])) continue;
     if (::lstat(fields[i].c_str(), &st) != 0) continue;  // already renamed
     if (::rename(fields[i].c_str(), fields[i + 1].c_str()) != 0) fail("finish replacing", fields[i + 1], errno);
     sync_dir(fields[i + 1]);
@@ -155,7 +166,9 @@ void write_all_atomic(const std::vector<PendingFile>& files, const fs::path& jou
   }
   std::string record;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    record += temps[i].string() + '\0' + files[i].path.string() + '\0';
+    // Absolute: the next command may run from another directory.
+    record += fs::absolute(temps[i]).lexically_normal().string() + '\0' +
+              fs::absolute(files[i].path).lexically_normal().string() + '\0';
   }
   try {
     write_atomic(journal, record, false);
