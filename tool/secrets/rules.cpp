@@ -116,48 +116,60 @@ std::string any_case(std::string_view pattern) {
   return out;
 }
 
+namespace {
+
+bool word_char(char c) { return is_alnum(c) || c == '_'; }
+bool word_dash(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+
+// The length of the credential shape that starts at text[i], or 0.
+std::size_t shape_at(std::string_view text, std::size_t i) {
+  const std::string_view rest = text.substr(i);
+  // AWS access key ids: AKIA/ASIA and 16 upper-case letters or digits.
+  if ((rest.starts_with("AKIA") || rest.starts_with("ASIA")) && run(text, i + 4, is_upper_or_digit) == 16) return 20;
+  // GitHub: ghp_/gho_/ghu_/ghs_/ghr_ and 36 or more, github_pat_ and 22 or more.
+  if (rest.size() > 4 && rest.starts_with("gh") && std::string_view("pousr").find(rest[2]) != rest.npos &&
+      rest[3] == '_' && run(text, i + 4, is_alnum) >= 36)
+    return 4 + run(text, i + 4, is_alnum);
+  if (rest.starts_with("github_pat_") && run(text, i + 11, word_char) >= 22) return 11 + run(text, i + 11, word_char);
+  // PyPI API tokens are macaroons that start with pypi-AgEIcHlwaS5vcmc (base64 of "pypi.org").
+  if (rest.starts_with("pypi-AgEIcHlwaS5vcmc") && run(text, i + 5, word_dash) >= 50) return 5 + run(text, i + 5, word_dash);
+  // Hugging Face user access tokens: hf_ and 30 or more letters.
+  if (rest.starts_with("hf_") && run(text, i + 3, is_alnum) >= 30) return 3 + run(text, i + 3, is_alnum);
+  // OpenAI-style secret keys: sk- and 20 or more.
+  if (rest.starts_with("sk-") && run(text, i + 3, word_dash) >= 20) return 3 + run(text, i + 3, word_dash);
+  // Slack tokens: xoxa-/xoxb-/xoxp-/xoxr-/xoxs-.
+  if (rest.size() > 5 && rest.starts_with("xox") && std::string_view("abprs").find(rest[3]) != rest.npos &&
+      rest[4] == '-' && run(text, i + 5, word_dash) >= 10)
+    return 5 + run(text, i + 5, word_dash);
+  // PEM private-key blocks: five dashes, BEGIN, an optional kind (RSA, EC, OPENSSH,
+  // ENCRYPTED), PRIVATE KEY and five dashes.
+  if (rest.starts_with("-----BEGIN ")) {
+    const std::size_t end = rest.find("-----", 11);
+    if (end != rest.npos && end < 60 && rest.substr(11, end - 11).ends_with("PRIVATE KEY")) return end + 5;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::size_t find_token(std::string_view text, std::size_t& length) {
-  const auto word = [](char c) { return is_alnum(c) || c == '_'; };
-  const auto word_dash = [](char c) { return is_alnum(c) || c == '_' || c == '-'; };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    // A token starts a word: "xAKIA..." is not an AWS key id.
-    if (i > 0 && word(text[i - 1])) continue;
-    const std::string_view rest = text.substr(i);
-    std::size_t n = 0;
-    // AWS access key ids: AKIA/ASIA and 16 upper-case letters or digits.
-    if ((rest.starts_with("AKIA") || rest.starts_with("ASIA")) && run(text, i + 4, is_upper_or_digit) == 16)
-      n = 20;
-    // GitHub: ghp_/gho_/ghu_/ghs_/ghr_ and 36 or more, github_pat_ and 22 or more.
-    else if (rest.size() > 4 && rest.starts_with("gh") && std::string_view("pousr").find(rest[2]) != rest.npos &&
-             rest[3] == '_' && run(text, i + 4, is_alnum) >= 36)
-      n = 4 + run(text, i + 4, is_alnum);
-    else if (rest.starts_with("github_pat_") && run(text, i + 11, word) >= 22)
-      n = 11 + run(text, i + 11, word);
-    // PyPI API tokens are macaroons that start with pypi-AgEIcHlwaS5vcmc (base64 of "pypi.org").
-    else if (rest.starts_with("pypi-AgEIcHlwaS5vcmc") && run(text, i + 5, word_dash) >= 50)
-      n = 5 + run(text, i + 5, word_dash);
-    // Hugging Face user access tokens: hf_ and 30 or more letters.
-    else if (rest.starts_with("hf_") && run(text, i + 3, is_alnum) >= 30)
-      n = 3 + run(text, i + 3, is_alnum);
-    // OpenAI-style secret keys: sk- and 20 or more.
-    else if (rest.starts_with("sk-") && run(text, i + 3, word_dash) >= 20)
-      n = 3 + run(text, i + 3, word_dash);
-    // Slack tokens: xoxa-/xoxb-/xoxp-/xoxr-/xoxs-.
-    else if (rest.size() > 5 && rest.starts_with("xox") && std::string_view("abprs").find(rest[3]) != rest.npos &&
-             rest[4] == '-' && run(text, i + 5, word_dash) >= 10)
-      n = 5 + run(text, i + 5, word_dash);
-    // PEM private-key blocks: five dashes, BEGIN, an optional kind (RSA, EC, OPENSSH,
-    // ENCRYPTED), PRIVATE KEY and five dashes.
-    else if (rest.starts_with("-----BEGIN ")) {
-      const std::size_t end = rest.find("-----", 11);
-      if (end != rest.npos && end < 60 && rest.substr(11, end - 11).ends_with("PRIVATE KEY")) n = end + 5;
-    }
-    if (n > 0) {
-      length = n;
-      return i;
+  // Each shape's fixed start is searched with find (memchr-fast), not tried at every byte: a
+  // context of small source files is scanned whole before it is sent.
+  static constexpr std::string_view kStarts[] = {"AKIA", "ASIA", "gh", "github_pat_", "pypi-", "hf_", "sk-", "xox",
+                                                 "-----BEGIN "};
+  std::size_t best = std::string_view::npos;
+  for (std::string_view start : kStarts) {
+    for (std::size_t i = text.find(start); i < best; i = text.find(start, i + 1)) {
+      // A token starts a word: "xAKIA..." is not an AWS key id.
+      if (i > 0 && word_char(text[i - 1])) continue;
+      if (const std::size_t n = shape_at(text, i); n > 0) {
+        best = i;
+        length = n;
+        break;
+      }
     }
   }
-  return std::string_view::npos;
+  return best;
 }
 
 }  // namespace envpin::secrets
