@@ -382,6 +382,9 @@ const ErrorCase kErrors[] = {
      "envpin: error: envpin.yaml:3:23: outputs '.envpin/check_env.sh' and '.envpin' collide: one is a directory of the "
      "other\n"
      "envpin: hint: give each artifact its own path under outputs\n"},
+    {"index_shell", "envpin: 1\nname: x\npython: {version: '3.11', index: \"https://x/simple' $(id) '\"}\n",
+     "envpin: error: envpin.yaml:3:34: python.index must be an http(s) URL, found 'https://x/simple' $(id) ''\n"
+     "envpin: hint: write it as 'https://host/simple' (percent-encode other characters)\n"},
     {"slurm_checkpoints_shell", "envpin: 1\nname: x\njobs: {slurm: {checkpoints: \"/s/$(id)\"}}\n",
      "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' '/s/$(id)' has characters other than letters, digits "
      "and ._-+@/\n"

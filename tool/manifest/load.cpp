@@ -261,11 +261,18 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
       py.source_where = source.where;
     }
   }
-  if (py.index && !py.index->value.starts_with("https://") && !py.index->value.starts_with("http://"))
-    throw Error("python.index must be an http(s) URL, found '" + py.index->value + "'", py.index->where);
-  for (const auto& url : py.extra_index)
-    if (!url.value.starts_with("https://") && !url.value.starts_with("http://"))
-      throw Error("python.extra_index must hold http(s) URLs, found '" + url.value + "'", url.where);
+  // URL characters only (RFC 3986, no quotes, spaces, '$' or backslash): the lock keeps the
+  // index, and the lock reader refuses any other shape.
+  const auto url = [](const std::string& u) {
+    return (u.starts_with("https://") || u.starts_with("http://")) && only(u, ":/._-~%?&=+@!,;#[]");
+  };
+  if (py.index && !url(py.index->value))
+    throw Error("python.index must be an http(s) URL, found " + quote(py.index->value), py.index->where,
+                "write it as 'https://host/simple' (percent-encode other characters)");
+  for (const auto& u : py.extra_index)
+    if (!url(u.value))
+      throw Error("python.extra_index must hold http(s) URLs, found " + quote(u.value), u.where,
+                  "write it as 'https://host/simple' (percent-encode other characters)");
   if (!has_version)
     r.fail(node, "the python section needs 'version'", "add 'version: \"3.11\"' under python");
   if (packages_at && py.requirements)
