@@ -145,6 +145,12 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("job 'done' is not running (exited, exit 0)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("envpin resume done"), std::string::npos) << r.err;
+  // A finished job is not re-run over its final checkpoint unless asked.
+  r = run("resume done");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: job 'done' finished successfully (exit 0); resuming it would run it again over its "
+                   "final checkpoint\n"
+                   "envpin: hint: pass --force to run it again: envpin resume --force done\n");
   r = run("resume nope");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("there is no job 'nope'"), std::string::npos);

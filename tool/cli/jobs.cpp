@@ -45,6 +45,7 @@ struct JobOptions {
   bool resume = false;
   bool json = false;
   bool no_follow = false;
+  bool force = false;
   std::vector<std::string> command;
 };
 
@@ -199,6 +200,11 @@ int resume_job(const JobOptions& o, Streams&) {
   if (active(field(status, "state")) && supervisor_alive(status))
     throw Error("job '" + o.job_id + "' is still " + field(status, "state"), std::nullopt,
                 "stop it first: envpin stop " + o.job_id);
+  // A job that finished is done: resuming it would run it again over its final checkpoint.
+  if (field(status, "state") == "exited" && field(status, "exit") == "0" && !o.force)
+    throw Error("job '" + o.job_id + "' finished successfully (exit 0); resuming it would run it again over its "
+                "final checkpoint",
+                std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
   require_pinned(p);
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
   if (o.detach) args.push_back("--detach");
@@ -391,6 +397,7 @@ Command resume_command() {
   return job_command("resume", "start a stopped or failed job again: same command and volumes, plus jobs.resume",
                      resume_job, [](CLI::App& app, JobOptions& o) {
                        app.add_flag("-d,--detach", o.detach, "run in its own session, immune to the terminal");
+                       app.add_flag("--force", o.force, "resume even a job that finished successfully (exit 0)");
                        job_argument(app, o);
                      });
 }
