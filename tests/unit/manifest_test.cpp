@@ -356,6 +356,10 @@ const ErrorCase kErrors[] = {
     {"gpu_line_separator", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [\"A100\\L\"]}\n",
      "envpin: error: envpin.yaml:3:32: 'cuda.gpus item' holds the character U+2028 at byte 5\n"
      "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    // Found by the libFuzzer run: yaml-cpp makes "\N" (NEL) a bare 0x85 byte, not UTF-8.
+    {"yaml_escape_not_utf8", "envpin: 1\nname: x\nenv: {A: \"a\\Nb\"}\n",
+     "envpin: error: envpin.yaml:3:10: 'env.A' holds the byte 0x85 at byte 2, which is not UTF-8\n"
+     "envpin: hint: write the character itself, or remove the escape that makes it\n"},
     {"key_newline", "envpin: 1\nname: x\n\"a\\nb\": 1\n",
      "envpin: error: envpin.yaml:3:1: 'a key in the manifest' holds a newline at byte 2\n"
      "envpin: hint: manifest values are single lines of printable text; remove it\n"},

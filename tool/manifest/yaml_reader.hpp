@@ -120,6 +120,11 @@ class Reader {
       fail(n, "'" + std::string(key) + "' is " + std::to_string(text.size()) + " bytes long, more than " +
                   std::to_string(kMaxValueBytes),
            "shorten it; no manifest value needs that much");
+    // yaml-cpp turns some escapes into bytes that are not UTF-8 ("\N" gives a bare 0x85).
+    if (const std::size_t at = diag::invalid_utf8_at(text); at != std::string_view::npos)
+      fail(n, "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " +
+                  std::to_string(at + 1) + ", which is not UTF-8",
+           "write the character itself, or remove the escape that makes it");
     if (const std::size_t at = diag::control_at(text); at != std::string_view::npos)
       fail(n, "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " +
                   std::to_string(at + 1),
