@@ -17,11 +17,13 @@ ENVPIN_REQUIRE_TOOLS=1 ctest --test-dir build --output-on-failure -j2
 
 # Hostile input once more, in a clang build with ASan+UBSan: the unit, golden and CLI tests (the
 # CLI tests run the sanitized binary), then the libFuzzer target over tests/fuzz/corpus for
-# ENVPIN_FUZZ_SECONDS (default 60). New inputs go to a scratch directory, not the corpus.
+# ENVPIN_FUZZ_SECONDS (default 60), seed ENVPIN_FUZZ_SEED (default 1: CI explores the same way
+# each run; pick another for a long run). New inputs go to a scratch directory, not the corpus.
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DENVPIN_BUILD_TESTS=ON -DENVPIN_FUZZ=ON >/dev/null
 cmake --build build-asan --target envpin_tests envpin_fuzz_manifest
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build-asan/tests/envpin_tests --gtest_brief=1
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-./build-asan/envpin_fuzz_manifest -max_total_time="${ENVPIN_FUZZ_SECONDS:-60}" -max_len=4096 -timeout=10 \
+./build-asan/envpin_fuzz_manifest -max_total_time="${ENVPIN_FUZZ_SECONDS:-60}" -seed="${ENVPIN_FUZZ_SEED:-1}" \
+  -max_len=4096 -timeout=10 \
   -print_final_stats=1 "$scratch" tests/fuzz/corpus
