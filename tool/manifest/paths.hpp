@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to manifest/: the rules for paths, names and patterns (paths.cpp). Every failure
+// throws diag::Error at the value's location.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest/model.hpp"
+#include "manifest/yaml_reader.hpp"
+
+namespace envpin::manifest::detail {
+
+// The characters a path in the manifest may hold: none means anything to sh, a Dockerfile, an
+// #SBATCH line or a devcontainer mount string.
+inline constexpr std::string_view kPathExtra = "._-+@/";
+
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// An environment variable name: letters, digits and '_', not starting with a digit.
+bool is_env_name(const std::string& s);
+
+// Throws unless `s` holds only letters, digits and kPathExtra.
+void check_path_chars(const Located<std::string>& s, std::string_view key);
+
+// An absolute container path, normalised (no '..', no trailing '/'), not a system directory.
+Located<std::string> container_path(const Reader& r, const YAML::Node& n, std::string_view key);
+
+// A host directory: absolute, or relative to the project (kept inside it).
+Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key);
+
+// context.exclude and context.allow_secrets, checked.
+std::vector<Located<std::string>> exclude_patterns(const Reader& r, const YAML::Node& node);
+std::vector<Located<std::string>> allowed_secrets(const Reader& r, const YAML::Node& node);
+
+// Refuses a '!' pattern in context.exclude that names a secret not in allow_secrets.
+void check_reincludes(const Manifest& m);
+
+// The outputs section into m.outputs; every output checked against the others and against the
+// files envpin must not write.
+void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m);
+
+}  // namespace envpin::manifest::detail
