@@ -126,7 +126,7 @@ TEST_F(LockCli, UnresponsiveRegistryFailsWithinTheTimeout) {
   ::close(fd);
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "envpin: resolving image " + host + "/envpin/x:1\n"
-                   "envpin: error: envpin.yaml:3:7: no answer from http://" + host + "/v2/envpin/x/manifests/1 within 2 s\n"
+                   "envpin: error: envpin.yaml:3:7: no answer from http://" + host + "/v2/envpin/x/manifests/1 after 2 s\n"
                    "envpin: hint: check that the server is up; set ENVPIN_NET_TIMEOUT=SECONDS to wait longer\n");
   EXPECT_LT(took, std::chrono::seconds(20)) << "bounded by the timeout, not by retries";
   EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});

@@ -53,11 +53,6 @@ int context(const Options& o, Streams& io) {
     return std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
                        [&](const auto& a) { return a.value == rel; });
   };
-  // envpin's own temporary files (.NAME.envpin-XXXXXX), which an interrupted write leaves.
-  const auto envpin_temp = [](const fs::path& p) {
-    const std::string name = p.filename().string();
-    return name.starts_with(".") && name.size() > 14 && name.compare(name.size() - 14, 8, ".envpin-") == 0;
-  };
   // Hard links share an inode: a link to a secret is the secret under another name.
   std::set<std::pair<dev_t, ino_t>> secret_inodes;
 
@@ -75,7 +70,8 @@ int context(const Options& o, Streams& io) {
       if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) secret_inodes.emplace(st.st_dev, st.st_ino);
       continue;
     }
-    if (rules.excluded(rel) || envpin_temp(it->path()) || fs::absolute(it->path()).lexically_normal() == output)
+    // envpin's own temporaries, which an interrupted write leaves, are never content.
+    if (rules.excluded(rel) || io::is_temporary(it->path()) || fs::absolute(it->path()).lexically_normal() == output)
       continue;
     paths.push_back(rel);
   }
@@ -114,7 +110,7 @@ int context(const Options& o, Streams& io) {
     std::uintmax_t bytes = 0;
     bool failed = false;
   } sink;
-  std::string temp = to_stdout ? std::string() : (output.parent_path() / ("." + output.filename().string() + ".envpin-XXXXXX")).string();
+  std::string temp = to_stdout ? std::string() : io::temporary_template(output).string();
   sink.fd = to_stdout ? STDOUT_FILENO : ::mkstemp(temp.data());
   if (sink.fd < 0) throw diag::Error("cannot write " + output.string(), std::nullopt, "check the directory exists and is writable");
   struct Cleanup {

@@ -119,12 +119,16 @@ std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::stri
   if (lock::compute_lock_digest(l) != l.lock_digest)
     throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
                       "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
+  check_requirements_lock(l, path);
+  return l;
+}
+
+void check_requirements_lock(const lock::Lock& l, const fs::path& lock_path) {
   // pip installs from requirements.lock: it must be exactly the lock's wheels.
-  const fs::path req = path.parent_path() / "requirements.lock";
+  const fs::path req = lock_path.parent_path() / "requirements.lock";
   if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
     throw diag::Error(problem + " (pip installs from it)", diag::Location{req.lexically_normal().generic_string(), 0, 0},
                       "run 'envpin lock' to write both again, or restore them from version control");
-  return l;
 }
 
 Command generate_command() {

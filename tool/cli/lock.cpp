@@ -93,10 +93,7 @@ int verify(const LockOptions& o, Streams& io) {
     throw diag::Error("content does not match its lock-digest (" + l.lock_digest + " recorded, " + digest +
                           " computed): a value was edited after envpin wrote it",
                       diag::Location{shown, 0, 0}, "restore it from version control, or run 'envpin lock' to rewrite it");
-  const fs::path req = path.parent_path() / "requirements.lock";
-  if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
-    throw diag::Error(problem + ": it was edited or written by another run", diag::Location{req.lexically_normal().generic_string(), 0, 0},
-                      "restore it from version control, or run 'envpin lock' to write both again");
+  check_requirements_lock(l, path);
   if (l.inputs_digest != lock::inputs_digest(m)) {
     io.err << diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked",
                                        std::nullopt, "run 'envpin lock --manifest " + m.file + "'"));

@@ -15,6 +15,10 @@ namespace envpin::cli {
 // (the manifest changed after locking) or does not match its own lock-digest.
 std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given);
 
+// Throws unless requirements.lock beside `lock_path` is exactly what `l` gives (pip installs
+// from it; lock-digest covers it through that derivation).
+void check_requirements_lock(const lock::Lock& l, const std::filesystem::path& lock_path);
+
 // The journal of a multi-file write in `dir` (generate's artifacts, the lock pair): see
 // io::write_all_atomic.
 std::filesystem::path commit_journal(const std::filesystem::path& dir);

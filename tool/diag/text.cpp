@@ -50,6 +50,14 @@ std::string hex(const char* format, unsigned v) {
 
 }  // namespace
 
+bool only_ascii(std::string_view s, std::string_view extra) {
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          extra.find(c) != std::string_view::npos))
+      return false;
+  return true;
+}
+
 std::size_t invalid_utf8_at(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t n = utf8_length(s, i);

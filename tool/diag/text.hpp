@@ -22,6 +22,11 @@ std::size_t control_at(std::string_view s);
 // "a newline", "a NUL byte", "the byte 0xff".
 std::string describe_char_at(std::string_view s, std::size_t at);
 
+// True when every byte of `s` is an ASCII letter or digit or one of `extra` (true for "").
+// The one test behind every "letters, digits and ..." rule: manifest names and paths, lock
+// values, and the words the renderers emit unquoted.
+bool only_ascii(std::string_view s, std::string_view extra);
+
 // `s` with every control character and invalid byte written as \n, \t, \xNN or \uNNNN,
 // so the result is one printable line whatever `s` holds.
 std::string printable(std::string_view s);

@@ -30,6 +30,13 @@ struct Fd {
   }
 };
 
+// envpin's temporaries for `target`: .NAME.envpin-XXXXXX beside it (mkstemp's six characters).
+constexpr std::string_view kTempInfix = ".envpin-";
+std::string temp_prefix(const fs::path& target) { return "." + target.filename().string() + std::string(kTempInfix); }
+bool is_temp_of(const fs::path& tmp, const fs::path& target) {
+  const std::string prefix = temp_prefix(target), name = tmp.filename().string();
+  return tmp.parent_path() == target.parent_path() && name.size() == prefix.size() + 6 && name.starts_with(prefix);
+}
 
 // Writes `bytes` to a new temporary beside `path` (fsync'd, mode set) and returns its name.
 fs::path write_temp(const fs::path& path, const std::string& bytes, bool executable) {
@@ -38,7 +45,7 @@ fs::path write_temp(const fs::path& path, const std::string& bytes, bool executa
   fs::create_directories(dir, ec);
   if (ec) fail("create directory", dir, ec.value());
 
-  std::string tmpl = (dir / ("." + path.filename().string() + ".envpin-XXXXXX")).string();
+  std::string tmpl = (dir / (temp_prefix(path) + "XXXXXX")).string();
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   Fd file;
@@ -96,12 +103,9 @@ void check_replaceable(const fs::path& path) {
 // Removes the temporaries an interrupted write left beside `path` (.NAME.envpin-XXXXXX).
 void remove_stale_temps(const fs::path& path) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  const std::string prefix = "." + path.filename().string() + ".envpin-";
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() == prefix.size() + 6 && name.starts_with(prefix) && e.is_regular_file(ec)) fs::remove(e.path(), ec);
-  }
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (is_temp_of(e.path().filename(), path.filename()) && e.is_regular_file(ec)) fs::remove(e.path(), ec);
 }
 
 }  // namespace
@@ -132,11 +136,8 @@ void recover_commit(const fs::path& journal) {
   // NAME) are renamed, and only onto targets under the directory the journal belongs to.
   const fs::path root = fs::absolute(journal).lexically_normal().parent_path().parent_path();
   const auto ours = [&](const fs::path& tmp, const fs::path& target) {
-    const std::string name = "." + target.filename().string() + ".envpin-";
-    const std::string t = tmp.filename().string();
     const fs::path rel = target.lexically_relative(root);
-    return tmp.is_absolute() && target.is_absolute() && tmp.parent_path() == target.parent_path() &&
-           t.size() == name.size() + 6 && t.starts_with(name) && !rel.empty() && *rel.begin() != "..";
+    return tmp.is_absolute() && target.is_absolute() && is_temp_of(tmp, target) && !rel.empty() && *rel.begin() != "..";
   };
   for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
     struct stat st {};
@@ -178,6 +179,16 @@ void write_all_atomic(const std::vector<PendingFile>& files, const fs::path& jou
   }
   // The commit point is behind us: from here on the set is new, now or after recovery.
   recover_commit(journal);
+}
+
+bool is_temporary(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const std::size_t infix = name.size() >= kTempInfix.size() + 6 ? name.size() - kTempInfix.size() - 6 : 0;
+  return name.starts_with(".") && infix > 1 && name.compare(infix, kTempInfix.size(), kTempInfix) == 0;
+}
+
+fs::path temporary_template(const fs::path& target) {
+  return target.parent_path() / (temp_prefix(target) + "XXXXXX");
 }
 
 std::optional<std::string> read_file(const fs::path& path) {

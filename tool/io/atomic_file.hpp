@@ -32,6 +32,12 @@ void write_all_atomic(const std::vector<PendingFile>& files, const std::filesyst
 // nothing when there is no journal. Throws diag::Error when a rename fails.
 void recover_commit(const std::filesystem::path& journal);
 
+// True for the name of a temporary envpin writes (.NAME.envpin-XXXXXX): never content.
+bool is_temporary(const std::filesystem::path& path);
+
+// The mkstemp(3) template for a temporary beside `target` (.NAME.envpin-XXXXXX).
+std::filesystem::path temporary_template(const std::filesystem::path& target);
+
 // The file's bytes, or nullopt when it does not exist. Throws diag::Error when unreadable.
 std::optional<std::string> read_file(const std::filesystem::path& path);
 

@@ -5,7 +5,6 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cctype>
 #include <sstream>
 
 #include "diag/error.hpp"
@@ -184,14 +183,8 @@ void check_shapes(const Lock& l, const std::string& file) {
     return v.size() == 64 && std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
   };
   const auto digest = [&](std::string_view v) { return v.starts_with("sha256:") && hex64(v.substr(7)); };
-  const auto only = [](std::string_view v, std::string_view extra) {
-    return !v.empty() && std::all_of(v.begin(), v.end(), [&](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || extra.find(c) != std::string_view::npos;
-    });
-  };
-  const auto url = [&](std::string_view v) {
-    return (v.starts_with("https://") || v.starts_with("http://")) && only(v, ":/._-~%?&=+@!,;#[]");
-  };
+  const auto only = [](std::string_view v, std::string_view extra) { return !v.empty() && diag::only_ascii(v, extra); };
+  const auto url = [](std::string_view v) { return manifest::is_index_url(v); };
   if (l.image) {
     if (!only(l.image->reference, "._/:@-")) bad("[image]", "reference", l.image->reference);
     if (!digest(l.image->digest)) bad("[image]", "digest", l.image->digest);

@@ -212,16 +212,12 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
       py.source_where = source.where;
     }
   }
-  // URL characters only (RFC 3986, no quotes, spaces, '$' or backslash): the lock keeps the
-  // index, and the lock reader refuses any other shape.
-  const auto url = [](const std::string& u) {
-    return (u.starts_with("https://") || u.starts_with("http://")) && only(u, ":/._-~%?&=+@!,;#[]");
-  };
-  if (py.index && !url(py.index->value))
+  // The lock keeps the index, and the lock reader refuses any other shape.
+  if (py.index && !is_index_url(py.index->value))
     throw Error("python.index must be an http(s) URL, found " + quote(py.index->value), py.index->where,
                 "write it as 'https://host/simple' (percent-encode other characters)");
   for (const auto& u : py.extra_index)
-    if (!url(u.value))
+    if (!is_index_url(u.value))
       throw Error("python.extra_index must hold http(s) URLs, found " + quote(u.value), u.where,
                   "write it as 'https://host/simple' (percent-encode other characters)");
   if (!has_version)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "diag/text.hpp"
+
 namespace envpin::manifest {
 namespace {
 
@@ -178,6 +180,10 @@ bool is_driver_version(std::string_view v) {
     if (part == 2) return false;
     start = dot + 1;
   }
+}
+
+bool is_index_url(std::string_view v) {
+  return (v.starts_with("https://") || v.starts_with("http://")) && diag::only_ascii(v, ":/._-~%?&=+@!,;#[]");
 }
 
 bool is_deb_name(std::string_view v) {

@@ -44,6 +44,10 @@ bool is_python_version(std::string_view v);
 // True for an NVIDIA driver version: "535", "535.104", "535.104.05".
 bool is_driver_version(std::string_view v);
 
+// True for a package index URL as envpin accepts and locks it: http(s):// and RFC 3986
+// characters only (no quotes, spaces, '$' or backslash).
+bool is_index_url(std::string_view v);
+
 // True for a Debian package name (policy §5.6.1) and an optional version (§5.6.12).
 bool is_deb_name(std::string_view v);
 bool is_deb_version(std::string_view v);

@@ -45,14 +45,6 @@ void check_encoding(const std::string& source, const std::string& file) {
               Location{file, line, column}, "save the manifest as UTF-8 text");
 }
 
-bool only(std::string_view s, std::string_view extra) {
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          extra.find(c) != std::string_view::npos))
-      return false;
-  return true;
-}
-
 void reject_tabs(const std::string& source, const std::string& file) {
   int line = 1;
   std::size_t col = 0;

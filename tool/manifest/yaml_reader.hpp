@@ -43,7 +43,7 @@ inline constexpr std::size_t kMaxManifestBytes = 1 << 20;
 void check_encoding(const std::string& source, const std::string& file);
 
 // True when every character of `s` is an ASCII letter or digit or one of `extra`.
-bool only(std::string_view s, std::string_view extra);
+inline bool only(std::string_view s, std::string_view extra) { return diag::only_ascii(s, extra); }
 
 class Reader {
  public:

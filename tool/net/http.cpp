@@ -55,7 +55,8 @@ long network_timeout_s() {
   const char* e = std::getenv("ENVPIN_NET_TIMEOUT");
   if (!e || !*e) return 30;
   const std::string v = e;
-  if (v.size() > 4 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stol(v) < 1 || std::stol(v) > 3600)
+  if (v.empty() || v.size() > 4 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stol(v) < 1 || std::stol(v) > 3600)
     throw diag::Error("ENVPIN_NET_TIMEOUT must be a whole number of seconds from 1 to 3600, found " + diag::quote(v),
                       std::nullopt, "set it like ENVPIN_NET_TIMEOUT=60, or unset it for 30 s");
   return std::stol(v);
@@ -104,9 +105,11 @@ Response fetch(const Request& request, const HttpOptions& options) {
         delay_ms = std::max(delay_ms, std::stol(retry_after) * 1000);
     } else {
       last_error = error[0] ? error : curl_easy_strerror(code);
-      // A host that accepts and then says nothing would only make the user wait again.
+      // A host that accepts and then says nothing (or never accepts) would only make the user
+      // wait again. The time is what was waited: the connect timeout or the stall limit.
       if (code == CURLE_OPERATION_TIMEDOUT)
-        throw diag::Error("no answer from " + request.url + " within " + std::to_string(options.stall_s) + " s", std::nullopt,
+        throw diag::Error("no answer from " + request.url + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
+                          std::nullopt,
                           "check that the server is up; set ENVPIN_NET_TIMEOUT=SECONDS to wait longer");
       if (attempt == options.attempts) break;
     }

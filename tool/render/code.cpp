@@ -31,10 +31,8 @@ Code Code::pattern_line(std::string_view line) {
 Code Code::number(long long value) { return Code(std::to_string(value)); }
 
 Code Code::word(std::string_view value, std::string_view extra) {
-  for (char c : value)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          extra.find(c) != std::string_view::npos))
-      throw diag::Error("internal: " + diag::quote(value) + " reached an artifact unescaped");
+  if (!diag::only_ascii(value, extra))
+    throw diag::Error("internal: " + diag::quote(value) + " reached an artifact unescaped");
   return Code(std::string(value));
 }
 
