@@ -48,11 +48,28 @@ TEST_F(JobsCli, GenerateWritesTheRunAndSlurmScripts) {
   project();
   EXPECT_TRUE(fs::exists(dir_ / ".envpin/run.sh"));
   EXPECT_TRUE(fs::exists(dir_ / ".envpin/job.sbatch"));
-  // The image is named after the lock's digest, so a new lock means a new image.
-  const std::string run_sh = *io::read_file(dir_ / ".envpin/run.sh");
-  const lock::Lock l = lock::parse(*io::read_file(dir_ / "envpin.lock"), "envpin.lock");
-  EXPECT_NE(run_sh.find("image=${ENVPIN_IMAGE:-'envpin/demo:lock-" + l.lock_digest.substr(7, 12) + "'}"),
-            std::string::npos);
+  // The image is named after what goes into it: the same inputs give the same tag; an `env`
+  // edit (which leaves the lock current) gives a new one, so `envpin run` cannot start the old
+  // image; undoing the edit names the first image again.
+  const auto image = [this] {
+    const std::string run_sh = *io::read_file(dir_ / ".envpin/run.sh");
+    const std::size_t at = run_sh.find("image=${ENVPIN_IMAGE:-'");
+    return at == std::string::npos ? std::string() : run_sh.substr(at + 23, run_sh.find('\'', at + 23) - at - 23);
+  };
+  const std::string first = image();
+  EXPECT_EQ(first.rfind("envpin/demo:", 0), 0u) << first;
+  EXPECT_EQ(first.size(), std::string("envpin/demo:").size() + 16) << first;
+  ASSERT_EQ(run("generate").code, 0);
+  EXPECT_EQ(image(), first);
+  write("envpin.yaml", std::string(kManifest) + "env: {STEP: '2'}\n");
+  ASSERT_EQ(run("verify").code, 0);  // env is not locked: the lock stays current
+  ASSERT_EQ(run("generate").code, 0);
+  const std::string edited = image();
+  EXPECT_NE(edited, first);
+  EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("ENV STEP=\"2\"\n"), std::string::npos);
+  write("envpin.yaml", kManifest);
+  ASSERT_EQ(run("generate").code, 0);
+  EXPECT_EQ(image(), first);
 }
 
 TEST_F(JobsCli, RefusesBeforeAnythingStarts) {

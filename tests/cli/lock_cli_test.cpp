@@ -183,7 +183,8 @@ TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
                             "      -r /tmp/envpin/requirements.txt\n"),
             std::string::npos)
       << dockerfile;
-  EXPECT_NE(dockerfile.find("RUN python3 -m venv /opt/venv\n"), std::string::npos);
+  // The venv sees the system's site-packages, where apt puts Python packages.
+  EXPECT_NE(dockerfile.find("RUN python3 -m venv --system-site-packages /opt/venv\n"), std::string::npos);
   const std::string check = *io::read_file(dir_ / ".envpin/check_env.sh");
   EXPECT_NE(check.find("lock_digest='" + lock_.lock_digest + "'\n"), std::string::npos);
   EXPECT_NE(check.find("check_apt 'libjq1' '1.6-2.1+deb12u2'\n"), std::string::npos);
@@ -218,6 +219,43 @@ TEST_F(LockCli, SystemPythonNeedsVenv) {
   EXPECT_EQ(r.err,
             "envpin: error: envpin.yaml:6:35: python.source: system installs packages into a venv of the image's "
             "python3, but apt does not list python3-venv\nenvpin: hint: add python3-venv to apt\n");
+}
+
+// python.source: system gets the release's python3: another version is refused when the manifest
+// is read (from the release's table) and when a lock says which python3 it installs.
+TEST_F(LockCli, SystemPythonIsTheReleasesPython3) {
+  const auto manifest = [](const std::string& version) {
+    return "envpin: 1\nname: x\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\napt: [python3-venv]\n"
+           "python: {version: '" + version + "', source: system}\n";
+  };
+  write("envpin.yaml", manifest("3.12"));
+  Result r = run("validate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml:6:19: python.version '3.12' with python.source: system, but debian12's python3 is 3.11\n"
+            "envpin: hint: set python.version to \"3.11\", or drop python.source: system to get Python 3.12 exactly\n");
+  EXPECT_EQ(run("generate").code, 1);
+  EXPECT_FALSE(fs::exists(dir_ / "Dockerfile"));
+  // The lock knows the patch level: "3.11.4" is refused when bookworm's python3 is 3.11.2.
+  for (const std::string version : {"3.11.4", "3.11.2", "3.11"}) {
+    write("envpin.yaml", manifest(version));
+    lock::Lock l = image_only_lock(manifest::load((dir_ / "envpin.yaml").string()));
+    l.apt_sources = {{"deb.debian.org/debian", "http://deb.debian.org/debian"}};
+    l.apt = {{"python3", "3.11.2-1+b1", "amd64", "deb.debian.org/debian", "", "pool/main/p/python3/python3.deb", 26316,
+              std::string(64, 'e')}};
+    lock::seal(l);
+    write("envpin.lock", lock::to_toml(l));
+    r = run("generate");
+    if (version == "3.11.4") {
+      EXPECT_EQ(r.code, 1);
+      EXPECT_EQ(r.err,
+                "envpin: error: envpin.yaml:6:19: python.version '3.11.4' with python.source: system, but the lock "
+                "installs python3 3.11.2-1+b1\nenvpin: hint: set python.version to \"3.11.2\" and run 'envpin lock' again\n");
+      EXPECT_FALSE(fs::exists(dir_ / "Dockerfile"));
+    } else {
+      EXPECT_EQ(r.code, 0) << version << ": " << r.err;
+    }
+  }
 }
 
 }  // namespace

@@ -89,7 +89,8 @@ step "uninterrupted run: $(( $(date +%s) - start )) s, digest $REF"
 if [ -n "$REF" ] && [ "$(state_of ref)" = exited ] && [ -z "$(resumed_at ref)" ]; then pass; else fail "reference run state"; cat logs/ref.status; fi
 # The job ran in the pinned image with the job's labels, its variables and the secret by name.
 image=$(sed -n 's/^image=//p' logs/ref.status)
-case $image in envpin/e2e-jobs:lock-*) pass ;; *) fail "job image '$image' is not named after the lock" ;; esac
+want=$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" .envpin/run.sh)
+case $image in envpin/e2e-jobs:?*) [ "$image" = "$want" ] && pass || fail "job image '$image' is not run.sh's '$want'" ;; *) fail "job image '$image'" ;; esac
 E2E_JOB_TOKEN=planted-value-7 "$ENVPIN" run --job-id env -- sh -c 'echo "job=$JOB_ID dir=$ENVPIN_CHECKPOINT_DIR token=$E2E_JOB_TOKEN"' >/dev/null 2>&1
 if grep -q '^job=env dir=/checkpoints token=planted-value-7$' logs/env.log && ! grep -q planted-value-7 .envpin/run.sh logs/env.args; then
   pass; else fail "job environment"; cat logs/env.log; fi

@@ -120,6 +120,7 @@ std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::stri
     throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
                       "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
   check_requirements_lock(l, path);
+  resolve::check_locked_python(m, l);
   return l;
 }
 

@@ -38,6 +38,7 @@ int lock(const LockOptions& o, Streams& io) {
   ro.insecure_registries = o.insecure;
   ro.progress = [&](const std::string& line) { io.err << "envpin: " << line << "\n" << std::flush; };
   const lock::Lock l = lock::resolve_lock(m, env, ro);
+  resolve::check_locked_python(m, l);
   // Written only now, complete: a failed resolution above leaves the old lock in place.
   const fs::path path = lock_path(m, o.lock);
   // The pair is one unit: both files are replaced, or neither (a kill between two renames

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -126,7 +127,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
 }
 
 std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const YAML::Node& n,
-                                                         const Located<std::string>& rel) {
+                                                         const Located<std::string>& rel, std::string& bytes) {
   check_path_chars(rel, "python.requirements");
   const fs::path path = r.project_dir() / rel.value;
   std::error_code ec;
@@ -141,12 +142,16 @@ std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const 
     r.fail(n, "requirements file " + quote(rel.value) + " is larger than 1 MiB", "split it or list fewer packages");
   std::ifstream in(path, std::ios::binary);
   if (!in) r.fail(n, "requirements file " + quote(rel.value) + " cannot be read", "check its permissions");
+  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (bytes.size() > detail::kMaxManifestBytes)
+    r.fail(n, "requirements file " + quote(rel.value) + " is larger than 1 MiB", "split it or list fewer packages");
+  std::istringstream lines(bytes);
   std::vector<Located<Requirement>> out;
   std::map<std::string, int> seen;
   std::string line;
   int number = 0;
   const std::string shown = (fs::path(r.file()).parent_path() / rel.value).generic_string();
-  while (std::getline(in, line)) {
+  while (std::getline(lines, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (const std::size_t bad = std::min(diag::invalid_utf8_at(line), diag::control_at(line)); bad != std::string::npos)
@@ -201,7 +206,7 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
       packages_at = r.at(k);
     } else if (key == "requirements") {
       py.requirements = r.project_path(v, "python.requirements");
-      py.requirement_lines = read_requirements_file(r, v, *py.requirements);
+      py.requirement_lines = read_requirements_file(r, v, *py.requirements, py.requirements_bytes);
     } else if (key == "index") {
       py.index = r.string(v, "python.index");
     } else if (key == "extra_index") {

@@ -46,6 +46,7 @@ struct Python {
   std::vector<Located<Requirement>> packages;
   std::optional<Located<std::string>> requirements;  // path relative to the project
   std::vector<Located<Requirement>> requirement_lines;  // parsed from that file
+  std::string requirements_bytes;                        // that file's bytes (the image copies them)
   std::optional<Located<std::string>> index;
   std::vector<Located<std::string>> extra_index;
   bool system = false;    // python.source: system: the image's own python3 (from apt), in a venv

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 
+#include "lock/lock.hpp"
 #include "pin/sha256.hpp"
 #include "render/code.hpp"
 #include "render/render.hpp"
@@ -133,6 +134,19 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   d.code("workdir_sh", Code::sh(m.workdir.value));
   d.code("check_env_copy", Code::dockerfile_args({m.outputs.check_env.value, "/usr/local/bin/envpin-check-env"}));
   return {m.outputs.dockerfile.value, render_template("Dockerfile.mustache", d), false};
+}
+
+std::vector<Copied> dockerfile_inputs(const manifest::Manifest& m, const resolve::Environment& env,
+                                      const Artifact& check_env) {
+  std::vector<Copied> out;
+  if (m.python && (!m.python->packages.empty() || m.python->requirements)) {
+    if (env.lock && !env.lock->python.empty())
+      out.push_back({"requirements.lock", lock::requirements_lock(*env.lock)});
+    else if (m.python->requirements)
+      out.push_back({m.python->requirements->value, m.python->requirements_bytes});
+  }
+  out.push_back({check_env.path, check_env.bytes});
+  return out;
 }
 
 }  // namespace envpin::render

@@ -21,14 +21,25 @@ std::string join_words(const std::vector<manifest::Located<std::string>>& words)
 
 }  // namespace
 
-std::string job_image(const manifest::Manifest& m, const resolve::Environment& env) {
-  // Named after what pins it: the lock when there is one, else the manifest's bytes.
-  const std::string tag = env.lock ? "lock-" + env.lock->lock_digest.substr(env.lock->lock_digest.find(':') + 1, 12)
-                                   : "manifest-" + pin::sha256_hex(m.source).substr(0, 12);
-  return "envpin/" + m.name.value + ":" + tag;
+std::string job_image(const manifest::Manifest& m, const Artifact& dockerfile, const std::vector<Copied>& copied) {
+  // Named after what goes into the image: the Dockerfile's bytes and every file it copies, each
+  // framed by its length so no two inputs give the same stream. Any change is a new tag, and the
+  // engine's layer cache keeps the build of an edit short.
+  std::string stream;
+  const auto add = [&stream](std::string_view part) {
+    stream += std::to_string(part.size());
+    stream += ':';
+    stream += part;
+  };
+  add(dockerfile.bytes);
+  for (const Copied& c : copied) {
+    add(c.path);
+    add(c.bytes);
+  }
+  return "envpin/" + m.name.value + ":" + pin::sha256_hex(stream).substr(0, 16);
 }
 
-std::vector<Artifact> jobs(const manifest::Manifest& m, const resolve::Environment& env) {
+std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image) {
   if (!m.jobs) return {};
   const manifest::Jobs& j = *m.jobs;
   constexpr std::string_view kPathChars = "._-+@/";
@@ -37,7 +48,6 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const resolve::Environme
   d.text("name", m.name.value);
   d.code("name_sh", Code::sh(m.name.value));
   d.code("name_word", Code::word(m.name.value, "._-"));
-  const std::string image = job_image(m, env);
   d.text("image", image);
   d.code("image_sh", Code::sh(image));
   d.text("dockerfile", m.outputs.dockerfile.value);

@@ -16,11 +16,22 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
 Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& env);
 // .envpin/envpin.cmake: what EnvPin.cmake needs at configure time without running envpin.
 Artifact cmake_fragment(const manifest::Manifest& m, const resolve::Environment& env);
-// .envpin/run.sh and .envpin/job.sbatch; none without a jobs section.
-std::vector<Artifact> jobs(const manifest::Manifest& m, const resolve::Environment& env);
-// The tag run.sh gives the job image: envpin/<name>:lock-<12 hex of the lock digest>, or
-// manifest-<12 hex of the manifest's sha256> without a lock.
-std::string job_image(const manifest::Manifest& m, const resolve::Environment& env);
+// .envpin/run.sh and .envpin/job.sbatch, running jobs in `image`; none without a jobs section.
+std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image);
+
+// A file the Dockerfile copies into the image: its path in the build context and its bytes.
+struct Copied {
+  std::string path;
+  std::string bytes;
+};
+// The files `dockerfile` copies from the build context: check_env, and requirements.lock (with a
+// lock) or the manifest's requirements file. Pure: the requirements file's bytes come from the
+// manifest loader.
+std::vector<Copied> dockerfile_inputs(const manifest::Manifest& m, const resolve::Environment& env,
+                                      const Artifact& check_env);
+// The tag run.sh and devcontainer users get for the job image: envpin/<name>:<16 hex>, a digest
+// over the Dockerfile's bytes and every file it copies (so any change names a new image).
+std::string job_image(const manifest::Manifest& m, const Artifact& dockerfile, const std::vector<Copied>& copied);
 
 // .envpin/generated.json: the sha256 of each of `artifacts`, by path. generate replaces a file
 // only when its bytes are what this record says envpin wrote (see README, "Security model").

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::resolve {
@@ -13,19 +14,32 @@ using diag::Error;
 using manifest::Manifest;
 
 struct OsInfo {
-  std::string_view key, id, version, image, codename, glibc;
+  std::string_view key, id, version, image, codename, glibc, python3;
 };
 
 // os key -> os-release ID/VERSION_ID and the plain base image.
 constexpr OsInfo kOses[] = {
-    // glibc per release: the libc6 version each release ships (Debian and Ubuntu package pages).
-    {"ubuntu20.04", "ubuntu", "20.04", "ubuntu:20.04", "focal", "2.31"},
-    {"ubuntu22.04", "ubuntu", "22.04", "ubuntu:22.04", "jammy", "2.35"},
-    {"ubuntu24.04", "ubuntu", "24.04", "ubuntu:24.04", "noble", "2.39"},
-    {"debian11", "debian", "11", "debian:bullseye-slim", "bullseye", "2.31"},
-    {"debian12", "debian", "12", "debian:bookworm-slim", "bookworm", "2.36"},
-    {"debian13", "debian", "13", "debian:trixie-slim", "trixie", "2.41"},
+    // glibc per release: the libc6 version each release ships; python3: the minor of the
+    // release's python3-defaults (packages.debian.org and packages.ubuntu.com).
+    {"ubuntu20.04", "ubuntu", "20.04", "ubuntu:20.04", "focal", "2.31", "3.8"},
+    {"ubuntu22.04", "ubuntu", "22.04", "ubuntu:22.04", "jammy", "2.35", "3.10"},
+    {"ubuntu24.04", "ubuntu", "24.04", "ubuntu:24.04", "noble", "2.39", "3.12"},
+    {"debian11", "debian", "11", "debian:bullseye-slim", "bullseye", "2.31", "3.9"},
+    {"debian12", "debian", "12", "debian:bookworm-slim", "bookworm", "2.36", "3.11"},
+    {"debian13", "debian", "13", "debian:trixie-slim", "trixie", "2.41", "3.13"},
 };
+
+const OsInfo* os_by_release(std::string_view id, std::string_view version) {
+  for (const OsInfo& o : kOses)
+    if (o.id == id && o.version == version) return &o;
+  return nullptr;
+}
+
+// "3.11.9" -> "3.11"
+std::string minor_of(const std::string& version) {
+  const std::size_t first = version.find('.');
+  return version.substr(0, first == std::string::npos ? std::string::npos : version.find('.', first + 1));
+}
 
 const OsInfo& os_info(std::string_view key) {
   for (const OsInfo& o : kOses)
@@ -100,7 +114,34 @@ Environment resolve(const Manifest& m) {
     }
   }
   env.remove_ubuntu_user = env.os_id == "ubuntu" && env.os_version == "24.04";
+  // The image's own python3 is the release's: a different version cannot be asked for.
+  if (env.python_source == PythonSource::system) {
+    if (const OsInfo* os = os_by_release(env.os_id, env.os_version);
+        os && minor_of(m.python->version.value) != os->python3)
+      throw Error("python.version " + diag::quote(m.python->version.value) + " with python.source: system, but " +
+                      std::string(os->key) + "'s python3 is " + std::string(os->python3),
+                  m.python->version.where,
+                  "set python.version to \"" + std::string(os->python3) +
+                      "\", or drop python.source: system to get Python " + m.python->version.value + " exactly");
+  }
   return env;
+}
+
+void check_locked_python(const Manifest& m, const lock::Lock& l) {
+  if (!m.python || !m.python->system) return;
+  for (const auto& p : l.apt) {
+    if (p.name != "python3") continue;
+    // Debian version "3.11.2-1+b1": the upstream part is the interpreter's version.
+    const std::string upstream = p.version.substr(0, p.version.find_first_of("-+~"));
+    const std::string& want = m.python->version.value;
+    const bool exact = std::count(want.begin(), want.end(), '.') >= 2;
+    if (exact ? upstream != want : minor_of(upstream) != want)
+      throw Error("python.version " + diag::quote(want) + " with python.source: system, but the lock installs python3 " +
+                      p.version,
+                  m.python->version.where,
+                  "set python.version to \"" + (exact ? upstream : minor_of(upstream)) + "\" and run 'envpin lock' again");
+    return;
+  }
 }
 
 }  // namespace envpin::resolve
