@@ -187,7 +187,7 @@ TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
   EXPECT_NE(dockerfile.find("RUN python3 -m venv --system-site-packages /opt/venv\n"), std::string::npos);
   const std::string check = *io::read_file(dir_ / ".envpin/check_env.sh");
   EXPECT_NE(check.find("lock_digest='" + lock_.lock_digest + "'\n"), std::string::npos);
-  EXPECT_NE(check.find("check_apt 'libjq1' '1.6-2.1+deb12u2'\n"), std::string::npos);
+  EXPECT_NE(check.find("want_apt 'libjq1' '1.6-2.1+deb12u2'\n"), std::string::npos);
   EXPECT_NE(check.find("want_package 'envpin-dep' '==2.0.0' ''\n"), std::string::npos);
   // The same lock, the same bytes.
   const std::string before = dockerfile;

@@ -33,6 +33,8 @@ STUB
 cat > "$T/bin/python3" <<'STUB'
 #!/bin/sh
 if [ "$1" = -c ]; then echo "${STUB_PY_VERSION:-3.11.9}"; exit 0; fi
+# The import check runs in a real interpreter over the fake site-packages in $PYTHONPATH.
+if [ "$1" = - ] && [ "${2:-}" = --dist ]; then exec /usr/bin/python3 "$@"; fi
 if [ "$1" = - ]; then
   shift
   cat >/dev/null
@@ -44,13 +46,34 @@ fi
 STUB
 cat > "$T/bin/dpkg-query" <<'STUB'
 #!/bin/sh
-# dpkg-query -W -f=FORMAT NAME: "ii VERSION" for the packages in $STUB_DEBS ("name version" lines).
-for n in "$@"; do :; done
-v=$(printf '%s\n' "$STUB_DEBS" | awk -v n="$n" '$1 == n { print $2 }')
-[ -n "$v" ] || exit 1
-printf 'ii %s' "$v"
+# dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' (every package, one call):
+# the packages in $STUB_DEBS ("name version" lines), installed, and one known but not installed.
+[ "$#" = 2 ] || { echo "dpkg-query stub: expected exactly -W -f=FORMAT, got: $*" >&2; exit 2; }
+printf '%s\n' "$STUB_DEBS" | awk 'NF == 2 { print "ii  " $1 " " $2 }'
+echo "un  libgl1-removed 1.0-1"
 STUB
 chmod +x "$T/bin/uname" "$T/gpu/nvidia-smi" "$T/bin/python3" "$T/bin/dpkg-query"
+# Fake site-packages for the import check: numpy prints on import (which must not reach the
+# verdicts), tqdm has a RECORD but no top_level.txt, torch answers from STUB_TORCH_* variables.
+site="$T/site"
+mkdir -p "$site/numpy" "$site/numpy-1.26.4.dist-info" "$site/tqdm" "$site/tqdm-4.66.5.dist-info" \
+  "$site/torch" "$site/torch-2.4.1+cu124.dist-info"
+printf 'print("numpy noise | on stdout")\n' > "$site/numpy/__init__.py"
+printf 'Metadata-Version: 2.1\nName: numpy\nVersion: 1.26.4\n' > "$site/numpy-1.26.4.dist-info/METADATA"
+printf 'numpy\n' > "$site/numpy-1.26.4.dist-info/top_level.txt"
+: > "$site/tqdm/__init__.py"
+printf 'Metadata-Version: 2.1\nName: tqdm\nVersion: 4.66.5\n' > "$site/tqdm-4.66.5.dist-info/METADATA"
+printf 'tqdm/__init__.py,,\ntqdm-4.66.5.dist-info/METADATA,,\n../../bin/tqdm,,\n' > "$site/tqdm-4.66.5.dist-info/RECORD"
+cat > "$site/torch/__init__.py" <<'PY'
+import os
+if os.environ.get("STUB_TORCH_BROKEN"):
+    raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")
+from . import _C, version
+PY
+printf 'import os\ncuda = os.environ.get("STUB_TORCH_CUDA", "12.4") or None\n' > "$site/torch/version.py"
+printf 'import os\ndef _cuda_getArchFlags():\n    return os.environ.get("STUB_TORCH_ARCH", "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90")\n' > "$site/torch/_C.py"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1+cu124\n' > "$site/torch-2.4.1+cu124.dist-info/METADATA"
+printf 'torch\n' > "$site/torch-2.4.1+cu124.dist-info/top_level.txt"
 printf 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n' > "$T/ubuntu"
 printf 'ID=debian\nVERSION_ID="12"\n' > "$T/debian"
 
@@ -71,6 +94,8 @@ libgl1 1.6.0-1" \
 torch 2.4.1+cu124
 tqdm 4.66.5" \
     DATA_DIR="$DATA" \
+    PYTHONPATH="$site" \
+    PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     WANDB_API_KEY=s3cr3t-value \
     "$@"
@@ -142,14 +167,20 @@ STUB
     "ok       python.pkg.numpy         1.26.4 (>=1.26,<2.1)" \
     "ok       python.pkg.torch         2.4.1+cu124 (==2.4.1)" \
     "ok       python.pkg.tqdm          4.66.5" \
+    "ok       python.import.numpy      import numpy" \
+    "ok       python.import.torch      import torch" \
+    "ok       python.import.tqdm       import tqdm" \
+    "ok       python.torch.cuda        CUDA 12.4" \
+    "ok       python.torch.arch        sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90" \
     "ok       env.DATA_DIR             '$DATA'" \
     "ok       secret.WANDB_API_KEY     set (value not shown)" \
     "ok       path.data                $DATA exists" \
-    "check_env: 18 ok, 0 mismatch, 0 skipped"
+    "check_env: 23 ok, 0 mismatch, 0 skipped"
+  case $out in *"numpy noise"*) fail "$shell_name: output of an import reached check_env's output" ;; *) pass ;; esac
 
   OPTS=--quiet
   run_check
-  expect quiet 0 "check_env: 18 ok, 0 mismatch, 0 skipped"
+  expect quiet 0 "check_env: 23 ok, 0 mismatch, 0 skipped"
   if [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ]; then pass; else fail "$shell_name: --quiet printed more than the summary"; fi
 
   run_check ENVPIN_OS_RELEASE="$T/debian"
@@ -186,6 +217,9 @@ STUB
 
   run_check "STUB_DEBS=git 1:2.39.5-0+deb12u2"
   expect apt_missing 1 "MISMATCH apt.libgl1               expected installed, found not installed; fix: rebuild the image from the generated Dockerfile"
+  run_check "STUB_DEBS=git 1:2.39.5-0+deb12u2
+libgl1-removed 1.0-1"
+  expect apt_only_exact_names 1 "MISMATCH apt.libgl1               expected installed, found not installed; fix: rebuild the image from the generated Dockerfile"
 
   run_check STUB_PY_VERSION=3.10.12
   expect python 1 "MISMATCH python.version           expected 3.11, found 3.10.12; fix: use the image's interpreter, or set ENVPIN_PYTHON to Python 3.11"
@@ -196,7 +230,23 @@ torch 2.3.0"
     "MISMATCH python.pkg.numpy         expected >=1.26,<2.1, found 2.1.0; fix: pip install 'numpy>=1.26,<2.1'" \
     "MISMATCH python.pkg.torch         expected ==2.4.1, found 2.3.0; fix: pip install 'torch==2.4.1'" \
     "MISMATCH python.pkg.tqdm          expected tqdm, found not installed; fix: pip install 'tqdm'" \
-    "check_env: 15 ok, 3 mismatch, 0 skipped"
+    "check_env: 20 ok, 3 mismatch, 0 skipped"
+
+  # Installed but not importable, or a torch build that does not fit the decision.
+  run_check STUB_TORCH_BROKEN=1
+  expect import_fails 1 \
+    "MISMATCH python.import.torch      expected 'import torch' to work, found ImportError: libcudart.so.12: cannot open shared object file: No such file or directory; fix: reinstall torch for this Python (rebuild the image)"
+  run_check STUB_TORCH_CUDA=
+  expect torch_cpu_only 1 \
+    "MISMATCH python.torch.cuda        expected a CUDA 12.4 build (cu124), found a CPU-only build (torch.version.cuda is None); fix: install torch from https://download.pytorch.org/whl/cu124 (rebuild the image)"
+  run_check STUB_TORCH_CUDA=12.1
+  expect torch_other_cuda 1 \
+    "MISMATCH python.torch.cuda        expected CUDA 12.4 (cu124), found CUDA 12.1; fix: install torch from https://download.pytorch.org/whl/cu124 (rebuild the image)"
+  run_check "STUB_TORCH_ARCH=sm_75 sm_80 sm_86"
+  expect torch_arch 1 \
+    "MISMATCH python.torch.arch        expected kernels for 8.0 9.0, found sm_75 sm_80 sm_86, none runs 9.0; fix: use a torch release whose cu124 wheels carry kernels for 9.0"
+  run_check "STUB_TORCH_ARCH=sm_80 compute_80"
+  expect torch_arch_ptx 0 "ok       python.torch.arch        sm_80 compute_80"
 
   run_check PYTHONUNBUFFERED=0
   expect env 1 "MISMATCH env.PYTHONUNBUFFERED     expected '1', found '0'; fix: export PYTHONUNBUFFERED='1'"

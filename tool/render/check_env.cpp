@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <map>
 
 #include "pin/sha256.hpp"
@@ -112,6 +113,29 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
       }
     }
     py.items("packages", packages);
+    // What check_imports imports: the distributions the manifest names, apt's Python packages,
+    // and for a CUDA torch the CUDA line of its variant ("cu124" -> "12.4") and the fleet.
+    std::vector<std::string> import_words;
+    if (!reqs.empty()) {
+      import_words.push_back("--dist");
+      for (const auto& [name, req] : reqs) import_words.push_back(name);
+    }
+    std::vector<std::string> apt_python;
+    for (const auto& a : m.apt)
+      if (a.value.name.starts_with("python3-")) apt_python.push_back(a.value.name);
+    std::sort(apt_python.begin(), apt_python.end());
+    if (!apt_python.empty()) {
+      import_words.push_back("--apt");
+      import_words.insert(import_words.end(), apt_python.begin(), apt_python.end());
+    }
+    if (env.cuda && env.cuda->torch && env.cuda->torch->variant.size() > 3) {
+      const std::string digits = env.cuda->torch->variant.substr(2);  // "124"
+      std::string fleet;
+      for (int sm : env.cuda->sms) fleet += (fleet.empty() ? "" : " ") + resolve::capability_text(sm);
+      import_words.insert(import_words.end(), {"--torch-cuda", digits.substr(0, digits.size() - 1) + "." + digits.back(),
+                                               "--fleet", fleet});
+    }
+    py.code("import_args", import_words.empty() ? Code::literal("") : Code::literal(" ") + Code::sh_words(import_words));
     d.section("python", py);
   } else {
     d.flag("python", false);

@@ -236,6 +236,160 @@ $verdicts
 EOF
 }
 
+# Installed is not enough: the top-level modules of each distribution the manifest names, and
+# of each python3-* apt package, are imported in one interpreter run (a missing shared library,
+# a module built for another Python, a venv that cannot see apt's site-packages all fail here).
+# With a CUDA torch, torch.version.cuda and the wheel's compiled kernels are compared with the
+# decision. Arguments: --dist NAME..., --apt PACKAGE..., --torch-cuda X.Y, --fleet "8.0 9.0".
+check_imports() {
+  results=$("$py" - "$@" <<'PY' 2>/dev/null
+import glob, importlib, os, sys
+from importlib import metadata
+
+out = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)  # whatever an import prints goes to stderr, not into the verdicts
+sys.stdout = sys.stderr
+
+def clean(text):
+    return "".join(c if c.isprintable() and c != "|" else "?" for c in text)[:200]
+
+def emit(*fields):
+    out.write("|".join(clean(str(f)) for f in fields) + "\n")
+
+def keep(top):
+    # A top-level name as a file list shows it: package directory, module or extension.
+    if top.endswith((".dist-info", ".egg-info", ".data", ".pth")) or top == "__pycache__":
+        return None
+    if top.endswith(".py"):
+        top = top[:-3]
+    elif top.endswith(".so"):
+        top = top.split(".")[0]
+    return top if top.isidentifier() and not top.startswith("_") else None
+
+def dist_modules(name):
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+    tops = set()
+    text = dist.read_text("top_level.txt")
+    if text:
+        tops = {keep(line.strip()) for line in text.splitlines() if line.strip() and "/" not in line}
+    else:
+        for f in dist.files or []:
+            parts = f.parts
+            if parts and parts[0] != ".." and (len(parts) > 1 or parts[0].endswith((".py", ".so"))):
+                tops.add(keep(parts[0]))
+    return sorted(t for t in tops if t)
+
+def apt_modules(package):
+    info = os.environ.get("ENVPIN_DPKG_INFO", "/var/lib/dpkg/info")
+    tops = set()
+    for path in [os.path.join(info, package + ".list")] + sorted(glob.glob(os.path.join(info, package + ":*.list"))):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split("/")
+            if len(parts) >= 6 and parts[1:3] == ["usr", "lib"] and parts[3].startswith("python3") \
+                    and parts[4] in ("dist-packages", "site-packages"):
+                tops.add(keep(parts[5]))
+    return sorted(t for t in tops if t)
+
+def try_import(module):
+    try:
+        importlib.import_module(module)
+        return None
+    except BaseException as e:  # SystemExit and KeyboardInterrupt from a module are failures too
+        first = str(e).splitlines()[0] if str(e) else ""
+        return type(e).__name__ + (": " + first if first else "")
+
+def check(what, modules, fix):
+    if not modules:
+        return
+    errors = [(m, try_import(m)) for m in modules]
+    errors = [(m, e) for m, e in errors if e]
+    if errors:
+        m, e = errors[0]
+        emit("bad", what, "'import " + m + "' to work", e, fix)
+    else:
+        emit("ok", what, "import " + ", ".join(modules))
+
+def check_torch(want_cuda, fleet):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    variant = "cu" + want_cuda.replace(".", "")
+    have = getattr(getattr(torch, "version", None), "cuda", None)
+    fix = "install torch from https://download.pytorch.org/whl/" + variant + " (rebuild the image)"
+    if have is None:
+        emit("bad", "python.torch.cuda", "a CUDA " + want_cuda + " build (" + variant + ")",
+             "a CPU-only build (torch.version.cuda is None)", fix)
+        return
+    if ".".join(str(have).split(".")[:2]) != want_cuda:
+        emit("bad", "python.torch.cuda", "CUDA " + want_cuda + " (" + variant + ")", "CUDA " + str(have), fix)
+        return
+    emit("ok", "python.torch.cuda", "CUDA " + str(have))
+    try:
+        flags = torch._C._cuda_getArchFlags() or ""
+    except BaseException:
+        flags = ""
+    words = str(flags).split()
+    sass = [int(w[3:]) for w in words if w.startswith("sm_") and w[3:].isdigit()]
+    ptx = [int(w[8:]) for w in words if w.startswith("compute_") and w[8:].isdigit()]
+    if not sass and not ptx:
+        emit("skip", "python.torch.arch", "the wheel does not list its compiled architectures")
+        return
+    missing = []
+    for c in fleet.split():
+        want = int(c.replace(".", ""))
+        if not any(s // 10 == want // 10 and s <= want for s in sass) and not any(p <= want for p in ptx):
+            missing.append(c)
+    if missing:
+        emit("bad", "python.torch.arch", "kernels for " + fleet, " ".join(words) + ", none runs " + " ".join(missing),
+             "use a torch release whose " + variant + " wheels carry kernels for " + " ".join(missing))
+    else:
+        emit("ok", "python.torch.arch", " ".join(words))
+
+mode, dists, apts, torch_cuda, fleet = None, [], [], "", ""
+args = sys.argv[1:]
+i = 0
+while i < len(args):
+    a = args[i]
+    if a in ("--dist", "--apt"):
+        mode = a
+    elif a == "--torch-cuda" and i + 1 < len(args):
+        torch_cuda, i = args[i + 1], i + 1
+    elif a == "--fleet" and i + 1 < len(args):
+        fleet, i = args[i + 1], i + 1
+    elif mode == "--dist":
+        dists.append(a)
+    elif mode == "--apt":
+        apts.append(a)
+    i += 1
+for name in dists:
+    modules = dist_modules(name)
+    if modules is not None:
+        check("python.import." + name, modules, "reinstall " + name + " for this Python (rebuild the image)")
+for package in apts:
+    check("python.import." + package, apt_modules(package), "apt-get install --reinstall " + package)
+if torch_cuda:
+    check_torch(torch_cuda, fleet)
+PY
+)
+  while IFS='|' read -r verdict what a b c; do
+    case $verdict in
+      ok) ok "$what" "$a" ;;
+      bad) mismatch "$what" "$a" "$b" "$c" ;;
+      skip) skip "$what" "$a" ;;
+    esac
+  done <<EOF
+$results
+EOF
+}
+
 check_env_var() {
   isset=''
   found=''
@@ -262,6 +416,7 @@ if check_python '3.11.9'; then
   want_package 'tomli' '==2.0.1' 'python_version < "3.11"'
   want_package 'uvicorn' '==0.34.0' ''
   check_packages
+  check_imports '--dist' 'fastapi' 'pydantic' 'tomli' 'uvicorn'
 fi
 check_env_var PORT '8080'
 
