@@ -75,6 +75,27 @@ TEST_F(ReportCli, TorchBuildFromItsMetadata) {
   EXPECT_EQ(py["torch"]["archs"], nlohmann::json::parse(R"(["sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"])"));
 }
 
+// python.source: system: a venv over Debian's dist-packages, where apt's Python packages carry
+// *.egg-info directories or plain *.egg-info files. Every site directory on sys.path counts.
+TEST_F(ReportCli, SystemSitePackagesFromApt) {
+  const fs::path venv = dir_ / "venv/lib/python3.11/site-packages";
+  const fs::path debian = dir_ / "usr/lib/python3/dist-packages";
+  fs::create_directories(venv / "pip-23.0.1.dist-info");
+  write("venv/lib/python3.11/site-packages/pip-23.0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: pip\nVersion: 23.0.1\n\n");
+  fs::create_directories(debian / "torch-2.1.2.egg-info");
+  fs::create_directories(debian / "torch");
+  write("usr/lib/python3/dist-packages/torch-2.1.2.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: torch\nVersion: 2.1.2\n\n");
+  write("usr/lib/python3/dist-packages/torch/version.py", "__version__ = '2.1.2'\ncuda: Optional[str] = None\n");
+  write("usr/lib/python3/dist-packages/six-1.16.0.egg-info", "Metadata-Version: 1.2\nName: six\nVersion: 1.16.0\n\nBody\n");
+  io::write_atomic(dir_ / "python", "#!/bin/sh\necho '[\"3.11.2\", \"/usr/bin/python3.11\", [\"" + venv.string() + "\", \"" +
+                                        debian.string() + "\"]]'\n", true);
+  const Result r = run("report --json", "ENVPIN_PYTHON=" + (dir_ / "python").string() + " PATH=/usr/bin:/bin");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto py = nlohmann::json::parse(r.out)["packages"]["python"][0];
+  EXPECT_EQ(py["packages"], nlohmann::json::parse(R"({"pip": "23.0.1", "six": "1.16.0", "torch": "2.1.2"})")) << py.dump();
+  EXPECT_EQ(py["torch"]["cuda"], "");  // Debian's python3-torch is a CPU build
+}
+
 TEST_F(ReportCli, PyenvShimResolvedWithoutRunningIt) {
   // A pyenv root: shims that fail loudly when run, and a version whose python3 answers.
   fs::create_directories(dir_ / "pyenv/shims");
@@ -112,7 +133,7 @@ TEST_F(ReportCli, LaptopWithoutGpuAgainstH100Server) {
   const Result r = run("diff --json " + reports() + "laptop-nogpu.json " + reports() + "server-h100.json");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(verdicts(r.out), (std::vector<std::string>{
-                                 "breaks path.data", "risk gpu.devices", "risk gpu.driver_vs_torch", "risk python.version",
+                                 "breaks path.data", "risk gpu.driver_vs_torch", "risk python.version", "risk gpu.devices",
                                  "risk python.pkg.tqdm", "risk python.only_in_b", "risk secrets.WANDB_API_KEY",
                                  "info gpu.driver", "info dpkg"}));
 }
@@ -143,6 +164,30 @@ TEST_F(ReportCli, TorchWithoutKernelsForTheOtherGpu) {
   EXPECT_EQ(r.code, 1);
   const auto v = verdicts(r.out);
   EXPECT_EQ(v.front(), "breaks gpu.arch_vs_torch");
+}
+
+// The server's image without torch and with other pip tooling: torch leads the differences by
+// name; pip and setuptools versions are info, not BREAKS.
+TEST_F(ReportCli, DiffNamesTheFrameworkFirstAndIgnoresPipTooling) {
+  auto a = nlohmann::json::parse(*io::read_file(reports() + "server-h100.json"));
+  auto& pa = a["packages"]["python"][0]["packages"];
+  pa["pip"] = "23.0.1";
+  pa["setuptools"] = "66.1.1";
+  pa["aaa-helper"] = "1.0";
+  auto b = a;
+  auto& pb = b["packages"]["python"][0];
+  pb["packages"].erase("torch");
+  pb.erase("torch");
+  pb["packages"]["pip"] = "24.0";
+  pb["packages"]["setuptools"] = "69.0.3";
+  pb["packages"].erase("aaa-helper");
+  write("a.json", a.dump());
+  write("b.json", b.dump());
+  const Result r = run("diff --json a.json b.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(verdicts(r.out), (std::vector<std::string>{"breaks python.pkg.torch", "risk gpu.driver_vs_torch",
+                                                        "risk python.only_in_a", "info python.pkg.pip",
+                                                        "info python.pkg.setuptools"}));
 }
 
 TEST_F(ReportCli, DiffRejectsWhatIsNotAReport) {

@@ -36,6 +36,28 @@ const json& first_python(const json& r) {
   return list.is_array() && !list.empty() ? list[0] : none;
 }
 
+// Frameworks whose build decides whether a GPU job runs at all.
+bool is_framework(const std::string& name) {
+  static const std::set<std::string> kNames = {"torch", "torchvision", "torchaudio", "jax", "jaxlib",
+                                               "tensorflow", "triton", "cupy", "flash-attn", "xformers"};
+  return kNames.contains(name) || name.starts_with("jax-cuda") || name.starts_with("cupy-cuda");
+}
+
+// Packaging tools: their versions differ between any two machines and break no job.
+bool is_pip_tooling(const std::string& name) {
+  static const std::set<std::string> kNames = {"pip", "setuptools", "wheel", "distribute", "pkg-resources"};
+  return kNames.contains(name);
+}
+
+int importance(const std::string& field) {
+  if (field == "gpu.arch_vs_torch" || field == "gpu.driver_vs_torch" || field == "gpu.torch_cpu_build") return 0;
+  if (field.starts_with("python.pkg.") && is_framework(field.substr(11))) return 1;
+  if (field == "system.arch" || field == "python.version") return 2;
+  if (field.starts_with("gpu.")) return 3;
+  if (field.starts_with("python.")) return 4;
+  return 5;
+}
+
 class Differ {
  public:
   Differ(const json& a, const json& b, std::string an, std::string bn) : a_(a), b_(b), an_(std::move(an)), bn_(std::move(bn)) {}
@@ -46,9 +68,11 @@ class Differ {
     python();
     dpkg();
     config();
+    // By verdict, then by what stops a GPU job first: torch against the GPU and driver, the
+    // framework itself, the architecture and Python, the rest of the GPU layer, other packages.
     std::stable_sort(out_.begin(), out_.end(), [](const Difference& x, const Difference& y) {
       const auto rank = [](const std::string& v) { return v == "breaks" ? 0 : v == "risk" ? 1 : 2; };
-      return rank(x.verdict) < rank(y.verdict);
+      return std::pair(rank(x.verdict), importance(x.field)) < std::pair(rank(y.verdict), importance(y.field));
     });
     return out_;
   }
@@ -146,16 +170,25 @@ class Differ {
     std::vector<std::string> only_a, only_b;
     for (auto& [name, v] : ka.items()) {
       if (!kb.contains(name)) {
-        only_a.push_back(name);
+        // A framework on one side only is named on its own, never lost in a list.
+        if (is_framework(name)) add("breaks", "python.pkg." + name, v.get<std::string>(), "not installed", "installed only on " + an_);
+        else only_a.push_back(name);
         continue;
       }
       const std::string x = v.get<std::string>(), y = kb[name].get<std::string>();
       if (x == y) continue;
+      if (is_pip_tooling(name)) {
+        add("info", "python.pkg." + name, x, y, "packaging tool");
+        continue;
+      }
       const bool minor = major_minor(x) != major_minor(y);
       add(minor ? "breaks" : "risk", "python.pkg." + name, x, y, minor ? "another minor version" : "another patch version");
     }
-    for (auto& [name, v] : kb.items())
-      if (!ka.contains(name)) only_b.push_back(name);
+    for (auto& [name, v] : kb.items()) {
+      if (ka.contains(name)) continue;
+      if (is_framework(name)) add("breaks", "python.pkg." + name, "not installed", v.get<std::string>(), "installed only on " + bn_);
+      else only_b.push_back(name);
+    }
     const auto names = [](const std::vector<std::string>& v) {
       std::string s;
       for (std::size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? ", " : "") + v[i];

@@ -118,10 +118,13 @@ json gpu_layer() {
   return g;
 }
 
-// METADATA / PKG-INFO "Name:" and "Version:" of a .dist-info or .egg-info directory.
+// METADATA / PKG-INFO "Name:" and "Version:" of a .dist-info or .egg-info directory, or of an
+// .egg-info that is itself the PKG-INFO file (as some Debian python3-* packages install it).
 std::pair<std::string, std::string> dist_name_version(const fs::path& dir) {
+  std::error_code ec;
+  const bool plain = fs::is_regular_file(dir, ec);
   for (const char* file : {"METADATA", "PKG-INFO"}) {
-    std::ifstream in(dir / file);
+    std::ifstream in(plain ? dir : dir / file);
     if (!in) continue;
     std::string line, name, version;
     while (std::getline(in, line) && !line.empty()) {
@@ -216,7 +219,7 @@ json python_interpreter(const std::string& command) {
     }
   }
   py["packages"] = packages;
-  py["how"] = "installed metadata (*.dist-info) on the interpreter's sys.path";
+  py["how"] = "installed metadata (*.dist-info, *.egg-info) in every directory of the interpreter's sys.path";
   return py;
 }
 
