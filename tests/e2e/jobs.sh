@@ -91,6 +91,12 @@ if [ -n "$REF" ] && [ "$(state_of ref)" = exited ] && [ -z "$(resumed_at ref)" ]
 image=$(sed -n 's/^image=//p' logs/ref.status)
 want=$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" .envpin/run.sh)
 case $image in envpin/e2e-jobs:?*) [ "$image" = "$want" ] && pass || fail "job image '$image' is not run.sh's '$want'" ;; *) fail "job image '$image'" ;; esac
+# The build went to the terminal and logs/build.log, not into the first job's log.
+if grep -q '^Step 1/' logs/build.log && ! grep -q '^Step 1/' logs/ref.log && grep -q '^Step 1/' "$T/ref.out"; then pass; else
+  fail "image build output: not in logs/build.log and the terminal only"; head -5 logs/ref.log; fi
+# `sh -c SCRIPT` resumed: the resume words reach the script as "$@" (not as $0) and as ENVPIN_RESUME_ARGS.
+"$ENVPIN" run --job-id shc -- sh -c 'if [ -e "$ENVPIN_CHECKPOINT_DIR/c" ]; then echo "resumed args=[$*] env=[$ENVPIN_RESUME_ARGS]"; else touch "$ENVPIN_CHECKPOINT_DIR/c"; exit 3; fi' >"$T/shc.out" 2>&1
+if grep -qx 'resumed args=\[--resume auto\] env=\[--resume auto\]' logs/shc.log; then pass; else fail "sh -c job resumed"; cat logs/shc.log; fi
 E2E_JOB_TOKEN=planted-value-7 "$ENVPIN" run --job-id env -- sh -c 'echo "job=$JOB_ID dir=$ENVPIN_CHECKPOINT_DIR token=$E2E_JOB_TOKEN"' >/dev/null 2>&1
 if grep -q '^job=env dir=/checkpoints token=planted-value-7$' logs/env.log && ! grep -q planted-value-7 .envpin/run.sh logs/env.args; then
   pass; else fail "job environment"; cat logs/env.log; fi
@@ -117,7 +123,11 @@ expect_resumed lost "killed supervisor + envpin resume"
 step "envpin stop, then envpin resume --detach and envpin logs"
 "$ENVPIN" run --detach --job-id stopped -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
 wait_for 30 at_least_step stopped 10 || fail "no checkpoint from job stopped"
+stop_start=$(date +%s)
 if "$ENVPIN" stop stopped >"$T/stop.out" 2>&1 && [ "$(state_of stopped)" = stopped ]; then pass; else fail "envpin stop"; cat "$T/stop.out"; fi
+# The container runs under an init: SIGTERM reaches the job at once, no wait for the SIGKILL.
+stop_took=$(( $(date +%s) - stop_start ))
+if [ "$stop_took" -lt 5 ]; then pass; else fail "envpin stop took $stop_took s (stop_timeout is 5: SIGTERM was ignored)"; fi
 "$ENVPIN" resume --detach stopped >/dev/null 2>&1
 timeout 60 "$ENVPIN" logs stopped >"$T/logs.out" 2>&1
 if grep -q "^digest $REF\$" "$T/logs.out"; then pass; else fail "envpin logs did not follow to the end"; tail -5 "$T/logs.out"; fi

@@ -69,6 +69,7 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.code("gpus_sh", j.gpus.value.empty() ? Code::literal("''") : Code::sh(j.gpus.value));
   d.flag("has_resume", !j.resume.empty());
   d.text("resume_text", join_words(j.resume));
+  d.code("resume_words", Code::sh(join_words(j.resume)));
   std::vector<Code> resume;
   for (const auto& w : j.resume) resume.push_back(Code::sh(w.value));
   d.codes("resume", resume);

@@ -17,7 +17,9 @@
 # ENVPIN_CHECKPOINTS (default /mnt/shared/ckpt), ENVPIN_LOGS (default runs/logs),
 # ENVPIN_BUILD_FLAGS and ENVPIN_RUN_FLAGS (extra words for the image build and for the engine's
 # run, e.g. "--shm-size=16g" for PyTorch's data loader workers). Passed into the container: JOB_ID,
-# ENVPIN_JOB_ID, ENVPIN_CHECKPOINT_DIR, ENVPIN_RESTART_COUNT, ENVPIN_RESUME, HF_TOKEN, WANDB_API_KEY, WANDB_PROJECT.
+# ENVPIN_JOB_ID, ENVPIN_CHECKPOINT_DIR, ENVPIN_RESTART_COUNT, ENVPIN_RESUME, ENVPIN_RESUME_ARGS
+# (the words appended when resuming), HF_TOKEN, WANDB_API_KEY, WANDB_PROJECT. The container runs under an init
+# (--init), so a stop reaches the job at once.
 # Exit status: the job's; 2 when the job could not be started.
 set -u
 
@@ -146,6 +148,24 @@ write_status() {  # STATE EXIT REASON
 }
 supervisor=''
 
+# The image is built here, before a detached job leaves the terminal: its output goes to the
+# terminal and to <logs>/build.log, never into a job's log.
+build_log=$logs/build.log
+if ! "$engine" image inspect "$image" >/dev/null 2>&1; then
+  say "building $image from $dockerfile (output also in $build_log)"
+  build_rc=$logs/.build-rc.$$
+  # shellcheck disable=SC2086
+  { "$engine" build ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
+    tee "$build_log" >&2
+  rc=$(cat "$build_rc" 2>/dev/null || echo 1)
+  rm -f "$build_rc"
+  if [ "$rc" != 0 ]; then
+    write_status failed 2 "the image build failed (see $build_log)"
+    die "building $image failed (exit $rc; its output is in $build_log)" \
+      "fix what the build output names; when it cannot reach a package index or registry, give the build network access (ENVPIN_BUILD_FLAGS='--network host') or the engine a proxy"
+  fi
+fi
+
 if [ "$detach" = 1 ]; then
   # A session of its own: the terminal's SIGHUP never reaches it; output goes to the job log.
   if command -v setsid >/dev/null 2>&1; then
@@ -160,14 +180,6 @@ if [ "$detach" = 1 ]; then
   exit 0
 fi
 
-if ! "$engine" image inspect "$image" >/dev/null 2>&1; then
-  say "building $image from $dockerfile"
-  # shellcheck disable=SC2086
-  if ! "$engine" build ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" >>"$log" 2>&1; then
-    write_status failed 2 "the image build failed"
-    die "building $image failed (its output is in $log)" "run 'envpin generate' and '$engine build -f $dockerfile .' to see why"
-  fi
-fi
 # A container of this job left running (a killed supervisor, a requeued Slurm job): stopped first.
 if running; then
   say "stopping $container, left from an earlier run of job $job"
@@ -190,19 +202,25 @@ if [ -n "$gpus" ]; then
 fi
 
 resuming=0
+resume_args=''
 run_container() {
   # shellcheck disable=SC2086,SC2090
-  "$engine" run --rm --name "$container" \
+  "$engine" run --rm --init --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.job="$job" --label org.envpin.image="$image" \
     --user "$(id -u):$(id -g)" \
     -v "$project:$workdir" -w "$workdir" -v "$ckpt:$ckpt_path" \
     -e JOB_ID="$job" -e ENVPIN_JOB_ID="$job" -e ENVPIN_CHECKPOINT_DIR="$ckpt_path" \
-    -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e HF_TOKEN -e WANDB_API_KEY -e WANDB_PROJECT \
+    -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e ENVPIN_RESUME_ARGS="$resume_args" -e HF_TOKEN -e WANDB_API_KEY -e WANDB_PROJECT \
     ${gpu_flag:+"$gpu_flag"} ${gpu_value:+"$gpu_value"} \
     ${ENVPIN_RUN_FLAGS:-} \
     "$image" "$@"
 }
 
+# A shell's -c script with no $0 after it: appended words would become $0 and be lost.
+shell_c=0
+if [ $# -eq 3 ] && [ "$2" = -c ]; then
+  case ${1##*/} in sh | bash | dash | zsh | ksh | ash) shell_c=1 ;; esac
+fi
 stopping=0
 child=''
 on_signal() {
@@ -235,8 +253,16 @@ while :; do
   write_status running '' ''
   note "job $job: attempt $((restarts + 1)) in $container$( [ "$resuming" = 0 ] || echo ", resuming from $ckpt")"
   if [ "$resuming" = 1 ]; then
-    run_container "$@" '--resume' 'auto' >>"$log" 2>&1 &
+    resume_args='--resume auto'
+    if [ "$shell_c" = 1 ]; then
+      # `sh -c SCRIPT` takes the next word as $0: name the shell there so the resume words
+      # reach the script as "$@".
+      run_container "$@" "$1" '--resume' 'auto' >>"$log" 2>&1 &
+    else
+      run_container "$@" '--resume' 'auto' >>"$log" 2>&1 &
+    fi
   else
+    resume_args=
     run_container "$@" >>"$log" 2>&1 &
   fi
   child=$!
