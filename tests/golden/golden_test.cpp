@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden tests: tests/golden/cases/<case>/ holds envpin.yaml (and any file it names); its
-// expected/ folder holds the exact artifacts. ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
+// Golden tests: tests/golden/cases/<case>/ holds envpin.yaml (and any file it names, and an
+// envpin.lock for a locked case); its expected/ folder holds the exact artifacts (and for a lock
+// with wheels, requirements.lock). ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "io/atomic_file.hpp"
+#include "lock/lock.hpp"
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
@@ -50,12 +52,32 @@ std::string first_difference(const std::string& want, const std::string& got) {
   }
 }
 
+// The environment of a case: resolved from the manifest, with the case's lock when it has one
+// (which must belong to the manifest and be intact, as generate requires).
+resolve::Environment environment(const fs::path& dir, const manifest::Manifest& m) {
+  resolve::Environment env = resolve::resolve(m);
+  if (const auto text = io::read_file(dir / "envpin.lock")) {
+    env.lock = lock::parse(*text, "envpin.lock");
+    EXPECT_EQ(env.lock->inputs_digest, lock::inputs_digest(m)) << "the case's lock is stale";
+    EXPECT_EQ(env.lock->lock_digest, lock::compute_lock_digest(*env.lock)) << "the case's lock was edited";
+    resolve::check_locked_python(m, *env.lock);
+  }
+  return env;
+}
+
+// What `generate` writes, plus requirements.lock for a lock with wheels (what pip installs).
+std::vector<render::Artifact> outputs(const manifest::Manifest& m, const resolve::Environment& env) {
+  std::vector<render::Artifact> out = render::render_all(m, env);
+  if (env.lock && !env.lock->python.empty()) out.push_back({"requirements.lock", lock::requirements_lock(*env.lock), false});
+  return out;
+}
+
 class Golden : public testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, ArtifactsMatchByteForByte) {
   const fs::path dir = kCases / GetParam();
   const manifest::Manifest m = manifest::load((dir / "envpin.yaml").string());
-  const std::vector<render::Artifact> artifacts = render::render_all(m, resolve::resolve(m));
+  const std::vector<render::Artifact> artifacts = outputs(m, environment(dir, m));
   const fs::path expected_dir = dir / "expected";
 
   if (const char* update = std::getenv("ENVPIN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
@@ -79,9 +101,9 @@ TEST_P(Golden, ArtifactsMatchByteForByte) {
 TEST_P(Golden, RenderingIsDeterministic) {
   const fs::path dir = kCases / GetParam();
   const manifest::Manifest m = manifest::load((dir / "envpin.yaml").string());
-  const auto first = render::render_all(m, resolve::resolve(m));
-  const auto second = render::render_all(manifest::load((dir / "envpin.yaml").string()),
-                                         resolve::resolve(m));
+  const auto first = outputs(m, environment(dir, m));
+  const manifest::Manifest again = manifest::load((dir / "envpin.yaml").string());
+  const auto second = outputs(again, environment(dir, again));
   ASSERT_EQ(first.size(), second.size());
   for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].bytes, second[i].bytes);
 }
