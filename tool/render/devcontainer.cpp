@@ -8,7 +8,7 @@
 
 namespace envpin::render {
 
-Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment&) {
+Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment& env) {
   namespace fs = std::filesystem;
   // Paths in devcontainer.json are relative to the folder holding it.
   const fs::path folder = fs::path(m.outputs.devcontainer.value).parent_path();
@@ -23,6 +23,9 @@ Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment&) 
   nlohmann::json j;
   j["name"] = m.name.value;
   j["build"] = {{"dockerfile", relative(m.outputs.dockerfile.value)}, {"context", relative(".")}};
+  // The manifest's platform, whatever the laptop is (one platform: a multi-platform manifest
+  // leaves the choice to the engine, which takes the host's).
+  if (env.platforms.size() == 1) j["build"]["options"] = nlohmann::json::array({"--platform=" + env.platforms.front()});
   j["workspaceFolder"] = m.workdir.value;
   // A mount string is comma-separated key=value pairs with no quoting: the workdir must be a
   // plain path word (the loader allows no ',' or '='; Code::word checks again).

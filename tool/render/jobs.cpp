@@ -70,6 +70,11 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.flag("has_resume", !j.resume.empty());
   d.text("resume_text", join_words(j.resume));
   d.code("resume_words", Code::sh(join_words(j.resume)));
+  // The image is built for the manifest's platform, whatever the host is (one platform; with
+  // several, the engine builds the host's and check_env names the mismatch).
+  d.code("platform_flag", m.platforms.size() == 1 ? Code::literal("--platform ") + Code::sh(m.platforms.front().value.text()) +
+                                                        Code::literal(" ")
+                                                  : Code::literal(""));
   std::vector<Code> resume;
   for (const auto& w : j.resume) resume.push_back(Code::sh(w.value));
   d.codes("resume", resume);

@@ -155,7 +155,7 @@ if ! "$engine" image inspect "$image" >/dev/null 2>&1; then
   say "building $image from $dockerfile (output also in $build_log)"
   build_rc=$logs/.build-rc.$$
   # shellcheck disable=SC2086
-  { "$engine" build ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
+  { "$engine" build --platform 'linux/amd64' ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
     tee "$build_log" >&2
   rc=$(cat "$build_rc" 2>/dev/null || echo 1)
   rm -f "$build_rc"
