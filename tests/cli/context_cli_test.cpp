@@ -28,6 +28,39 @@ class ContextCli : public Cli {
   }
 };
 
+// A project inside a git repository: what the repository's .gitignore files ignore (the root's,
+// the project's own, a tracked one below it) stays out of the .dockerignore and the context;
+// context.include_gitignored: true sends it.
+TEST_F(ContextCli, WhatGitIgnoresStaysOut) {
+  const fs::path repo = dir_ / "repo", p = repo / "proj";
+  io::write_atomic(repo / ".gitignore", "*.bin\n/proj/data/\n/other/\n", false);
+  io::write_atomic(p / ".gitignore", "outputs/\n", false);
+  io::write_atomic(p / "sub/.gitignore", "local.txt\n", false);
+  for (const char* f : {"src/train.py", "model.bin", "data/x.csv", "outputs/o.txt", "sub/local.txt", "sub/keep.txt",
+                        "other/y.txt"})
+    io::write_atomic(p / f, "x\n", false);
+  ASSERT_EQ(shell("git -C " + repo.string() + " init -q && git -C " + repo.string() + " add proj/sub/.gitignore && echo ok"), "ok\n");
+  io::write_atomic(p / "envpin.yaml", "envpin: 1\nname: ctx\n", false);
+  ASSERT_EQ(run("generate -f repo/proj/envpin.yaml").code, 0);
+  const std::string ignore = *io::read_file(p / ".dockerignore");
+  EXPECT_NE(ignore.find("# Ignored by git (repo/.gitignore); context.include_gitignored: true sends them.\n**/*.bin\ndata/**\n"
+                        "# Ignored by git (repo/proj/.gitignore); context.include_gitignored: true sends them.\n**/outputs/**\n"
+                        "# Ignored by git (repo/proj/sub/.gitignore); context.include_gitignored: true sends them.\nsub/**/local.txt\n"),
+            std::string::npos)
+      << ignore;
+  const auto listing = [&] {
+    const Result r = run("context -f repo/proj/envpin.yaml -o ctx.tar");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return shell("tar -tf " + (dir_ / "ctx.tar").string() + " | grep -v '/$' | grep -v '\\(^\\|/\\)\\.' | sort");
+  };
+  EXPECT_EQ(listing(), "Dockerfile\nenvpin.yaml\nother/y.txt\nsrc/train.py\nsub/keep.txt\n");
+  io::write_atomic(p / "envpin.yaml", "envpin: 1\nname: ctx\ncontext: {include_gitignored: true}\n", false);
+  ASSERT_EQ(run("generate -f repo/proj/envpin.yaml").code, 0);
+  EXPECT_EQ(io::read_file(p / ".dockerignore")->find("Ignored by git"), std::string::npos);
+  EXPECT_EQ(listing(), "Dockerfile\ndata/x.csv\nenvpin.yaml\nmodel.bin\nother/y.txt\noutputs/o.txt\nsrc/train.py\n"
+                       "sub/keep.txt\nsub/local.txt\n");
+}
+
 TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   make_project(dir_ / "a");
   ASSERT_EQ(run("generate -f a/envpin.yaml").code, 0);

@@ -14,7 +14,7 @@
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl /usr/bin/python3
+need git dockerd docker docker-registry debootstrap curl /usr/bin/python3
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
   exec sudo -n -E sh "$0" "$@"
 fi
@@ -61,6 +61,13 @@ for f in .env .ENV sub/.env.production .envrc prod.env server.pem tls.key keysto
   printf 'SECRET=planted-%s-b7e2\n' "$n" > "$P/$f"
 done
 ln "$P/.env" "$P/src/settings.txt"  # a hard link: docker would send it; envpin context does not
+# What git ignores stays out of the context: a git repository with a .gitignore at the root and
+# a tracked one in src/ (data, weights, build output), and one re-included file.
+printf '*.bin\n!keep.bin\n/data/\nbuild/\n' > "$P/.gitignore"
+printf 'local_*.py\n' > "$P/src/.gitignore"
+mkdir -p "$P/data" "$P/src/build"
+for f in model.bin keep.bin data/big.csv src/build/out.o src/local_notes.py; do echo "gitignored $f" > "$P/$f"; done
+git -C "$P" init -q && git -C "$P" add src/.gitignore || { fail "git init"; exit 1; }
 
 step "generate"
 (cd "$P" && "$ENVPIN" generate >/dev/null) && pass || { fail "generate"; exit 1; }
@@ -102,7 +109,13 @@ for tag in dir ctx copyall; do
   else
     pass
   fi
-  [ "$tag" = copyall ] && continue
+  if [ "$tag" = copyall ]; then
+    tar -tf "$T/fs-$tag.tar" | grep '^ctx/' | sort > "$T/ctx-files.txt"
+    if grep -qx 'ctx/keep.bin' "$T/ctx-files.txt" && grep -qx 'ctx/src/train.py' "$T/ctx-files.txt" &&
+       ! grep -q 'ctx/model.bin\|ctx/data/.\|ctx/src/build/.\|ctx/src/local_notes.py' "$T/ctx-files.txt"; then pass; else
+      fail "docker's context and the project's .gitignore files"; cat "$T/ctx-files.txt"; fi
+    continue
+  fi
   if docker run --rm --entrypoint /bin/sh "$img" -c 'test ! -e /pwned'; then pass; else fail "$tag: a payload ran at build time"; fi
   docker image inspect --format '{{json .Config.Env}}' "$img" > "$T/env-$tag.json"
   if /usr/bin/python3 - "$T/values.json" "$T/env-$tag.json" <<'PY'

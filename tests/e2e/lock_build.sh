@@ -8,7 +8,7 @@
 # failures a lock must cause (changed wheel, wrong digest, edited lock, stale manifest).
 #   lock_build.sh ENVPIN_BINARY
 set -u
-ENVPIN=$1
+ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl sha256sum /usr/bin/python3
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -70,7 +70,7 @@ envpin: 1
 name: e2e-locked
 base: $IMAGE
 os: debian12
-apt: [jq, python3-venv]
+apt: [jq, python3-venv, python3-six]
 python:
   version: "3.11"
   source: system
@@ -137,7 +137,7 @@ if ENVPIN_CONTAINER_ENGINE=none ENVPIN_APT_MIRROR="$MIRROR" "$ENVPIN" lock -f "$
      >"$T/nodocker.out" 2>"$T/nodocker.err" &&
    grep -q '^apt-closure = "partial"$' "$T/nodocker/envpin.lock" &&
    grep -q "the apt closure is partial" "$T/nodocker.err" &&
-   [ "$(grep -c '^\[\[apt\]\]$' "$T/nodocker/envpin.lock")" = 2 ]; then pass; else
+   [ "$(grep -c '^\[\[apt\]\]$' "$T/nodocker/envpin.lock")" = 3 ]; then pass; else
   fail "lock without a container engine"; cat "$T/nodocker.err"; fi
 /usr/bin/python3 -c '
 import sys, tomllib
@@ -146,7 +146,7 @@ for p in tomllib.load(open(sys.argv[1], "rb")).get("apt", []):
   got=$(curl -sf "$MIRROR/$file" | sha256sum | cut -d' ' -f1)
   [ "$got" = "$sha" ] && echo ok || echo "$file: lock $sha, mirror $got"
 done > "$T/nodocker-check.txt"
-if [ "$(grep -c '^ok$' "$T/nodocker-check.txt")" = 2 ]; then pass; else fail "Packages-index hashes"; cat "$T/nodocker-check.txt"; fi
+if [ "$(grep -c '^ok$' "$T/nodocker-check.txt")" = 3 ]; then pass; else fail "Packages-index hashes"; cat "$T/nodocker-check.txt"; fi
 
 # --- generate and build -------------------------------------------------------------------------
 step "envpin generate and docker build"
@@ -167,6 +167,58 @@ if [ -z "$missing" ]; then pass; else fail "installed debs differ from the lock:
 docker run --rm --network none envpin-e2e python -m pip list --format=freeze > "$T/pip.txt" 2>/dev/null
 if grep -qx 'envpin-demo==1.0.0' "$T/pip.txt" && grep -qx 'envpin-dep==2.0.0' "$T/pip.txt"; then pass; else
   fail "pip list in the image"; cat "$T/pip.txt"; fi
+
+# --- green means it works: python.source: system sees apt's Python packages ----------------------
+step "apt's python3-six in the image: import, check_env, report, removal"
+if docker run --rm --network none envpin-e2e sh -c 'test "$(id -un)" = dev && python -c "import six, envpin_demo"' >"$T/import.out" 2>&1; then
+  pass; else fail "python -c 'import six' as the image's user"; cat "$T/import.out"; fi
+if grep -q '^ok  *python\.import\.python3-six  *import six$' "$T/check.log" && grep -q '^ok  *python\.import\.envpin-demo  *import envpin_demo$' "$T/check.log"; then
+  pass; else fail "check_env did not import six and envpin_demo"; cat "$T/check.log"; fi
+# The module gone while dpkg still lists the package: only the import check can see it.
+docker run --rm --network none --user root envpin-e2e sh -c 'rm /usr/lib/python3/dist-packages/six.py && envpin-check-env' >"$T/check-nosix.log" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "^MISMATCH python.import.python3-six expected 'import six' to work, found ModuleNotFoundError: No module named 'six'; fix: apt-get install --reinstall python3-six$" "$T/check-nosix.log"; then
+  pass; else fail "check_env with six.py removed: exit $rc"; cat "$T/check-nosix.log"; fi
+docker run --rm --network none --user root envpin-e2e sh -c 'dpkg -r --force-depends python3-six >/dev/null 2>&1; envpin-check-env' >"$T/check-nodeb.log" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q '^MISMATCH apt.python3-six  *expected [^ ]*, found not installed' "$T/check-nodeb.log"; then
+  pass; else fail "check_env with python3-six removed: exit $rc"; cat "$T/check-nodeb.log"; fi
+# envpin itself in the image (the self-contained bundle): report sees apt's and pip's packages.
+BUNDLE=$(dirname "$ENVPIN")/envpin-bundle
+docker run --rm --network none -v "$BUNDLE:/opt/envpin:ro" envpin-e2e /opt/envpin/bin/envpin report --json >"$T/report.json" 2>"$T/report.err"
+if /usr/bin/python3 -c '
+import json, sys
+py = json.load(open(sys.argv[1]))["packages"]["python"][0]["packages"]
+assert "six" in py and py.get("envpin-demo") == "1.0.0", py' "$T/report.json" 2>"$T/report-check.err"; then pass; else
+  fail "envpin report in the image does not list six and envpin-demo"; cat "$T/report.err" "$T/report-check.err"; fi
+
+# A one-line env edit: a new image tag, built in seconds because the apt and pip layers come
+# from the cache (they sit before env, check_env and the manifest-digest label).
+step "a one-line env edit: envpin run builds a new image from the cache"
+cp "$P/envpin.yaml" "$T/before-edit.yaml"
+printf 'jobs: {checkpoints: {path: /checkpoints, host: ckpt}, logs: logs}\n' >> "$P/envpin.yaml"
+mkdir -p "$P/ckpt"
+"$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || fail "generate with a jobs section"
+docker tag envpin-e2e "$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" "$P/.envpin/run.sh")"
+first_image=$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" "$P/.envpin/run.sh")
+sed -i 's/^env: {ENVPIN_E2E: "1"}$/env: {ENVPIN_E2E: "2"}/' "$P/envpin.yaml"
+"$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || fail "generate after the env edit"
+edited_image=$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" "$P/.envpin/run.sh")
+start=$(date +%s)
+(cd "$P" && DOCKER_BUILDKIT=0 ENVPIN_BUILD_FLAGS="--network host" ENVPIN_RUN_FLAGS="--network none" \
+  "$ENVPIN" run --job-id edited -- sh -c 'echo "ENVPIN_E2E=$ENVPIN_E2E"') >"$T/edited.out" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+step "envpin run after the env edit (rebuild included): $took s"
+if [ "$rc" = 0 ] && [ "$edited_image" != "$first_image" ] && grep -qx 'ENVPIN_E2E=2' "$P/logs/edited.log"; then pass; else
+  fail "envpin run after an env edit: exit $rc, images '$first_image' -> '$edited_image'"; cat "$T/edited.out"; fi
+# Each expensive step (apt, the venv, pip) came from the cache.
+if awk '/^Step [0-9]+\/[0-9]+ : RUN (apt-get update|python3 -m venv|python -m pip)/ { want = 1; next }
+        want { if ($0 !~ /Using cache/) bad = 1; want = 0 } END { exit bad }' "$P/logs/build.log" &&
+   [ "$(grep -c 'Using cache' "$P/logs/build.log")" -ge 3 ]; then pass; else
+  fail "the rebuild after an env edit did not reuse the apt/pip layers"; cat "$P/logs/build.log" | head -40; fi
+cp "$T/before-edit.yaml" "$P/envpin.yaml"
+"$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null 2>&1
 
 # --- what a lock must refuse --------------------------------------------------------------------
 step "negative cases"
@@ -202,18 +254,18 @@ echo 'secrets: [E2E_TOKEN]' >> "$P/envpin.yaml"
 rc=$?
 # secrets do not affect resolution: still current.
 if [ "$rc" = 0 ]; then pass; else fail "verify after a change that does not affect pins: exit $rc"; cat "$T/verify-stale.out"; fi
-sed -i 's/^apt: \[jq, python3-venv\]$/apt: [jq, python3-venv, less]/' "$P/envpin.yaml"
+sed -i 's/^apt: \[jq, python3-venv, python3-six\]$/apt: [jq, python3-venv, python3-six, less]/' "$P/envpin.yaml"
 "$ENVPIN" verify -f "$P/envpin.yaml" >"$T/verify-stale.out" 2>&1
 rc=$?
 if [ "$rc" = 2 ] && grep -q "is stale" "$T/verify-stale.out"; then pass; else fail "verify of a stale lock: exit $rc"; cat "$T/verify-stale.out"; fi
 # A package apt does not know, and a requirement with no wheel on the index: clear errors
 # naming the manifest entry, and the old lock stays.
-sed -i 's/^apt: \[jq, python3-venv, less\]$/apt: [jq, python3-venv, envpin-no-such-deb]/' "$P/envpin.yaml"
+sed -i 's/^apt: \[jq, python3-venv, python3-six, less\]$/apt: [jq, python3-venv, python3-six, envpin-no-such-deb]/' "$P/envpin.yaml"
 "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-apt.out" 2>&1
 rc=$?
-if [ "$rc" = 1 ] && grep -q "envpin.yaml:5:25: apt cannot resolve the packages in .*Unable to locate package envpin-no-such-deb" "$T/lock-apt.out" &&
+if [ "$rc" = 1 ] && grep -q "envpin.yaml:5:38: apt cannot resolve the packages in .*Unable to locate package envpin-no-such-deb" "$T/lock-apt.out" &&
    cmp -s "$P/envpin.lock" "$T/good.lock"; then pass; else fail "lock with an unknown apt package: exit $rc"; cat "$T/lock-apt.out"; fi
-sed -i 's/^apt: .*$/apt: [jq, python3-venv]/; s/^  packages: \[envpin-demo==1.0.0\]$/  packages: [envpin-demo==1.0.0, envpin-nowheel==1.0]/' "$P/envpin.yaml"
+sed -i 's/^apt: .*$/apt: [jq, python3-venv, python3-six]/; s/^  packages: \[envpin-demo==1.0.0\]$/  packages: [envpin-demo==1.0.0, envpin-nowheel==1.0]/' "$P/envpin.yaml"
 "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock-pip.out" 2>&1
 rc=$?
 if [ "$rc" = 1 ] && grep -q "envpin.yaml:10:34: pip cannot resolve the Python packages for cp311 x86_64: ERROR: Could not find a version that satisfies the requirement envpin-nowheel==1.0" "$T/lock-pip.out" &&

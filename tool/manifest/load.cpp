@@ -14,6 +14,7 @@
 
 #include "diag/suggest.hpp"
 #include "diag/text.hpp"
+#include "manifest/gitignore.hpp"
 #include "manifest/paths.hpp"
 #include "manifest/yaml_reader.hpp"
 
@@ -47,7 +48,7 @@ constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements
                                             "extra_index", "source"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
-constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets"};
+constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets", "include_gitignored"};
 constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
 constexpr std::string_view kJobsKeys[] = {"checkpoints", "logs", "restart", "resume", "env", "gpus",
                                           "stop_timeout", "slurm"};
@@ -536,6 +537,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
         for (const auto& [ckey, ck, cv] : r.entries(v, "context", kContextKeys))
           if (ckey == "exclude") m.context_exclude = exclude_patterns(r, cv);
           else if (ckey == "allow_secrets") m.context_allow_secrets = allowed_secrets(r, cv);
+          else if (ckey == "include_gitignored") m.context_include_gitignored = r.boolean(cv, "context.include_gitignored").value;
       } else if (key == "devcontainer") {
         read_devcontainer(r, v, m, gpu_set);
       } else if (key == "jobs") {
@@ -626,7 +628,14 @@ Manifest load(const std::string& file) {
   buffer << in.rdbuf();
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
-  return parse(buffer.str(), file, dir);
+  Manifest m = parse(buffer.str(), file, dir);
+  if (!m.context_include_gitignored) {
+    for (const io::GitIgnoreFile& f : io::gitignore_files(dir)) {
+      const std::string shown = (path.parent_path() / f.path).lexically_normal().generic_string();
+      m.gitignore.emplace_back(shown, dockerignore_patterns(f, shown));
+    }
+  }
+  return m;
 }
 
 }  // namespace envpin::manifest

@@ -129,6 +129,10 @@ struct Manifest {
   User user;
   std::vector<Located<std::string>> context_exclude;
   std::vector<Located<std::string>> context_allow_secrets;  // secret files the context may carry
+  bool context_include_gitignored = false;                   // context.include_gitignored
+  // What the project's .gitignore files ignore, as .dockerignore patterns: (file, patterns) in
+  // the order git reads them. Filled by load(), not by parse().
+  std::vector<std::pair<std::string, std::vector<std::string>>> gitignore;
   Devcontainer devcontainer;
   std::optional<Jobs> jobs;
   Outputs outputs;

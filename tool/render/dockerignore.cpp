@@ -8,7 +8,7 @@
 
 namespace envpin::render {
 
-Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment&) {
+Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& env) {
   Fields d;
   d.text("manifest_name", manifest_name(m));
   // One list, comment lines included (an empty mustache section would leave a blank line).
@@ -21,6 +21,23 @@ Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment&) 
       if (!std::filesystem::path(dir->value).is_absolute() && dir->value != "checkpoints") dirs.push_back(dir->value);
     if (!dirs.empty()) lines.push_back("# The jobs' checkpoints and logs (jobs in " + diag::printable(manifest_name(m)) + ").");
     lines.insert(lines.end(), dirs.begin(), dirs.end());
+  }
+  // What git ignores (data, build output, local files) stays out of the context too, translated
+  // from each .gitignore (see manifest/gitignore.hpp); context.include_gitignored turns it off.
+  bool gitignored = false;
+  for (const auto& [file, patterns] : m.gitignore) {
+    if (patterns.empty()) continue;
+    lines.push_back("# Ignored by git (" + diag::printable(file) + "); context.include_gitignored: true sends them.");
+    lines.insert(lines.end(), patterns.begin(), patterns.end());
+    gitignored = true;
+  }
+  // The files the Dockerfile copies are sent even when git ignores them.
+  if (gitignored && m.python && (!m.python->packages.empty() || m.python->requirements)) {
+    const bool locked = env.lock && !env.lock->python.empty();
+    if (locked || m.python->requirements) {
+      lines.push_back("# The Dockerfile copies it.");
+      lines.push_back("!" + (locked ? std::string("requirements.lock") : m.python->requirements->value));
+    }
   }
   if (!m.context_exclude.empty()) lines.push_back("# From context.exclude in " + diag::printable(manifest_name(m)) + ".");
   for (const auto& e : m.context_exclude) lines.push_back(e.value);
