@@ -258,5 +258,24 @@ TEST_F(LockCli, SystemPythonIsTheReleasesPython3) {
   }
 }
 
+// A standalone Python's uv comes from an image: a lock from before uv was locked says so, and
+// python.uv_image must be an image reference.
+TEST_F(LockCli, UvImageUnpinnedByAnOldLockIsAWarning) {
+  write("envpin.yaml", "envpin: 1\nname: x\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: ubuntu22.04\n"
+                       "python: {version: '3.11.9'}\n");
+  write("envpin.lock", lock::to_toml(image_only_lock(manifest::load((dir_ / "envpin.yaml").string()))));
+  const Result r = run("generate");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.err, "envpin: warning: envpin.lock does not pin the uv image (an older envpin wrote it): the Dockerfile "
+                   "names ghcr.io/astral-sh/uv:0.12.9 by tag; run 'envpin lock' to pin it by digest\n");
+  EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("FROM --platform=linux/amd64 ghcr.io/astral-sh/uv:0.12.9 AS uv\n"),
+            std::string::npos);
+  write("envpin.yaml", "envpin: 1\nname: x\nos: ubuntu22.04\npython: {version: '3.11.9', uv_image: 'uv; rm -rf /'}\n");
+  const Result bad = run("validate");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.err, "envpin: error: envpin.yaml:4:39: invalid image reference 'uv; rm -rf /'\n"
+                     "envpin: hint: write it as docker does, e.g. 'registry.internal/astral-sh/uv:0.12.9'\n");
+}
+
 }  // namespace
 }  // namespace envpin

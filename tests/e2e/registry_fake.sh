@@ -61,4 +61,16 @@ lock_image missing "127.0.0.1:$PORT/ok/multi:nope" "linux/amd64"
 expect_error missing "tag 'nope' not found (HTTP 404 MANIFEST_UNKNOWN: manifest unknown from http://127.0.0.1:$PORT/v2/ok/multi/manifests/nope)"
 lock_image noplatform "127.0.0.1:$PORT/ok/single:1" "linux/arm64"
 expect_error noplatform "is linux/amd64 only, but platforms asks for linux/arm64"
+
+# A standalone Python: the uv image (python.uv_image, here a mirror on the fake registry) is
+# locked by digest like the base, and the Dockerfile's uv stage names that digest.
+mkdir -p "$T/uv"
+printf 'envpin: 1\nname: fake\nbase: 127.0.0.1:%s/ok/multi:1\nos: ubuntu22.04\npython: {version: "3.11.9", uv_image: "127.0.0.1:%s/auth/img:1"}\n' \
+  "$PORT" "$PORT" > "$T/uv/envpin.yaml"
+uv_digest=sha256:$(curl -sf -H "$ACCEPT" -H "Authorization: Bearer $(curl -sf "http://127.0.0.1:$PORT/token?scope=repository:auth/img:pull" | sed -n 's/.*"token": *"\([^"]*\)".*/\1/p')" \
+  "http://127.0.0.1:$PORT/v2/auth/img/manifests/1" | sha256sum | cut -d' ' -f1)
+if "$ENVPIN" lock -f "$T/uv/envpin.yaml" >"$T/uv/out" 2>"$T/uv/err" && "$ENVPIN" generate -f "$T/uv/envpin.yaml" >/dev/null 2>>"$T/uv/err" &&
+   grep -qx "reference = \"127.0.0.1:$PORT/auth/img:1@$uv_digest\"" "$T/uv/envpin.lock" &&
+   grep -qx "FROM --platform=linux/amd64 127.0.0.1:$PORT/auth/img:1@$uv_digest AS uv" "$T/uv/Dockerfile"; then pass; else
+  fail "uv image pinned by digest ($uv_digest)"; cat "$T/uv/err" "$T/uv/envpin.lock"; grep -n uv "$T/uv/Dockerfile"; fi
 finish

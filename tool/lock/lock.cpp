@@ -69,16 +69,14 @@ json project(const Lock& l, bool for_digest) {
   j["platforms"] = l.platforms;
   j["inputs-digest"] = l.inputs_digest;
   if (!for_digest) j["lock-digest"] = l.lock_digest;
-  if (l.image) {
+  const auto image = [](const Image& i) {
     json pm = json::array();
-    for (const auto& p : l.image->platforms)
-      pm.push_back({{"platform", p.platform}, {"manifest", p.manifest}, {"config", p.config}});
-    j["image"] = {{"requested", l.image->requested},
-                  {"reference", l.image->reference},
-                  {"digest", l.image->digest},
-                  {"media-type", l.image->media_type},
-                  {"platform-manifests", pm}};
-  }
+    for (const auto& p : i.platforms) pm.push_back({{"platform", p.platform}, {"manifest", p.manifest}, {"config", p.config}});
+    return json{{"requested", i.requested}, {"reference", i.reference}, {"digest", i.digest},
+                {"media-type", i.media_type}, {"platform-manifests", pm}};
+  };
+  if (l.image) j["image"] = image(*l.image);
+  if (l.uv_image) j["uv-image"] = image(*l.uv_image);
   if (l.cuda)
     j["cuda"] = {{"toolkit", l.cuda->toolkit},
                  {"architectures", l.cuda->architectures},
@@ -185,9 +183,10 @@ void check_shapes(const Lock& l, const std::string& file) {
   const auto digest = [&](std::string_view v) { return v.starts_with("sha256:") && hex64(v.substr(7)); };
   const auto only = [](std::string_view v, std::string_view extra) { return !v.empty() && diag::only_ascii(v, extra); };
   const auto url = [](std::string_view v) { return manifest::is_index_url(v); };
-  if (l.image) {
-    if (!only(l.image->reference, "._/:@-")) bad("[image]", "reference", l.image->reference);
-    if (!digest(l.image->digest)) bad("[image]", "digest", l.image->digest);
+  for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[uv-image]", &l.uv_image}}) {
+    if (!*i) continue;
+    if (!only((*i)->reference, "._/:@-")) bad(table, "reference", (*i)->reference);
+    if (!digest((*i)->digest)) bad(table, "digest", (*i)->digest);
   }
   if (!l.python_index.empty() && !url(l.python_index)) bad("the lock", "python-index", l.python_index);
   for (const AptPackage& a : l.apt) {
@@ -236,14 +235,15 @@ std::string to_toml(const Lock& l) {
   w.key("lock-digest", l.lock_digest);
   w.key_if("apt-closure", l.apt_closure);
   w.key_if("python-index", l.python_index);
-  if (l.image) {
-    w.raw("\n[image]\n");
-    w.key("requested", l.image->requested);
-    w.key("reference", l.image->reference);
-    w.key("digest", l.image->digest);
-    w.key("media-type", l.image->media_type);
+  for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[uv-image]", &l.uv_image}}) {
+    if (!*i) continue;
+    w.raw("\n" + std::string(table) + "\n");
+    w.key("requested", (*i)->requested);
+    w.key("reference", (*i)->reference);
+    w.key("digest", (*i)->digest);
+    w.key("media-type", (*i)->media_type);
     w.raw("platform-manifests = [\n");
-    for (const auto& p : l.image->platforms)
+    for (const auto& p : (*i)->platforms)
       w.raw("  { platform = " + quoted(p.platform) + ", manifest = " + quoted(p.manifest) +
             ", config = " + quoted(p.config) + " },\n");
     w.raw("]\n");
@@ -315,18 +315,20 @@ Lock parse(const std::string& text, const std::string& file) {
   l.lock_digest = r.str(j, "lock-digest", "the lock");
   l.python_index = r.str(j, "python-index", "the lock", true);
   l.apt_closure = r.str(j, "apt-closure", "the lock", true);
-  if (j.contains("image")) {
-    const json& i = j["image"];
+  for (const auto& [key, target] : {std::pair{"image", &l.image}, std::pair{"uv-image", &l.uv_image}}) {
+    if (!j.contains(key)) continue;
+    const json& i = j[key];
+    const std::string name = "[" + std::string(key) + "]";
     Image image;
-    image.requested = r.str(i, "requested", "[image]");
-    image.reference = r.str(i, "reference", "[image]");
-    image.digest = r.str(i, "digest", "[image]");
-    image.media_type = r.str(i, "media-type", "[image]");
-    for (const auto& p : r.array(i, "platform-manifests", "[image]"))
-      image.platforms.push_back({r.str(p, "platform", "[image] platform-manifests"),
-                                 r.str(p, "manifest", "[image] platform-manifests"),
-                                 r.str(p, "config", "[image] platform-manifests")});
-    l.image = image;
+    image.requested = r.str(i, "requested", name);
+    image.reference = r.str(i, "reference", name);
+    image.digest = r.str(i, "digest", name);
+    image.media_type = r.str(i, "media-type", name);
+    for (const auto& p : r.array(i, "platform-manifests", name))
+      image.platforms.push_back({r.str(p, "platform", name + " platform-manifests"),
+                                 r.str(p, "manifest", name + " platform-manifests"),
+                                 r.str(p, "config", name + " platform-manifests")});
+    *target = image;
   }
   if (j.contains("cuda")) {
     const json& c = j["cuda"];
@@ -391,6 +393,8 @@ std::string inputs_digest(const manifest::Manifest& m) {
     py["index"] = m.python->index ? m.python->index->value : "";
     py["extra-index"] = json::array();
     for (const auto& u : m.python->extra_index) py["extra-index"].push_back(u.value);
+    // Only when set: locks of manifests without it keep their digest.
+    if (m.python->uv_image) py["uv-image"] = m.python->uv_image->value;
     py["packages"] = json::array();
     for (const auto& r : m.python->packages) py["packages"].push_back(r.value.text());
     if (m.python->requirements) {

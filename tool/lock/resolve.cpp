@@ -65,7 +65,9 @@ std::string container_engine(const ResolveOptions& o) {
   return o.engine.empty() ? io::find_container_engine({"ENVPIN_CONTAINER_ENGINE"}) : o.engine;
 }
 
-Image resolve_image(const resolve::Environment& env, const manifest::Manifest& m, const ResolveOptions& o) {
+// `reference` by digest, for the manifest's platforms; errors are placed at `where`.
+Image resolve_image(const std::string& reference, const resolve::Environment& env, std::optional<diag::Location> where,
+                    const ResolveOptions& o) {
   net::RegistryOptions ro;
   ro.insecure = o.insecure_registries;
   if (const char* e = std::getenv("ENVPIN_INSECURE_REGISTRIES"); e && *e) {
@@ -74,17 +76,16 @@ Image resolve_image(const resolve::Environment& env, const manifest::Manifest& m
     while (std::getline(list, item, ',')) ro.insecure.push_back(item);
   }
   ro.http.progress = o.progress;
-  if (o.progress) o.progress("resolving image " + env.base_image);
+  if (o.progress) o.progress("resolving image " + reference);
   net::ResolvedImage r;
   try {
-    r = net::resolve_image(env.base_image, env.platforms, ro);
+    r = net::resolve_image(reference, env.platforms, ro);
   } catch (const Error& e) {
-    std::optional<diag::Location> where = m.base ? std::optional(m.base->where) : std::nullopt;
     throw Error(e.message(), where, e.hint());
   }
   Image image;
-  image.requested = env.base_image;
-  image.reference = env.base_image.substr(0, env.base_image.find('@')) + "@" + r.digest;
+  image.requested = reference;
+  image.reference = reference.substr(0, reference.find('@')) + "@" + r.digest;
   image.digest = r.digest;
   image.media_type = r.media_type;
   for (const auto& p : r.platforms) image.platforms.push_back({p.platform, p.manifest, p.config});
@@ -386,7 +387,11 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
   lock.created_by = std::string("envpin ") + kEnvpinVersion;
   lock.platforms = env.platforms;
   lock.inputs_digest = inputs_digest(m);
-  lock.image = resolve_image(env, m, o);
+  lock.image = resolve_image(env.base_image, env, m.base ? std::optional(m.base->where) : std::nullopt, o);
+  // The uv that installs a standalone Python is pinned like the base (COPY --from runs its code).
+  if (!env.uv_image.empty())
+    lock.uv_image = resolve_image(env.uv_image, env, m.python->uv_image ? std::optional(m.python->uv_image->where)
+                                                                      : std::optional(m.python->version.where), o);
   if (env.cuda)
     lock.cuda = Cuda{env.cuda->toolkit, env.cuda->cmake_architectures, env.cuda->driver_packaged,
                      env.cuda->torch ? env.cuda->torch->variant : ""};

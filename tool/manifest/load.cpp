@@ -45,7 +45,7 @@ constexpr std::string_view kTopKeys[] = {
     "jobs",   "outputs"};
 constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver"};
 constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements", "index",
-                                            "extra_index", "source"};
+                                            "extra_index", "source", "uv_image"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
 constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets", "include_gitignored"};
@@ -212,6 +212,13 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
       py.index = r.string(v, "python.index");
     } else if (key == "extra_index") {
       py.extra_index = r.string_list(v, "python.extra_index");
+    } else if (key == "uv_image") {
+      py.uv_image = r.string(v, "python.uv_image");
+      const std::string& image = py.uv_image->value;
+      if (image.size() < 2 || !only(image, "._/:@-") || !only(image.substr(0, 1), "") ||
+          !only(image.substr(image.size() - 1), "") || image.find("//") != std::string::npos)
+        r.fail(v, "invalid image reference " + quote(image),
+               "write it as docker does, e.g. 'registry.internal/astral-sh/uv:0.12.9'");
     } else if (key == "source") {
       const Located<std::string> source = r.choice(v, "python.source", kPythonSources);
       py.system = source.value == "system";

@@ -50,6 +50,7 @@ struct Python {
   std::optional<Located<std::string>> index;
   std::vector<Located<std::string>> extra_index;
   bool system = false;    // python.source: system: the image's own python3 (from apt), in a venv
+  std::optional<Located<std::string>> uv_image;  // python.uv_image: where the pinned uv comes from
   Location source_where;
 };
 

@@ -74,7 +74,9 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     Fields py;
     py.text("version", m.python->version.value);
     py.code("version_word", Code::word(m.python->version.value, "."));
-    py.code("uv_image", Code::word(resolve::kUvImage, kImageChars));
+    // With a lock, uv by digest (the lock's uv-image must be the one the manifest asks for).
+    const bool uv_locked = env.lock && env.lock->uv_image && env.lock->uv_image->requested == env.uv_image;
+    py.code("uv_image", Code::word(uv_locked ? env.lock->uv_image->reference : env.uv_image, kImageChars));
     if (env.python_source == resolve::PythonSource::standalone) d.section("python_standalone", py);
     if (env.python_source == resolve::PythonSource::image) d.section("python_image", py);
     if (env.python_source == resolve::PythonSource::system) d.section("python_system", py);

@@ -114,6 +114,8 @@ Environment resolve(const Manifest& m) {
     }
   }
   env.remove_ubuntu_user = env.os_id == "ubuntu" && env.os_version == "24.04";
+  if (env.python_source == PythonSource::standalone)
+    env.uv_image = m.python->uv_image ? m.python->uv_image->value : std::string(kUvImage);
   // The image's own python3 is the release's: a different version cannot be asked for.
   if (env.python_source == PythonSource::system) {
     if (const OsInfo* os = os_by_release(env.os_id, env.os_version);

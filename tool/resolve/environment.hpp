@@ -33,6 +33,7 @@ struct Environment {
   bool remove_ubuntu_user = false;     // ubuntu:24.04 images ship user 'ubuntu' with uid 1000
   std::vector<std::string> warnings;   // formatted with diag::format_warning
   std::optional<lock::Lock> lock;      // set by generate when envpin.lock exists: pinned artifacts
+  std::string uv_image;                // with a standalone Python: the uv image (python.uv_image or kUvImage)
 };
 
 // The uv release whose image provides `uv python install` in generated Dockerfiles.

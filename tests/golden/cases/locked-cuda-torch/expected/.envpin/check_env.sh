@@ -139,7 +139,7 @@ check_manifest() {
   fi
 }
 
-lock_digest='sha256:a03e7f4d81bea6d56485ceb5f648785fb2819a67a995794bdc892a1423354bd7'
+lock_digest='sha256:ca0dd8f6cf0be67479b35be73ab1599e91e3580f62d00f3085c851582778dc04'
 check_lock() {
   lock=${ENVPIN_LOCK:-envpin.lock}
   if [ ! -f "$lock" ]; then
