@@ -127,6 +127,17 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
   m.cuda = std::move(cuda);
 }
 
+// An image reference in the characters docker (and the lock reader) allow, starting and ending
+// with a letter or digit.
+Located<std::string> image_reference(const Reader& r, const YAML::Node& v, std::string_view key, std::string_view example) {
+  Located<std::string> image = r.string(v, key);
+  const std::string& s = image.value;
+  if (s.size() < 2 || !only(s, "._/:@-") || !only(s.substr(0, 1), "") || !only(s.substr(s.size() - 1), "") ||
+      s.find("//") != std::string::npos)
+    r.fail(v, "invalid image reference " + quote(s), "write it as docker does, e.g. '" + std::string(example) + "'");
+  return image;
+}
+
 std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const YAML::Node& n,
                                                          const Located<std::string>& rel, std::string& bytes) {
   check_path_chars(rel, "python.requirements");
@@ -213,12 +224,7 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
     } else if (key == "extra_index") {
       py.extra_index = r.string_list(v, "python.extra_index");
     } else if (key == "uv_image") {
-      py.uv_image = r.string(v, "python.uv_image");
-      const std::string& image = py.uv_image->value;
-      if (image.size() < 2 || !only(image, "._/:@-") || !only(image.substr(0, 1), "") ||
-          !only(image.substr(image.size() - 1), "") || image.find("//") != std::string::npos)
-        r.fail(v, "invalid image reference " + quote(image),
-               "write it as docker does, e.g. 'registry.internal/astral-sh/uv:0.12.9'");
+      py.uv_image = image_reference(r, v, "python.uv_image", "registry.internal/astral-sh/uv:0.12.9");
     } else if (key == "source") {
       const Located<std::string> source = r.choice(v, "python.source", kPythonSources);
       py.system = source.value == "system";
@@ -517,12 +523,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
       } else if (key == "os") {
         m.os = r.choice(v, "os", kOsValues);
       } else if (key == "base") {
-        m.base = r.string(v, "base");
-        const std::string& base = m.base->value;
-        if (base.size() < 2 || !only(base, "._/:@-") || !only(base.substr(0, 1), "") ||
-            !only(base.substr(base.size() - 1), "") || base.find("//") != std::string::npos)
-          r.fail(v, "invalid image reference " + quote(base),
-                 "write it as docker does, e.g. 'debian:bookworm-slim'");
+        m.base = image_reference(r, v, "base", "debian:bookworm-slim");
       } else if (key == "cuda") {
         read_cuda(r, v, m);
         cuda_at = r.at(k);
