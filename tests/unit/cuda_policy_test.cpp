@@ -156,6 +156,51 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --gpu: CUDA 12.8.1 (--cuda) cannot build code for 'B300' (sm_103); CUDA 12.9 to "
                  "13.2 can\n"
                  "envpin: hint: set --cuda to 12.9 or newer, or drop 'B300'\n"},
+        // Issue 14, class 1: a list in one entry was prefix-matched to its first GPU (V100
+        // silently dropped, CUDA 13 chosen for a fleet that has sm_70).
+        Scenario{"gpu_list_with_comma", Req().gpu("A100,V100"),
+                 "envpin: error: --gpu: 'A100,V100' names 2 GPUs in one entry\n"
+                 "envpin: hint: give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU\n"},
+        Scenario{"gpu_list_with_space", Req().gpu("A100 V100"),
+                 "envpin: error: --gpu: 'A100 V100' names 2 GPUs in one entry\n"
+                 "envpin: hint: give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU\n"},
+        Scenario{"gpu_list_capabilities", Req().gpu("8.0, 7.0"),
+                 "envpin: error: --gpu: '8.0, 7.0' names 2 GPUs in one entry\n"
+                 "envpin: hint: give each GPU its own entry: a YAML list (gpus: [8.0, 7.0]) or one --gpu per GPU\n"},
+        // nvidia-smi names still match their product (form factor and memory after it).
+        Scenario{"smi_name_a100_sxm4", Req().gpu("NVIDIA A100-SXM4-80GB").cuda("12.4"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [80] torch=- driver>=550.54.15 unknown warnings=0"},
+        Scenario{"smi_name_rtx6000_ada", Req().gpu("NVIDIA RTX 6000 Ada Generation").cuda("12.4"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [89] torch=- driver>=550.54.15 unknown warnings=0"},
+        // Issue 14, class 4: Tegra-only capabilities and JetPack 6's names are Jetson.
+        Scenario{"tegra_capability_87", Req().gpu("8.7"),
+                 "envpin: error: --gpu: compute capability '8.7' (sm_87) is Jetson Orin only: nvidia/cuda images do "
+                 "not run on Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{"tegra_sm_72", Req().gpu("sm_72"),
+                 "envpin: error: --gpu: compute capability 'sm_72' (sm_72) is Jetson Xavier only: nvidia/cuda images do "
+                 "not run on Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{"tegra_capability_53", Req().gpu("5.3"),
+                 "envpin: error: --gpu: compute capability '5.3' (sm_53) is Jetson Nano/TX1 only: nvidia/cuda images do "
+                 "not run on Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{"tegra_capability_62", Req().gpu("6.2"),
+                 "envpin: error: --gpu: compute capability '6.2' (sm_62) is Jetson TX2 only: nvidia/cuda images do "
+                 "not run on Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{"thor_old_name_sm101", Req().gpu("sm_101").arm64(),
+                 "envpin: error: --gpu: compute capability 'sm_101' (sm_101) is Jetson Thor before CUDA 13.0 renamed it "
+                 "sm_110\n"
+                 "envpin: hint: give '11.0' (sm_110), which CUDA 13.0 and newer build for\n"},
+        Scenario{"jetpack6_smi_name", Req().gpu("Orin (nvgpu)").arm64(),
+                 "envpin: error: --gpu: 'Orin (nvgpu)' is a Jetson module (sm_87): nvidia/cuda images do not run on "
+                 "Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{"jetson_orin_short_name", Req().gpu("Jetson Orin").arm64(),
+                 "envpin: error: --gpu: 'Jetson Orin' is a Jetson module (sm_87): nvidia/cuda images do not run on "
+                 "Jetson, which uses L4T\n"
+                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},

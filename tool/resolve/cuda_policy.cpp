@@ -106,6 +106,7 @@ class Policy {
       GpuTarget t;
       t.input = in.value;
       const std::optional<int> sm = gpu_sm(in.value);
+      if (!sm) check_not_a_list(in);
       if (!sm) {
         std::vector<std::string_view> names;
         for (const GpuModel& g : gpu_models()) names.push_back(g.name);
@@ -114,6 +115,7 @@ class Policy {
                     "name a product such as 'H100' or give its compute capability, e.g. '9.0'");
       }
       t.sm = *sm;
+      if (!find_gpu(in.value)) check_not_tegra(in, *sm);
       if (const GpuModel* g = find_gpu(in.value)) {
         t.product = std::string(g->name);
         if (g->kind == GpuKind::jetson && g->sm != 110)
@@ -131,6 +133,41 @@ class Policy {
       fleet_.push_back(std::move(t));
     }
     sms_.assign(sms.begin(), sms.end());
+  }
+
+  // "A100,V100" or "A100 V100": several GPUs in one entry.
+  static void check_not_a_list(const Input<std::string>& in) {
+    std::vector<std::string> parts;
+    std::string part;
+    for (char c : in.value + ",") {
+      if (c == ',' || c == ' ' || c == ';') {
+        if (!part.empty()) parts.push_back(part);
+        part.clear();
+      } else {
+        part += c;
+      }
+    }
+    if (parts.size() < 2 || !std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return gpu_sm(p).has_value(); }))
+      return;
+    std::string items;
+    for (const auto& p : parts) items += (items.empty() ? "" : ", ") + p;
+    throw Error("'" + in.value + "' names " + std::to_string(parts.size()) + " GPUs in one entry", in.origin.location(),
+                "give each GPU its own entry: a YAML list (gpus: [" + items + "]) or one --gpu per GPU");
+  }
+
+  // Capabilities that only Jetson (Tegra) modules have: nvidia/cuda images do not run there.
+  static void check_not_tegra(const Input<std::string>& in, int sm) {
+    static constexpr std::pair<int, const char*> kTegra[] = {
+        {53, "Jetson Nano/TX1"}, {62, "Jetson TX2"}, {72, "Jetson Xavier"}, {87, "Jetson Orin"}};
+    for (const auto& [tegra, modules] : kTegra)
+      if (sm == tegra)
+        throw Error("compute capability '" + in.value + "' (" + sm_name(sm) + ") is " + modules +
+                        " only: nvidia/cuda images do not run on Jetson, which uses L4T",
+                    in.origin.location(), "build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section");
+    // CUDA 13.0 renamed Jetson Thor's sm_101 to sm_110 (CUDA 13.0 release notes).
+    if (sm == 101)
+      throw Error("compute capability '" + in.value + "' (sm_101) is Jetson Thor before CUDA 13.0 renamed it sm_110",
+                  in.origin.location(), "give '11.0' (sm_110), which CUDA 13.0 and newer build for");
   }
 
   void check_driver_input() {

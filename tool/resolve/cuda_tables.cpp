@@ -71,7 +71,9 @@ constexpr GpuModel kGpus[] = {
     {"RTX 4050", 89, consumer},
     // Ampere
     {"Jetson AGX Orin", 87, jetson, HostArch::arm64}, {"Jetson Orin NX", 87, jetson, HostArch::arm64},
-    {"Jetson Orin Nano", 87, jetson, HostArch::arm64},
+    {"Jetson Orin Nano", 87, jetson, HostArch::arm64}, {"Jetson Orin", 87, jetson, HostArch::arm64},
+    // What nvidia-smi prints on JetPack 6: "Orin (nvgpu)".
+    {"Orin", 87, jetson, HostArch::arm64},
     {"A40", 86, data_center}, {"A10G", 86, data_center}, {"A10", 86, data_center},
     {"A16", 86, data_center}, {"A2", 86, data_center},
     {"RTX A6000", 86, workstation}, {"RTX A5000", 86, workstation}, {"RTX A4000", 86, workstation},
@@ -309,6 +311,16 @@ const GpuModel* find_gpu(std::string_view name) {
     if (std::isdigit(static_cast<unsigned char>(words[n.size()]))) continue;
     best = &g;
     best_len = n.size();
+  }
+  // What follows the product is a form factor or memory size, never another GPU: "A100 V100"
+  // (or "A100,V100") is two GPUs, not an A100.
+  if (best && best_len < words.size()) {
+    const std::string rest = words.substr(best_len + 1);
+    const std::string first = rest.substr(0, rest.find(' '));
+    for (const GpuModel& g : kGpus) {
+      const std::string n = gpu_words(g.name);
+      if (rest == n || rest.starts_with(n + " ") || first == compact(n)) return nullptr;
+    }
   }
   return best;
 }
