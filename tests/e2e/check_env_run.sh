@@ -27,8 +27,30 @@ echo "${STUB_UNAME_M:-x86_64}"
 STUB
 cat > "$T/gpu/nvidia-smi" <<'STUB'
 #!/bin/sh
+# nvidia-smi --query-gpu=FIELDS --format=csv,noheader [-i N] over $STUB_GPUS rows
+# ("driver, compute capability, name"). With STUB_R470 set it answers as an R470 driver does
+# when asked for compute_cap (tests/fakes/recorded/smi-r470-compute-cap.txt).
 if [ -n "${STUB_SMI_FAIL:-}" ]; then echo "$STUB_SMI_FAIL"; exit 9; fi
-printf '%s\n' "$STUB_GPUS"
+fields='' only=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --query-gpu=*) fields=${1#--query-gpu=} ;;
+    -i) only=$2; shift ;;
+  esac
+  shift
+done
+case ",$fields," in
+  *,compute_cap,*) if [ -n "${STUB_R470:-}" ]; then cat "$STUB_RECORDED/smi-r470-compute-cap.txt"; exit 2; fi ;;
+esac
+printf '%s\n' "$STUB_GPUS" | awk -F', *' -v fields="$fields" -v only="$only" '
+  NF >= 3 && (only == "" || only == NR - 1) {
+    n = split(fields, f, ","); line = ""
+    for (i = 1; i <= n; i++) {
+      v = f[i] == "driver_version" ? $1 : f[i] == "compute_cap" ? $2 : f[i] == "name" ? $3 : "[unknown field]"
+      line = line (i > 1 ? ", " : "") v
+    }
+    print line
+  }'
 STUB
 cat > "$T/bin/python3" <<'STUB'
 #!/bin/sh
@@ -95,6 +117,7 @@ torch 2.4.1+cu124
 tqdm 4.66.5" \
     DATA_DIR="$DATA" \
     PYTHONPATH="$site" \
+    STUB_RECORDED="$ROOT/tests/fakes/recorded" \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     WANDB_API_KEY=s3cr3t-value \
@@ -211,6 +234,20 @@ STUB
 
   run_check "STUB_GPUS=550.54.15, 10.0, NVIDIA B200"
   expect gpu_newer 0 "ok       gpu.0.arch               NVIDIA B200, compute capability 10.0, not in cuda.gpus; runs PTX compute_90, compiled by the driver at first use"
+
+  # R470 cannot report compute_cap: the capability comes from envpin's table, so the driver and
+  # arch checks still run (and find the driver too old for CUDA 12.4).
+  PROJECT="$T/nofloor"
+  run_check STUB_R470=1 "STUB_GPUS=470.199.02, 8.0, NVIDIA A100-SXM4-40GB"
+  expect r470 1 \
+    "MISMATCH gpu.driver               expected >= 550.54.15 (>= 525.60.13 with minor-version compatibility), found 470.199.02; fix: upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)" \
+    "ok       gpu.0.arch               NVIDIA A100-SXM4-40GB, compute capability 8.0"
+  # A GPU the table does not know: its capability from the driver, or "not checked" on R470.
+  run_check "STUB_GPUS=550.54.15, 9.0, NVIDIA Future Accelerator X1"
+  expect unknown_name 0 "ok       gpu.0.arch               NVIDIA Future Accelerator X1, compute capability 9.0"
+  run_check STUB_R470=1 "STUB_GPUS=550.54.15, 9.0, NVIDIA Future Accelerator X1"
+  expect unknown_name_r470 4 \
+    "skip     gpu.0.arch               'NVIDIA Future Accelerator X1' is not in envpin's GPU table and this driver does not report its compute capability; not checked"
 
   run_check "STUB_GPUS=550.54.15, 7.0, Tesla V100-SXM2-32GB"
   expect gpu_arch 1 "MISMATCH gpu.0.arch               expected one of 8.0 9.0, found 7.0 (Tesla V100-SXM2-32GB), which no kernel in the image runs (CUDA error 209); fix: add '7.0' to cuda.gpus and rebuild"

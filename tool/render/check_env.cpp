@@ -52,6 +52,11 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
     // The image's kernels: SASS for every fleet GPU, PTX for the newest.
     cuda.code("sass", Code::sh(cap_words));
     cuda.code("ptx", Code::sh(resolve::capability_text(env.cuda->sms.back())));
+    // envpin's product table, for drivers that cannot report a GPU's compute capability.
+    std::string table;
+    for (const resolve::GpuModel& g : resolve::gpu_models())
+      table += (table.empty() ? "" : "\n") + resolve::gpu_words(g.name) + "|" + resolve::capability_text(g.sm);
+    cuda.code("gpu_table", Code::sh(table));
     d.section("cuda", cuda);
   } else {
     d.flag("cuda", false);

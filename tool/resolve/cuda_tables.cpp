@@ -103,25 +103,6 @@ constexpr GpuModel kGpus[] = {
     {"K80", 37, data_center}, {"K40", 35, data_center},
 };
 
-// "NVIDIA GeForce RTX 4090" -> "rtx 4090": lowercase words of letters and digits, single
-// spaces, no vendor words.
-std::string gpu_words(std::string_view s) {
-  std::string out;
-  bool gap = false;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      if (gap && !out.empty()) out += ' ';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      gap = false;
-    } else {
-      gap = true;
-    }
-  }
-  for (std::string_view vendor : {"nvidia ", "geforce ", "tesla "})
-    if (out.starts_with(vendor)) out.erase(0, vendor.size());
-  return out;
-}
-
 std::string compact(std::string s) {
   std::erase(s, ' ');
   return s;
@@ -217,6 +198,26 @@ std::pair<int, int> minor_numbers(std::string_view minor) {
 }
 
 }  // namespace
+
+// "NVIDIA GeForce RTX 4090" -> "rtx 4090": lowercase words of letters and digits, single
+// spaces, no vendor words.
+std::string gpu_words(std::string_view s) {
+  std::string out;
+  bool gap = false;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      if (gap && !out.empty()) out += ' ';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  for (std::string_view vendor : {"nvidia ", "geforce ", "tesla "})
+    if (out.starts_with(vendor)) out.erase(0, vendor.size());
+  return out;
+}
+
 
 std::span<const CudaRelease> cuda_releases() { return releases(); }
 

@@ -69,6 +69,10 @@ struct GpuModel {
 // Product name -> compute capability.
 std::span<const GpuModel> gpu_models();
 
+// A GPU name as find_gpu compares it: lowercase words of letters and digits, single spaces,
+// without a leading "nvidia", "geforce" or "tesla" ("NVIDIA A100-SXM4-80GB" -> "a100 sxm4 80gb").
+std::string gpu_words(std::string_view name);
+
 // A product name ("H100", "nvidia a100", "NVIDIA A100-SXM4-80GB" as nvidia-smi prints it),
 // or nullptr when unknown. Capabilities are not products: see gpu_sm.
 const GpuModel* find_gpu(std::string_view name);

@@ -235,6 +235,120 @@ kernel_for() {
   return 1
 }
 
+# The compute capability of a GPU named $1 as nvidia-smi prints it, from envpin's product table
+# (the same one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
+# Prints nothing for a name the table does not know.
+gpu_table='gb10|12.1
+rtx pro 6000|12.0
+rtx pro 5000|12.0
+rtx pro 4500|12.0
+rtx pro 4000|12.0
+rtx pro 2000|12.0
+rtx 5090|12.0
+rtx 5080|12.0
+rtx 5070 ti|12.0
+rtx 5070|12.0
+rtx 5060 ti|12.0
+rtx 5060|12.0
+rtx 5050|12.0
+jetson t5000|11.0
+jetson t4000|11.0
+gb300|10.3
+b300|10.3
+gb200|10.0
+b200|10.0
+gh200|9.0
+h200|9.0
+h100|9.0
+h20|9.0
+l40s|8.9
+l40|8.9
+l4|8.9
+rtx 6000 ada|8.9
+rtx 5000 ada|8.9
+rtx 4500 ada|8.9
+rtx 4000 ada|8.9
+rtx 2000 ada|8.9
+rtx 4090|8.9
+rtx 4080|8.9
+rtx 4070 ti|8.9
+rtx 4070|8.9
+rtx 4060 ti|8.9
+rtx 4060|8.9
+rtx 4050|8.9
+jetson agx orin|8.7
+jetson orin nx|8.7
+jetson orin nano|8.7
+jetson orin|8.7
+orin|8.7
+a40|8.6
+a10g|8.6
+a10|8.6
+a16|8.6
+a2|8.6
+rtx a6000|8.6
+rtx a5000|8.6
+rtx a4000|8.6
+rtx a3000|8.6
+rtx a2000|8.6
+rtx 3090|8.6
+rtx 3080|8.6
+rtx 3070|8.6
+rtx 3060|8.6
+a100|8.0
+a30|8.0
+t4|7.5
+quadro rtx 8000|7.5
+quadro rtx 6000|7.5
+quadro rtx 5000|7.5
+quadro rtx 4000|7.5
+t1000|7.5
+t600|7.5
+t400|7.5
+rtx 2080 ti|7.5
+rtx 2080|7.5
+rtx 2070|7.5
+rtx 2060|7.5
+gtx 1660|7.5
+gtx 1650|7.5
+jetson agx xavier|7.2
+jetson xavier nx|7.2
+v100|7.0
+quadro gv100|7.0
+titan v|7.0
+jetson tx2|6.2
+p40|6.1
+p4|6.1
+titan xp|6.1
+gtx 1080 ti|6.1
+gtx 1080|6.1
+gtx 1070|6.1
+gtx 1060|6.1
+p100|6.0
+quadro gp100|6.0
+jetson nano|5.3
+m60|5.2
+m40|5.2
+gtx 980|5.2
+k80|3.7
+k40|3.5'
+gpu_capability() {
+  printf '%s\n' "$gpu_table" | awk -F'|' -v name="$1" '
+    BEGIN {
+      n = tolower(name); gsub(/[^a-z0-9]+/, " ", n); sub(/^ +/, "", n); sub(/ +$/, "", n)
+      if (index(n, "nvidia ") == 1) n = substr(n, 8)
+      if (index(n, "geforce ") == 1) n = substr(n, 9)
+      if (index(n, "tesla ") == 1) n = substr(n, 7)
+      whole = n; gsub(/ /, "", whole)
+    }
+    {
+      w = $1; c = w; gsub(/ /, "", c)
+      if (c == whole) exact = $2
+      if (length(w) > best_len && index(n, w) == 1 && substr(n, length(w) + 1, 1) !~ /[0-9]/) { best = $2; best_len = length(w) }
+    }
+    END { print (exact != "" ? exact : best) }'
+}
+
 # $1: the fleet's driver floor ("" for none); $2: the driver CUDA $CUDA_TOOLKIT ships with;
 # $3: the minor-version compatibility floor; $4: the fleet's compute capabilities;
 # $5: capabilities with SASS in the image; $6: the PTX capability.
@@ -247,7 +361,8 @@ check_gpus() {
     fi
     return
   fi
-  if ! gpus=$(nvidia-smi --query-gpu=driver_version,compute_cap,name --format=csv,noheader 2>&1); then
+  # Only fields every supported driver reports (R470 has no compute_cap).
+  if ! gpus=$(nvidia-smi --query-gpu=driver_version,name --format=csv,noheader 2>&1); then
     unchecked gpu "nvidia-smi failed: $(printf '%s' "$gpus" | head -n 1)"
     return
   fi
@@ -272,9 +387,18 @@ check_gpus() {
     mismatch gpu.driver ">= $2 (>= $3 with minor-version compatibility)" "$driver" "upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
   fi
   index=0
-  while IFS=, read -r _ cc name; do
-    cc=$(printf '%s' "$cc" | tr -d ' ')
+  while IFS=, read -r _ name; do
     name=$(printf '%s' "$name" | sed 's/^ *//')
+    cc=$(gpu_capability "$name")
+    # A GPU newer than the table: the driver knows its capability (R510 and newer).
+    [ -n "$cc" ] || cc=$(nvidia-smi -i "$index" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' ')
+    case $cc in
+      [0-9]*.[0-9]) ;;
+      *)
+        unchecked "gpu.$index.arch" "'$name' is not in envpin's GPU table and this driver does not report its compute capability"
+        index=$((index + 1))
+        continue ;;
+    esac
     case " $4 " in
       *" $cc "*) ok "gpu.$index.arch" "$name, compute capability $cc" ;;
       *)
