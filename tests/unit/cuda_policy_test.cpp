@@ -30,6 +30,10 @@ class Req {
     r_.torch = Input<std::string>{v, {"--torch", {}}};
     return *this;
   }
+  Req& torch_range(const std::string& v) {
+    r_.torch_range = Input<std::string>{v, {"python.packages", diag::Location{"envpin.yaml", 8, 7}}};
+    return *this;
+  }
   Req& variant(const std::string& v) {
     r_.torch_variant = Input<std::string>{v, {"python.extra_index", diag::Location{"envpin.yaml", 9, 5}}};
     return *this;
@@ -201,6 +205,24 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --gpu: 'Jetson Orin' is a Jetson module (sm_87): nvidia/cuda images do not run on "
                  "Jetson, which uses L4T\n"
                  "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        // Issue 14, class 3: a torch range is resolved against the table (newest fitting release)
+        // instead of installing whatever PyPI serves (a CUDA 13 build without sm_70 since 2.11).
+        Scenario{"range_v100_newest_fitting", Req().gpu("V100").torch_range(">=2.7"),
+                 "12.6.3 12.6.3-runtime-ubuntu22.04 [70] torch=cu126 driver>=560.35.05 unknown warnings=0"},
+        Scenario{"range_bare_torch_h100", Req().gpu("H100").torch_range(""),
+                 "13.2.1 13.2.1-runtime-ubuntu22.04 [90] torch=cu132 driver>=595.58.03 unknown warnings=0"},
+        Scenario{"range_upper_bound", Req().gpu("A100").torch_range(">=2.4,<2.5"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [80] torch=cu124 driver>=550.54.15 unknown warnings=0"},
+        Scenario{"range_nothing_known", Req().gpu("H100").torch_range(">=3"),
+                 "envpin: error: envpin.yaml:8:7: 'torch>=3' allows no torch release envpin knows (2.0 to 2.14)\n"
+                 "envpin: hint: widen the specifier, or pin the release you need with torch==X.Y.Z\n"},
+        Scenario{"range_rtx5090_before_27", Req().gpu("RTX 5090").torch_range("<2.7"),
+                 "envpin: error: envpin.yaml:8:7: no torch release 'torch<2.7' allows fits: 2.6: torch 2.6 "
+                 "(python.packages at line 8) cu126 wheels carry no kernels for 'RTX 5090' (sm_120; they have sm_50...; "
+                 "2.5: torch 2.5 (python.packages at line 8) cu124 wheels carry no kernels for 'RTX 5090' (sm_120; they "
+                 "have sm_50...; 2.4: torch 2.4 (python.packages at line 8) cu124 wheels carry no kernels for 'RTX 5090' "
+                 "(sm_120; they have sm_50...; and 4 older\n"
+                 "envpin: hint: pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version\n"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},

@@ -55,8 +55,13 @@ resolve::CudaRequest build_request(const CudaOptions& o, const manifest::Manifes
     if (v.starts_with(">=")) v.erase(0, 2);
     r.driver = Input<std::string>{v, flag("--driver")};
   }
-  if (!o.torch.empty()) {
-    std::string v = o.torch;
+  if (!o.torch.empty() && o.torch.find_first_of("<>=!~,") != std::string::npos && !o.torch.starts_with("==")) {
+    // A range ("--torch '>=2.7'"): the policy picks the newest release in it that fits.
+    r.torch.reset();
+    r.torch_variant.reset();
+    r.torch_range = Input<std::string>{o.torch, flag("--torch")};
+  } else if (!o.torch.empty()) {
+    std::string v = o.torch.starts_with("==") ? o.torch.substr(2) : o.torch;
     r.torch_variant.reset();
     if (const auto plus = v.find('+'); plus != std::string::npos) {
       r.torch_variant = Input<std::string>{v.substr(plus + 1), flag("--torch")};

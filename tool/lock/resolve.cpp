@@ -23,6 +23,7 @@
 #include "net/http.hpp"
 #include "net/registry.hpp"
 #include "pin/sha256.hpp"
+#include "resolve/torch_range.hpp"
 
 namespace envpin::lock {
 namespace {
@@ -225,8 +226,10 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
   } cleanup{scratch};
 
   std::string requirements;
-  for (const auto& r : py.packages) requirements += r.value.text() + "\n";
-  for (const auto& r : py.requirement_lines) requirements += r.value.text() + "\n";
+  // A torch range resolves to the release the CUDA policy chose, as the Dockerfile installs it.
+  const std::string torch_minor = resolve::torch_range_minor(env);
+  for (const auto& r : py.packages) requirements += resolve::pin_torch_range(r.value, torch_minor).text() + "\n";
+  for (const auto& r : py.requirement_lines) requirements += resolve::pin_torch_range(r.value, torch_minor).text() + "\n";
   io::write_atomic(scratch / "requirements.in", requirements, false);
 
   const std::string machine = env.machines.empty() ? "x86_64" : env.machines.front();

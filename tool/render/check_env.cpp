@@ -7,6 +7,7 @@
 #include "render/render.hpp"
 #include "render/templates.hpp"
 #include "resolve/cuda_tables.hpp"
+#include "resolve/torch_range.hpp"
 
 namespace envpin::render {
 namespace {
@@ -112,7 +113,7 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
       for (const auto& [name, req] : reqs) {
         Fields p;
         p.code("name", Code::sh(name));
-        p.code("spec", Code::sh(specifiers_text(*req)));
+        p.code("spec", Code::sh(specifiers_text(resolve::pin_torch_range(*req, resolve::torch_range_minor(env)))));
         p.code("marker", Code::sh(req->marker));
         packages.push_back(p);
       }

@@ -6,6 +6,7 @@
 #include "render/code.hpp"
 #include "render/render.hpp"
 #include "render/templates.hpp"
+#include "resolve/torch_range.hpp"
 
 namespace envpin::render {
 namespace {
@@ -84,7 +85,12 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     if (!m.python->packages.empty() || m.python->requirements) {
       Fields pip;
       std::vector<std::string> texts;
-      for (const auto& r : m.python->packages) texts.push_back(r.value.text());
+      // A torch range is pinned to the release the CUDA policy chose ("torch>=2.7,==2.9.*").
+      const std::string torch_minor = resolve::torch_range_minor(env);
+      for (const auto& r : m.python->packages) texts.push_back(resolve::pin_torch_range(r.value, torch_minor).text());
+      if (m.python->requirements && !torch_minor.empty())
+        for (const auto& r : m.python->requirement_lines)
+          if (r.value.normalized == "torch") texts.push_back(resolve::pin_torch_range(r.value, torch_minor).text());
       std::sort(texts.begin(), texts.end());
       std::vector<Code> packages;
       for (const auto& t : texts) packages.push_back(Code::sh(t));

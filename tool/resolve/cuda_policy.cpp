@@ -8,6 +8,7 @@
 
 #include "diag/suggest.hpp"
 #include "resolve/cuda_tables.hpp"
+#include "resolve/torch_range.hpp"
 
 namespace envpin::resolve {
 namespace {
@@ -605,6 +606,44 @@ std::string gpu_label(const GpuTarget& g) {
 
 diag::Location Origin::location() const { return where ? *where : diag::Location{label, 0, 0}; }
 
-CudaDecision decide_cuda(const CudaRequest& request) { return Policy(request).decide(); }
+CudaDecision decide_cuda(const CudaRequest& request) {
+  if (!request.torch_range || request.torch) return Policy(request).decide();
+  // A torch range: the newest release in the table that satisfies it and fits the fleet, the
+  // driver and the CUDA request; each candidate is decided as if it were pinned.
+  const Input<std::string>& range = *request.torch_range;
+  const std::string shown = range.value.empty() ? "torch (any version)" : "'torch" + range.value + "'";
+  std::vector<std::string> minors;
+  for (const TorchRelease& t : torch_releases())
+    if (minor_satisfies(t.minor, range.value)) minors.emplace_back(t.minor);
+  std::sort(minors.begin(), minors.end(), [](const std::string& a, const std::string& b) {
+    return std::pair(std::stoi(a), std::stoi(a.substr(a.find('.') + 1))) >
+           std::pair(std::stoi(b), std::stoi(b.substr(b.find('.') + 1)));
+  });
+  if (minors.empty())
+    throw Error(shown + " allows no torch release envpin knows (" + std::string(torch_releases().front().minor) +
+                    " to " + std::string(torch_releases().back().minor) + ")",
+                range.origin.location(), "widen the specifier, or pin the release you need with torch==X.Y.Z");
+  std::vector<std::string> why;
+  for (const std::string& minor : minors) {
+    CudaRequest pinned = request;
+    pinned.torch = Input<std::string>{minor, range.origin};
+    try {
+      CudaDecision d = Policy(pinned).decide();
+      d.torch->range = range.value;
+      d.reasons.push_back("torch: " + minor + ".*, the newest release " + shown + " allows that fits the fleet" +
+                          (why.empty() ? "" : " (" + std::to_string(why.size()) + " newer do not)"));
+      return d;
+    } catch (const Error& e) {
+      std::string reason = e.message();
+      if (reason.size() > 110) reason = reason.substr(0, 107) + "...";
+      why.push_back(minor + ": " + reason);
+    }
+  }
+  std::string list;
+  for (std::size_t i = 0; i < why.size() && i < 3; ++i) list += (i ? "; " : "") + why[i];
+  if (why.size() > 3) list += "; and " + std::to_string(why.size() - 3) + " older";
+  throw Error("no torch release " + shown + " allows fits: " + list, range.origin.location(),
+              "pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version");
+}
 
 }  // namespace envpin::resolve

@@ -35,6 +35,7 @@ struct CudaRequest {
   Origin gpus_origin{"--gpu", {}};                   // where the (possibly empty) list is
   std::optional<Input<std::string>> driver;          // the fleet's driver floor
   std::optional<Input<std::string>> torch;           // "2.4.1", from python.packages or --torch
+  std::optional<Input<std::string>> torch_range;     // ">=2.7" ("" for a bare torch): resolved against the table
   std::optional<Input<std::string>> torch_variant;   // "cu124", from a download.pytorch.org index
   std::optional<Input<std::string>> python;          // "3.11", python.version: torch wheels must exist for it
   std::vector<Input<manifest::Arch>> platforms;      // empty: linux/amd64
@@ -50,7 +51,8 @@ struct GpuTarget {
 };
 
 struct TorchChoice {
-  std::string version;    // as pinned, "2.4.1"
+  std::string version;    // as pinned, "2.4.1"; for a range, the minor chosen ("2.9")
+  std::string range;      // the specifier it was chosen for (">=2.7"), empty when pinned
   std::string variant;    // "cu124"
   std::string index_url;  // https://download.pytorch.org/whl/cu124
   std::vector<int> sass;  // cubins in the wheel for the first platform

@@ -41,6 +41,16 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
              : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
                                                              : "runtime";
   r.cudnn = c.cudnn.value;
+  if (!torch_pin(m) && m.python) {
+    // torch without '==' ("torch>=2.7", a bare "torch"): the policy picks from the table.
+    for (const auto* list : {&m.python->packages, &m.python->requirement_lines})
+      for (const auto& req : *list)
+        if (req.value.normalized == "torch" && !r.torch_range) {
+          std::string spec;
+          for (const auto& s : req.value.specifiers) spec += (spec.empty() ? "" : ",") + s.op + s.version;
+          r.torch_range = Input<std::string>{spec, {list == &m.python->packages ? "python.packages" : "python.requirements", req.where}};
+        }
+  }
   if (auto t = torch_pin(m)) {
     // A local version ("2.4.1+cu124") names the wheel variant too.
     if (const auto plus = t->value.find('+'); plus != std::string::npos) {

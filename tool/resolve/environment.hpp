@@ -44,6 +44,11 @@ inline constexpr const char* kUvImage = "ghcr.io/astral-sh/uv:0.12.9";
 // e.g. a CUDA version without an nvidia/cuda tag or a GPU the toolkit cannot target.
 Environment resolve(const manifest::Manifest& m);
 
+// The torch minor ("2.9") the CUDA policy chose for a torch range, or "" (no range, no cuda).
+inline std::string torch_range_minor(const Environment& env) {
+  return env.cuda && env.cuda->torch && !env.cuda->torch->range.empty() ? env.cuda->torch->version : std::string();
+}
+
 // With python.source: system, throws diag::Error (at python.version) unless the python3
 // package in `l`'s apt closure is the version the manifest asks for.
 void check_locked_python(const manifest::Manifest& m, const lock::Lock& l);
