@@ -223,6 +223,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "have sm_50...; 2.4: torch 2.4 (python.packages at line 8) cu124 wheels carry no kernels for 'RTX 5090' "
                  "(sm_120; they have sm_50...; and 4 older\n"
                  "envpin: hint: pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version\n"},
+        // Issue 14, class 2: torch without CUDA aarch64 wheels on arm64 let pip take PyPI's
+        // CPU-only aarch64 wheel (a warning, exit 0); aarch64 CUDA wheels start with cu126 in 2.7.
+        Scenario{"gh200_arm64_torch24_cpu_only", Req().gpu("GH200").arm64().torch("2.4.1"),
+                 "envpin: error: --torch: torch 2.4.1 (--torch) has no CUDA wheels for linux/arm64 in any variant "
+                 "envpin knows of (cu118, cu121, cu124): pip would install PyPI's CPU-only aarch64 wheel\n"
+                 "envpin: hint: use torch 2.7 or newer (cu126) for linux/arm64\n"},
+        Scenario{"gh200_arm64_torch26_cpu_only", Req().gpu("GH200").arm64().torch("2.6.0"),
+                 "envpin: error: --torch: torch 2.6.0 (--torch) has no CUDA wheels for linux/arm64 in any variant "
+                 "envpin knows of (cu118, cu124, cu126): pip would install PyPI's CPU-only aarch64 wheel\n"
+                 "envpin: hint: use torch 2.7 or newer (cu126) for linux/arm64\n"},
+        Scenario{"gh200_arm64_torch28_cuda128_takes_cu126", Req().gpu("GH200").arm64().torch("2.8.0").cuda("12.8"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu126 driver>=570.124.06 unknown warnings=0"},
+        Scenario{"gh200_arm64_torch27_auto", Req().gpu("GH200").arm64().torch("2.7.1"),
+                 "12.6.3 12.6.3-runtime-ubuntu22.04 [90] torch=cu126 driver>=560.35.05 unknown warnings=0"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},

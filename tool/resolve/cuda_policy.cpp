@@ -363,12 +363,35 @@ class Policy {
     if (!torch_) return std::nullopt;
     const auto [cmajor, cminor] = version_pair(c.release->minor);
     const TorchVariant* chosen = nullptr;
+    const TorchVariant* without_arm64 = nullptr;  // fits the toolkit, but has no aarch64 CUDA wheels
     for (const TorchVariant& v : torch_->variants) {
       const auto [vmajor, vminor] = version_pair(v.cuda);
       if (req_.torch_variant && v.tag != req_.torch_variant->value) continue;
-      if (vmajor == cmajor && vminor <= cminor) chosen = &v;
+      if (vmajor != cmajor || vminor > cminor) continue;
+      if (has_platform(manifest::Arch::arm64) && v.sass_arm64.empty()) without_arm64 = &v;
+      else chosen = &v;
     }
     const std::string torch_label = "torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")";
+    if (!chosen && without_arm64) {
+      // pip would take PyPI's CPU-only aarch64 wheel: torch imports, and no kernel runs.
+      std::string first;
+      for (const TorchRelease& r : torch_releases()) {
+        for (const TorchVariant& v : r.variants)
+          if (!v.sass_arm64.empty()) {
+            first = "torch " + std::string(r.minor) + " or newer (" + std::string(v.tag) + ")";
+            break;
+          }
+        if (!first.empty()) break;
+      }
+      const bool none = std::none_of(torch_->variants.begin(), torch_->variants.end(),
+                                     [](const TorchVariant& v) { return !v.sass_arm64.empty(); });
+      return Blocker{torch_label + " has no CUDA wheels for linux/arm64 " +
+                         (none ? "in any variant envpin knows of (" + variant_list(*torch_) + ")"
+                               : "on its " + std::string(without_arm64->tag) + " index") +
+                         ": pip would install PyPI's CPU-only aarch64 wheel",
+                     first.empty() ? "drop linux/arm64 from platforms" : "use " + first + " for linux/arm64",
+                     req_.torch->origin.location()};
+    }
     if (!chosen) {
       if (req_.torch_variant)
         return Blocker{req_.torch_variant->origin.describe() + " selects torch " + req_.torch_variant->value +
@@ -387,7 +410,6 @@ class Policy {
     }
     for (const manifest::Arch a : platforms_) {
       const std::vector<int>& sass = sass_for(*chosen, a);
-      if (sass.empty()) continue;  // no verified aarch64 list: noted below
       const int ptx = a == manifest::Arch::amd64 ? chosen->ptx : chosen->ptx_arm64;
       for (const GpuTarget& g : fleet_) {
         if (kernels_run_on(sass, ptx, g.sm)) continue;
@@ -468,15 +490,6 @@ class Policy {
       if (variant_cuda(t.variant) != d.minor)
         line += "; they bring their own CUDA " + variant_cuda(t.variant) + " libraries, nvcc in the image is " + d.minor;
       d.reasons.push_back(line);
-      for (const manifest::Arch a : platforms_) {
-        const TorchVariant* v = nullptr;
-        for (const TorchVariant& tv : torch_->variants)
-          if (tv.tag == t.variant) v = &tv;
-        if (v && sass_for(*v, a).empty())
-          d.warnings.push_back({"envpin has no record of aarch64 " + t.variant + " wheels for torch " + t.version +
-                                    "; their kernels for linux/arm64 are not checked",
-                                req_.torch->origin.where});
-      }
     }
     d.reasons.push_back("image: " + d.base_image);
   }

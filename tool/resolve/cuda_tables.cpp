@@ -164,6 +164,8 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu118 = variant("cu118", "11.8", kepler_to_hopper);
   const TorchVariant cu121 = variant("cu121", "12.1", maxwell_to_hopper);
   const TorchVariant cu124 = variant("cu124", "12.4", maxwell_to_hopper);
+  // aarch64 lists from cu126 (2.7-2.14) on (§3.3); 2.6.0's cu126 has no verified aarch64 wheel.
+  const TorchVariant cu126_26 = variant("cu126", "12.6", maxwell_to_hopper);
   const TorchVariant cu126 = variant("cu126", "12.6", maxwell_to_hopper, 0, arm64_cu126);
   const TorchVariant cu128_27 = variant("cu128", "12.8", turing_to_blackwell, 120);
   const TorchVariant cu128 = variant("cu128", "12.8", volta_to_blackwell);
@@ -177,7 +179,7 @@ const std::vector<TorchRelease>& torch_table() {
       {"2.3", {cu118, cu121}, "3.8", "3.12"},
       {"2.4", {cu118, cu121, cu124}, "3.8", "3.12"},
       {"2.5", {cu118, cu121, cu124}, "3.9", "3.13"},
-      {"2.6", {cu118, cu124, cu126}, "3.9", "3.13"},
+      {"2.6", {cu118, cu124, cu126_26}, "3.9", "3.13"},
       {"2.7", {cu118, cu126, cu128_27}, "3.9", "3.13"},
       {"2.8", {cu126, cu128, cu129}, "3.9", "3.13"},
       {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
