@@ -71,6 +71,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   d.flag("python_image", false);
   d.flag("python_system", false);
   d.flag("pip", false);
+  d.flag("torch_pip", false);
   if (m.python) {
     Fields py;
     py.text("version", m.python->version.value);
@@ -92,6 +93,29 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
         for (const auto& r : m.python->requirement_lines)
           if (r.value.normalized == "torch") texts.push_back(resolve::pin_torch_range(r.value, torch_minor).text());
       std::sort(texts.begin(), texts.end());
+      const bool locked = env.lock && !env.lock->python.empty();
+      // torch and its companions come from the chosen variant's index alone, in a step of their
+      // own: with PyPI beside it, pip could take another build (PyPI's default CUDA, or its
+      // CPU-only aarch64 wheel). The lock pins them by hash instead.
+      std::vector<Code> torch_packages;
+      if (env.cuda && env.cuda->torch && !locked && !m.python->requirements) {
+        const auto family = [](const std::string& text) {
+          for (std::string_view name : {"torch", "torchvision", "torchaudio"})
+            if (text.starts_with(name) && (text.size() == name.size() || std::string_view("[=<>!~;").find(text[name.size()]) !=
+                                                                              std::string_view::npos))
+              return true;
+          return false;
+        };
+        for (const auto& t : texts)
+          if (family(t)) torch_packages.push_back(Code::sh(t));
+        std::erase_if(texts, family);
+      }
+      if (!torch_packages.empty()) {
+        Fields torch;
+        torch.code("index", Code::sh(env.cuda->torch->index_url));
+        torch.codes("packages", torch_packages);
+        d.section("torch_pip", torch);
+      }
       std::vector<Code> packages;
       for (const auto& t : texts) packages.push_back(Code::sh(t));
       std::vector<Code> index;
@@ -104,10 +128,11 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       };
       bool has_torch_index = m.python->index && names_torch_index(m.python->index->value);
       for (const auto& u : m.python->extra_index) has_torch_index = has_torch_index || names_torch_index(u.value);
-      if (env.cuda && env.cuda->torch && !has_torch_index) extra.push_back(Code::sh(env.cuda->torch->index_url));
+      if (env.cuda && env.cuda->torch && !has_torch_index && torch_packages.empty())
+        extra.push_back(Code::sh(env.cuda->torch->index_url));
       pip.codes("extra_index", extra);
       pip.flag("locked", false);
-      if (env.lock && !env.lock->python.empty()) {
+      if (locked) {
         // Exactly the locked wheels: pip checks each file's sha256 and installs nothing else.
         Fields req;
         req.code("source", Code::dockerfile_args({"requirements.lock", "/tmp/envpin/requirements.txt"}));
@@ -124,7 +149,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       }
       pip.codes("packages", packages);
       pip.codes("index", index);
-      d.section("pip", pip);
+      if (locked || m.python->requirements || !packages.empty()) d.section("pip", pip);
     }
   }
 
