@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `envpin cuda` through the real binary: flags, manifests, --json, --probe with fakes.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_fixture.hpp"
 
@@ -82,6 +83,22 @@ TEST_F(CudaCli, ManifestWithoutCuda) {
             "envpin: hint: add one (see README, \"cuda\"), or pass --gpu/--cuda to ask without a manifest\n");
 }
 
+// A refusal with --json: the same object on stdout, with the error where the decision would be.
+TEST_F(CudaCli, JsonRefusalIsAnObjectToo) {
+  const Result r = run("cuda --gpu 'A100,V100' --json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::parse(R"({"decision": null, "machine": null, "error": {
+      "message": "'A100,V100' names 2 GPUs in one entry", "file": "--gpu", "line": null, "column": null,
+      "hint": "give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU"}})"));
+  EXPECT_EQ(r.err, "envpin: error: --gpu: 'A100,V100' names 2 GPUs in one entry\n"
+                   "envpin: hint: give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU\n");
+  // No PTX is null, not 0.
+  const auto ok = nlohmann::json::parse(run("cuda --gpu A100 --torch 2.4.1 --json").out);
+  EXPECT_TRUE(ok["decision"]["torch"]["ptx"].is_null()) << ok.dump();
+  EXPECT_TRUE(ok["decision"]["torch"]["range"].is_null());
+  EXPECT_EQ(nlohmann::json::parse(run("cuda --gpu V100 --torch '>=2.7' --json").out)["decision"]["torch"]["range"], ">=2.7");
+}
+
 TEST_F(CudaCli, JsonIsTheDecision) {
   const Result r = run("cuda --gpu A100 --gpu 'RTX 5090' --torch 2.7.0+cu128 --json");
   EXPECT_EQ(r.code, 0) << r.err;
@@ -89,7 +106,12 @@ TEST_F(CudaCli, JsonIsTheDecision) {
   EXPECT_NE(r.out.find("\"torch_cuda_arch_list\": \"8.0;12.0+PTX\""), std::string::npos);
   EXPECT_NE(r.out.find("\"variant\": \"cu128\""), std::string::npos);
   EXPECT_NE(r.out.find("\"toolkit\": \"12.8.1\""), std::string::npos);
-  EXPECT_EQ(r.out.find("\"machine\""), std::string::npos);
+  // One shape whatever the flags: decision, machine (null without --probe), error (null).
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["machine"].is_null());
+  EXPECT_TRUE(j["error"].is_null());
+  EXPECT_EQ(j.size(), 3u);
+  EXPECT_EQ(j["decision"]["torch"]["ptx"], 120);
   // Same bytes every time.
   EXPECT_EQ(run("cuda --gpu A100 --gpu 'RTX 5090' --torch 2.7.0+cu128 --json").out, r.out);
 }

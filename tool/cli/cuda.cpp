@@ -87,7 +87,30 @@ resolve::CudaRequest build_request(const CudaOptions& o, const manifest::Manifes
   return r;
 }
 
+int cuda_decide(const CudaOptions& o, Streams& io);
+
+// With --json, stdout always holds one object of the same shape (README, "envpin cuda --json"):
+// a refusal is {"decision": null, "machine": null, "error": {...}} there, and the usual lines on
+// stderr, exit 1.
 int cuda(const CudaOptions& o, Streams& io) {
+  if (!o.json) return cuda_decide(o, io);
+  try {
+    return cuda_decide(o, io);
+  } catch (const diag::Error& e) {
+    nlohmann::json error = {{"message", e.message()}, {"hint", e.hint()}, {"file", nullptr}, {"line", nullptr},
+                            {"column", nullptr}};
+    if (e.where()) {
+      error["file"] = e.where()->file;
+      if (e.where()->line > 0) error["line"] = e.where()->line;
+      if (e.where()->column > 0) error["column"] = e.where()->column;
+    }
+    const nlohmann::json j = {{"decision", nullptr}, {"machine", nullptr}, {"error", error}};
+    io.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    throw;
+  }
+}
+
+int cuda_decide(const CudaOptions& o, Streams& io) {
   const bool flags_given = !o.gpus.empty() || !o.cuda.empty() || !o.driver.empty() || !o.torch.empty();
   std::optional<manifest::Manifest> m;
   const std::string manifest_file = o.manifest.empty() ? "envpin.yaml" : o.manifest;
@@ -114,7 +137,8 @@ int cuda(const CudaOptions& o, Streams& io) {
   if (o.json) {
     nlohmann::json j;
     j["decision"] = decision ? nlohmann::json::parse(resolve::decision_json(*decision)) : nlohmann::json(nullptr);
-    if (machine) j["machine"] = nlohmann::json::parse(probe::probe_json(*machine));
+    j["machine"] = machine ? nlohmann::json::parse(probe::probe_json(*machine)) : nlohmann::json(nullptr);
+    j["error"] = nullptr;
     io.out << j.dump(2) << "\n";
     return kOk;
   }

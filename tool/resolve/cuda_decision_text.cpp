@@ -65,7 +65,9 @@ std::string decision_json(const CudaDecision& d) {
                  {"fit", fit_text(d.driver_fit)}};
   if (d.torch)
     j["torch"] = {{"version", d.torch->version}, {"variant", d.torch->variant}, {"index_url", d.torch->index_url},
-                  {"sass", d.torch->sass}, {"ptx", d.torch->ptx}};
+                  {"range", d.torch->range.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.torch->range)},
+                  {"sass", d.torch->sass},
+                  {"ptx", d.torch->ptx ? nlohmann::json(d.torch->ptx) : nlohmann::json(nullptr)}};
   else
     j["torch"] = nullptr;
   j["reasons"] = d.reasons;
