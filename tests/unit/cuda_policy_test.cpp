@@ -237,6 +237,19 @@ INSTANTIATE_TEST_SUITE_P(
                  "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu126 driver>=570.124.06 unknown warnings=0"},
         Scenario{"gh200_arm64_torch27_auto", Req().gpu("GH200").arm64().torch("2.7.1"),
                  "12.6.3 12.6.3-runtime-ubuntu22.04 [90] torch=cu126 driver>=560.35.05 unknown warnings=0"},
+        // Issue 14, class 5: the GPU is the real cause when the requested line has no image
+        // and could not build for it either (10.2 predates sm_86); a hint that actually works.
+        Scenario{"rtx3090_cuda102_names_the_gpu", Req().gpu("RTX 3090").cuda("10.2"),
+                 "envpin: error: --gpu: CUDA 10.2 (--cuda) cannot build code for 'RTX 3090' (sm_86); CUDA 11.1 to "
+                 "13.2 can (and nvidia/cuda publishes no 10.2 image)\n"
+                 "envpin: hint: set --cuda to 11.1 or newer\n"},
+        Scenario{"v100_cuda102_no_image_only", Req().gpu("V100").cuda("10.2"),
+                 "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 10.2\n"
+                 "envpin: hint: supported CUDA lines: 11.x, 12.x, 13.x\n"},
+        Scenario{"v100_cuda14_names_the_gpu", Req().gpu("V100").cuda("14.0"),
+                 "envpin: error: --gpu: CUDA 14.0 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 "
+                 "can (and nvidia/cuda publishes no 14.0 image)\n"
+                 "envpin: hint: set --cuda to 12.9 or older\n"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},

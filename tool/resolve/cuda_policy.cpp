@@ -63,8 +63,13 @@ class Policy {
 
   CudaDecision decide() {
     std::optional<Candidate> requested;
-    if (req_.cuda.value != "auto") requested = requested_candidate();
     resolve_gpus();
+    if (req_.cuda.value != "auto") {
+      // A version without an image that could not build for the fleet anyway: the GPU is the
+      // cause to name, with a version that builds for it ("10.2 for an RTX 3090": 11.1 or newer).
+      if (!find_cuda_release(req_.cuda.value)) check_unpublished_compiles();
+      requested = requested_candidate();
+    }
     check_driver_input();
     check_torch_input();
     if (!requested) return decide_auto();
@@ -232,6 +237,29 @@ class Policy {
                     " supports Python " + std::string(torch_->python_min) + " to " + std::string(torch_->python_max),
                 req_.torch->origin.location(),
                 "use Python " + std::string(too_old ? torch_->python_min : torch_->python_max) + fix);
+  }
+
+  void check_unpublished_compiles() const {
+    const std::string& v = req_.cuda.value;
+    const auto wanted = version_pair(v.substr(0, v.find('.', v.find('.') + 1)));
+    for (const GpuTarget& g : fleet_) {
+      std::vector<std::string_view> able;
+      for (const CudaRelease& r : cuda_releases()) {
+        const auto sms = compilable_sms(r.minor);
+        if (std::find(sms.begin(), sms.end(), g.sm) != sms.end()) able.push_back(r.minor);
+      }
+      if (able.empty() || (wanted >= version_pair(able.front()) && wanted <= version_pair(able.back()))) continue;
+      // Older than the table's first line: envpin cannot say what it built (V100 and 10.2 is fine).
+      if (wanted < version_pair(able.front()) && able.front() == cuda_releases().front().minor) continue;
+      const bool older = wanted < version_pair(able.front());
+      const auto loc = std::find_if(req_.gpus.begin(), req_.gpus.end(), [&](const auto& in) { return in.value == g.input; });
+      throw Error("CUDA " + v + " (" + req_.cuda.origin.describe() + ") cannot build code for '" + g.input + "' (" +
+                      sm_name(g.sm) + "); CUDA " + std::string(able.front()) + " to " + std::string(able.back()) +
+                      " can (and nvidia/cuda publishes no " + v + " image)",
+                  loc->origin.location(),
+                  "set " + req_.cuda.origin.label + " to " + std::string(older ? able.front() : able.back()) +
+                      (older ? " or newer" : " or older"));
+    }
   }
 
   Candidate requested_candidate() const {
