@@ -250,6 +250,18 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --gpu: CUDA 14.0 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 "
                  "can (and nvidia/cuda publishes no 14.0 image)\n"
                  "envpin: hint: set --cuda to 12.9 or older\n"},
+        // A pinned variant: the GPU's SM, or the driver's major, is the cause, with a fix that works.
+        Scenario{"rtx5090_cu118_names_sm120", Req().gpu("RTX 5090").torch("2.4.1").variant("cu118"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.4.1+cu118 (python.extra_index at line 9) wheels are built "
+                 "with CUDA 11.8 and carry no kernels for 'RTX 5090' (sm_120); sm_120 needs CUDA 12.8 or newer\n"
+                 "envpin: hint: use torch 2.7 or newer (cu128)\n"},
+        Scenario{"cu130_on_driver575_names_r580", Req().gpu("H100").torch("2.9.0").variant("cu130").driver("575.57.08"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA 13.x "
+                 "driver, R580 or newer even with minor-version compatibility, but --driver is 575.57.08\n"
+                 "envpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or upgrade the fleet's driver to "
+                 "R580 or newer\n"},
+        Scenario{"cu128_on_driver575_runs", Req().gpu("H100").torch("2.9.0").variant("cu128").driver("575.57.08"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu128 driver>=570.124.06 full warnings=0"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},

@@ -203,6 +203,7 @@ class Policy {
                           variant_list(*torch_) + ")",
                       req_.torch_variant->origin.location(),
                       "use one of its variants, or remove the index and let envpin choose");
+        check_pinned_variant_kernels();
       }
       return;
     }
@@ -217,6 +218,47 @@ class Policy {
                                   std::string(torch_releases().back().minor) +
                                   "): its CUDA variant and GPU kernels are not checked",
                               req_.torch->origin.where});
+  }
+
+  // A pinned variant (cu118) whose CUDA predates a fleet GPU: the GPU's SM is the cause, before
+  // any toolkit is tried ("RTX 5090 with cu118": sm_120 needs CUDA 12.8 or newer).
+  void check_pinned_variant_kernels() const {
+    const TorchVariant* pinned = nullptr;
+    for (const TorchVariant& t : torch_->variants)
+      if (t.tag == req_.torch_variant->value) pinned = &t;
+    // A variant of a CUDA major the fleet's driver cannot run at all (cu130 on R575: 13.x needs
+    // R580 even with minor-version compatibility).
+    const int major = version_pair(pinned->cuda).first;
+    const auto needs_driver = parse_driver(minor_compat_floor(major));
+    if (floor_ && needs_driver && *floor_ < *needs_driver) {
+      std::string runs;  // the newest variant of this torch the driver runs
+      for (const TorchVariant& t : torch_->variants)
+        if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first)); f && *floor_ >= *f) runs = t.tag;
+      throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
+                      ") needs a CUDA " + std::to_string(major) + ".x driver, R" + minor_compat_floor(major) +
+                      " or newer even with minor-version compatibility, but " + req_.driver->origin.describe() + " is " +
+                      req_.driver->value,
+                  req_.torch_variant->origin.location(),
+                  (runs.empty() ? std::string() : "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs), or ") +
+                      "upgrade the fleet's driver to R" + minor_compat_floor(major) + " or newer");
+    }
+    for (const GpuTarget& g : fleet_) {
+      if (kernels_run_on(pinned->sass, pinned->ptx, g.sm)) continue;
+      std::string needs;
+      for (const CudaRelease& r : cuda_releases()) {
+        const auto sms = compilable_sms(r.minor);
+        if (std::find(sms.begin(), sms.end(), g.sm) != sms.end()) {
+          needs = "; " + sm_name(g.sm) + " needs CUDA " + std::string(r.minor) + " or newer";
+          break;
+        }
+      }
+      const bool too_old = version_pair(pinned->cuda) < version_pair(needs.empty() ? "0.0" : needs.substr(needs.rfind("CUDA ") + 5));
+      const std::string fix = torch_fix_for_fleet();
+      throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
+                      ") wheels are built with CUDA " + std::string(pinned->cuda) + " and carry no kernels for '" +
+                      g.input + "' (" + sm_name(g.sm) + ")" + (too_old ? needs : ""),
+                  req_.torch_variant->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
+    }
   }
 
   // torch publishes wheels for a range of CPython minors per release (RELEASE.md matrix).
