@@ -86,6 +86,34 @@ struct Scenario {
 
 class CudaScenario : public testing::TestWithParam<Scenario> {};
 
+// Issue 14, class 8: the reasons name the real constraint.
+TEST(CudaReasons, NameTheRealConstraint) {
+  // A pinned cu124 rules out the toolkit the driver runs fully (12.2), not the driver.
+  const CudaDecision pinned = decide_cuda(Req().gpu("H100").torch("2.4.1").variant("cu124").driver("535.104.05").get());
+  EXPECT_EQ(pinned.reasons.front(),
+            "toolkit: CUDA 12.4.1, the newest that builds for every fleet GPU, has torch 2.4.1 wheels, runs on driver "
+            "535.104.05, matching the torch cu124 wheels (CUDA 12.2.2 runs fully on driver 535.104.05, but the pinned "
+            "torch cu124 wheels need a CUDA 12.4 or newer image)");
+  // A runtime image has no nvcc: the note names its CUDA runtime.
+  const CudaDecision runtime = decide_cuda(Req().gpu("H100").torch("2.4.1").cuda("12.6").get());
+  const auto has = [](const CudaDecision& d, const std::string& text) {
+    return std::any_of(d.reasons.begin(), d.reasons.end(), [&](const std::string& r) { return r.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has(runtime, "they bring their own CUDA 12.4 libraries, the image's CUDA runtime is 12.6"));
+  EXPECT_FALSE(has(runtime, "nvcc"));
+  // A cudnn8 image (CUDA 12.2) under torch 2.4's cuDNN 9 wheels: said, not silent.
+  Req cudnn = Req().gpu("A100").torch("2.4.1").cuda("12.2");
+  CudaRequest r = cudnn.get();
+  r.cudnn = true;
+  const CudaDecision mixed = decide_cuda(r);
+  ASSERT_EQ(mixed.warnings.size(), 1u);
+  EXPECT_EQ(mixed.warnings[0].text,
+            "the image's cuDNN 8 (nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04) is not the cuDNN 9 torch 2.4.1's wheels "
+            "bring: torch uses its own, code linking the system cuDNN gets the other major");
+  r.cuda.value = "12.4";
+  EXPECT_TRUE(decide_cuda(r).warnings.empty());
+}
+
 TEST_P(CudaScenario, Verdict) { EXPECT_EQ(verdict(GetParam().request), GetParam().expected); }
 
 std::string name_of(const testing::TestParamInfo<Scenario>& info) { return info.param.name; }

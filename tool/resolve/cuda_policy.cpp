@@ -557,9 +557,23 @@ class Policy {
       const auto& t = *d.torch;
       std::string line = "torch " + t.version + ": " + t.variant + " wheels from " + t.index_url +
                          " (kernels for " + sm_list(t.sass) + (t.ptx ? ", PTX compute_" + std::to_string(t.ptx) : "") + ")";
+      // Only a devel image has nvcc; the others carry the CUDA runtime libraries.
       if (variant_cuda(t.variant) != d.minor)
-        line += "; they bring their own CUDA " + variant_cuda(t.variant) + " libraries, nvcc in the image is " + d.minor;
+        line += "; they bring their own CUDA " + variant_cuda(t.variant) + " libraries, " +
+                (req_.flavor == "devel" ? "nvcc in the image is " : "the image's CUDA runtime is ") + d.minor;
       d.reasons.push_back(line);
+      // torch brings its own cuDNN (nvidia-cudnn wheels): 8 before torch 2.4, 9 from 2.4 on
+      // (RELEASE.md matrix, cuda-facts.md §3.2). A cuDNN image of the other major gives code that
+      // links the system cuDNN (extensions, other frameworks) another major than torch's.
+      if (req_.cudnn) {
+        const int image_cudnn = std::string_view(c.release->cudnn_part) == "cudnn8" ? 8 : 9;
+        const int torch_cudnn = version_pair(t.version) < std::pair(2, 4) ? 8 : 9;
+        if (image_cudnn != torch_cudnn)
+          d.warnings.push_back({"the image's cuDNN " + std::to_string(image_cudnn) + " (" + d.base_image +
+                                    ") is not the cuDNN " + std::to_string(torch_cudnn) + " torch " + t.version +
+                                    "'s wheels bring: torch uses its own, code linking the system cuDNN gets the other major",
+                                req_.torch ? req_.torch->origin.where : std::nullopt});
+      }
     }
     d.reasons.push_back("image: " + d.base_image);
   }
@@ -587,7 +601,20 @@ class Policy {
     if (!best) throw conflict(candidates);
     std::string why = "toolkit: CUDA " + best->toolkit + ", the newest that " + auto_summary();
     if (best->torch && best_rank % 2 == 0) why += ", matching the torch " + best->torch->variant + " wheels";
-    if (best_rank >= 2) why += " (no toolkit fits the driver floor fully)";
+    if (best_rank >= 2) {
+      // Name the real constraint: a toolkit the driver runs fully may exist, ruled out by torch.
+      std::string newest_full;
+      for (const Candidate& c : candidates)
+        if (newest_full.empty() && floor_ && *floor_ >= *parse_driver(packaged_driver(c.toolkit))) newest_full = c.toolkit;
+      if (!newest_full.empty() && best->torch && req_.torch_variant)
+        why += " (CUDA " + newest_full + " runs fully on driver " + req_.driver->value + ", but the pinned torch " +
+               req_.torch_variant->value + " wheels need a CUDA " + variant_cuda(req_.torch_variant->value) + " or newer image)";
+      else if (!newest_full.empty() && best->torch)
+        why += " (CUDA " + newest_full + " runs fully on driver " + req_.driver->value + ", but torch " + req_.torch->value +
+               " has no wheels at or below it that fit)";
+      else
+        why += " (no toolkit fits the driver floor fully)";
+    }
     best->reasons.insert(best->reasons.begin(), why);
     return *best;
   }
