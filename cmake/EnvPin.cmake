@@ -269,6 +269,7 @@ function(envpin_cuda_architectures)
     if(json_error)
       message(FATAL_ERROR "${fn}: cannot read the output of ${envpin} cuda --json: ${json_error}")
     endif()
+    string(JSON fleet_floor ERROR_VARIABLE json_error GET "${json}" decision driver fleet_floor)
     set(source "${envpin}")
   elseif(EXISTS "${fragment}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fragment}")
@@ -291,8 +292,45 @@ function(envpin_cuda_architectures)
   if(archs STREQUAL "" OR archs MATCHES "native")
     message(FATAL_ERROR "${fn}: envpin gave no usable arch list ('${archs}') for ${manifest}")
   endif()
+  # The local nvcc (check_language(CUDA) or CUDACXX found it) builds this project: it must build
+  # every arch of the list, and the fleet's driver must run what it builds.
+  if(CMAKE_CUDA_COMPILER)
+    _envpin_check_local_nvcc(${fn} "${CMAKE_CUDA_COMPILER}" "${archs}" "${fleet_floor}")
+  endif()
   message(STATUS "envpin: CUDA architectures ${archs} (from ${source})")
   set(${ARGV0} "${archs}" PARENT_SCOPE)
+endfunction()
+
+# Fails when `nvcc` cannot build an arch of `archs` (nvcc --list-gpu-arch); warns when its major
+# needs a newer driver than the fleet's `floor` (minor-version compatibility floors: 11.x
+# 450.80.02, 12.x 525.60.13, 13.x R580; NVIDIA's CUDA release notes, Table 2).
+function(_envpin_check_local_nvcc fn nvcc archs floor)
+  execute_process(COMMAND "${nvcc}" --version RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_QUIET)
+  if(NOT rc EQUAL 0 OR NOT text MATCHES "release ([0-9]+)\\.([0-9]+)")
+    return()
+  endif()
+  set(major "${CMAKE_MATCH_1}")
+  set(version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+  execute_process(COMMAND "${nvcc}" --list-gpu-arch RESULT_VARIABLE rc OUTPUT_VARIABLE listed ERROR_QUIET)
+  if(rc EQUAL 0)
+    foreach(arch IN LISTS archs)
+      string(REGEX MATCH "^[0-9]+" sm "${arch}")
+      if(NOT listed MATCHES "compute_${sm}([^0-9]|$)")
+        message(FATAL_ERROR "${fn}: the local nvcc ${version} (${nvcc}) cannot build sm_${sm}, which the fleet "
+                            "needs (arch list ${archs}): build inside the generated image with cuda.flavor: devel, "
+                            "or install a CUDA toolkit whose 'nvcc --list-gpu-arch' lists compute_${sm}")
+      endif()
+    endforeach()
+  endif()
+  set(needs_11 "450.80.02")
+  set(needs_12 "525.60.13")
+  set(needs_13 "580")
+  if(floor AND DEFINED needs_${major} AND floor VERSION_LESS needs_${major})
+    message(WARNING "${fn}: binaries the local nvcc ${version} builds need an NVIDIA driver of at least "
+                    "${needs_${major}} (CUDA ${major}.x), but the fleet's floor (cuda.driver) is ${floor}: "
+                    "they fail there with CUDA error 35; build inside the generated image, or install the "
+                    "toolkit of the decision")
+  endif()
 endfunction()
 
 function(envpin_add_smoke_target)

@@ -44,6 +44,18 @@ expect archs_without_fragment "envpin_cuda_architectures: no envpin executable t
 expect archs_without_cuda "envpin_cuda_architectures: $ROOT/examples/cpu-service/envpin.yaml has no cuda section, so there is no arch list"
 expect archs_conflict "envpin_cuda_architectures: envpin cuda failed for $T/build/p/envpin.yaml: envpin: error: $T/build/p/envpin.yaml:3:32: CUDA 13.0.3 (cuda.version at line 3) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can" \
   -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
+# The local nvcc against the fleet (nvcc 13.x: no sm_70; its binaries need R580).
+NVCC=${CUDACXX:-/usr/local/cuda/bin/nvcc}
+if [ -x "$NVCC" ] && "$NVCC" --version | grep -q 'release 13\.'; then
+  expect archs_local_nvcc "envpin_cuda_architectures: the local nvcc 13.0 ($NVCC) cannot build sm_70, which the fleet needs (arch list 70): build inside the generated image with cuda.flavor: devel, or install a CUDA toolkit whose 'nvcc --list-gpu-arch' lists compute_70" \
+    -DENVPIN_EXECUTABLE="$ENVPIN_BIN" -DNVCC="$NVCC"
+  # The driver case is a warning: configure goes on (the case ends with its own error).
+  expect archs_local_nvcc_driver "envpin_cuda_architectures: binaries the local nvcc 13.0 builds need an NVIDIA driver of at least 580 (CUDA 13.x), but the fleet's floor (cuda.driver) is 535.104.05" \
+    -DENVPIN_EXECUTABLE="$ENVPIN_BIN" -DNVCC="$NVCC"
+  if grep -q "configured: 80-real;90" "$T/err"; then pass; else fail "archs_local_nvcc_driver: configure stopped at the warning"; fi
+elif [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then
+  fail "no nvcc 13.x at $NVCC for the local-nvcc cases"
+fi
 expect smoke_require_gpu_without_cuda "envpin_add_smoke_target: REQUIRE_GPU needs a CUDA compiler, but CUDA is not enabled: set CUDACXX to nvcc and call enable_language(CUDA) first"
 expect smoke_unknown_argument "envpin_add_smoke_target: unknown argument(s): ARCH 90 (expected [NAME <name>] [REQUIRE_GPU] [ARCHITECTURES <arch>...])"
 finish
