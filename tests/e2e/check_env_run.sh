@@ -20,6 +20,11 @@ cp "$FIXTURE" "$T/project/envpin.yaml"
 mkdir -p "$T/nofloor"
 grep -v '^  driver:' "$FIXTURE" > "$T/nofloor/envpin.yaml"
 "$ENVPIN" generate --manifest "$T/nofloor/envpin.yaml" >/dev/null || { echo "FAIL: envpin generate (nofloor)"; exit 1; }
+# CUDA 13 on an R535 fleet of data-center GPUs, through forward compatibility (opt-in).
+mkdir -p "$T/forward"
+printf 'envpin: 1\nname: forward\nos: ubuntu22.04\ncuda: {version: "13.0", gpus: [H100], driver: ">=535.104.05", forward_compat: true}\n' \
+  > "$T/forward/envpin.yaml"
+"$ENVPIN" generate --manifest "$T/forward/envpin.yaml" >/dev/null 2>&1 || { echo "FAIL: envpin generate (forward)"; exit 1; }
 
 cat > "$T/bin/uname" <<'STUB'
 #!/bin/sh
@@ -228,6 +233,11 @@ STUB
   PROJECT="$T/nofloor"
   run_check "STUB_GPUS=520.61.05, 9.0, NVIDIA H100 80GB HBM3"
   expect driver_too_old 1 "MISMATCH gpu.driver               expected >= 550.54.15 (>= 525.60.13 with minor-version compatibility), found 520.61.05; fix: upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
+
+  PROJECT="$T/forward"
+  run_check CUDA_VERSION=13.0.3 "STUB_GPUS=535.104.05, 9.0, NVIDIA H100 80GB HBM3"
+  expect forward_compat 0 \
+    "ok       gpu.driver               535.104.05 (< 580: CUDA 13.0.3 through forward compatibility, cuda.forward_compat)"
 
   run_check "STUB_GPUS=550.54.15, 8.9, NVIDIA L4"
   expect gpu_same_major 0 "ok       gpu.0.arch               NVIDIA L4, compute capability 8.9, not in cuda.gpus; runs SASS sm_80"

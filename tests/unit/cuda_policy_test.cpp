@@ -42,6 +42,10 @@ class Req {
     r_.python = Input<std::string>{v, {"python.version", diag::Location{"envpin.yaml", 7, 12}}};
     return *this;
   }
+  Req& forward_compat() {
+    r_.forward_compat = Input<bool>{true, {"cuda.forward_compat", diag::Location{"envpin.yaml", 6, 19}}};
+    return *this;
+  }
   Req& arm64() {
     r_.platforms.push_back({manifest::Arch::arm64, {"--platform", {}}});
     return *this;
@@ -61,7 +65,10 @@ class Req {
 };
 
 const char* fit(DriverFit f) {
-  return f == DriverFit::full ? "full" : f == DriverFit::minor_version ? "minor-version" : "unknown";
+  return f == DriverFit::full            ? "full"
+         : f == DriverFit::minor_version ? "minor-version"
+         : f == DriverFit::forward       ? "forward"
+                                         : "unknown";
 }
 
 // One line per decision: toolkit, image, CMake archs, torch variant, driver fit, warning count.
@@ -290,6 +297,26 @@ INSTANTIATE_TEST_SUITE_P(
                  "R580 or newer\n"},
         Scenario{"cu128_on_driver575_runs", Req().gpu("H100").torch("2.9.0").variant("cu128").driver("575.57.08"),
                  "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu128 driver>=570.124.06 full warnings=0"},
+        // Issue 14, class 10: forward compatibility, opt-in, data-center GPUs only.
+        Scenario{"cuda13_on_r535_without_forward_compat", Req().gpu("H100").cuda("13.0").driver("535.104.05"),
+                 "envpin: error: --driver: CUDA 13.0.3 (--cuda) needs NVIDIA driver >= 580.95.05 (>= 580 with "
+                 "minor-version compatibility), but --driver is 535.104.05\n"
+                 "envpin: hint: set --cuda to 12.2 (the newest this driver runs fully; up to 12.9 with minor-version "
+                 "compatibility), or upgrade the fleet's driver to 580.95.05 or newer\n"},
+        Scenario{"cuda13_on_r535_forward_compat_h100", Req().gpu("H100").cuda("13.0").driver("535.104.05").forward_compat(),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=- driver>=580.95.05 forward warnings=1"},
+        Scenario{"forward_compat_consumer_gpu", Req().gpu("RTX 4090").cuda("13.0").driver("535.104.05").forward_compat(),
+                 "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but "
+                 "'RTX 4090' is not one: forward compatibility fails there with CUDA error 804\n"
+                 "envpin: hint: upgrade the fleet's driver, or drop cuda.forward_compat\n"},
+        Scenario{"forward_compat_bare_capability", Req().gpu("9.0").cuda("13.0").driver("535.104.05").forward_compat(),
+                 "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but '9.0' is a "
+                 "bare capability, whose product envpin cannot tell: forward compatibility fails there with CUDA error "
+                 "804\n"
+                 "envpin: hint: name the GPU product (e.g. 'A100') in cuda.gpus\n"},
+        // Opt-in does not outrank a driver that runs a toolkit by minor-version compatibility.
+        Scenario{"forward_compat_auto_prefers_mvc", Req().gpu("H100").driver("535.104.05").forward_compat(),
+                 "12.2.2 12.2.2-runtime-ubuntu22.04 [90] torch=- driver>=535.104.05 full warnings=0"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},

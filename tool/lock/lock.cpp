@@ -383,6 +383,8 @@ std::string inputs_digest(const manifest::Manifest& m) {
                  {"cudnn", m.cuda->cudnn.value},
                  {"gpus", gpus},
                  {"driver", m.cuda->driver ? m.cuda->driver->value : ""}};
+    // Only when set: locks of manifests without it keep their digest.
+    if (m.cuda->forward_compat && m.cuda->forward_compat->value) j["cuda"]["forward-compat"] = true;
   }
   j["apt"] = json::array();
   for (const auto& a : m.apt) j["apt"].push_back(a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version);

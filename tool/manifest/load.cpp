@@ -43,7 +43,7 @@ constexpr std::string_view kTopKeys[] = {
     "envpin", "name",   "platforms", "os",      "base",         "cuda",   "python", "apt",
     "env",    "secrets", "paths",    "workdir", "user",         "context", "devcontainer",
     "jobs",   "outputs"};
-constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver"};
+constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver", "forward_compat"};
 constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements", "index",
                                             "extra_index", "source", "uv_image"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
@@ -105,6 +105,8 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
                      f.where};
     } else if (key == "cudnn") {
       cuda.cudnn = r.boolean(v, "cuda.cudnn");
+    } else if (key == "forward_compat") {
+      cuda.forward_compat = r.boolean(v, "cuda.forward_compat");
     } else if (key == "gpus") {
       cuda.gpus = r.string_list(v, "cuda.gpus");
       cuda.gpus_where = r.at(v);

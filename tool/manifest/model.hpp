@@ -39,6 +39,7 @@ struct Cuda {
   std::vector<Located<std::string>> gpus;  // product names or capabilities
   Location gpus_where;                     // the list (or the cuda section when it is missing)
   std::optional<Located<std::string>> driver;  // the fleet's driver floor, "535.104.05"
+  std::optional<Located<bool>> forward_compat;  // cuda.forward_compat: an older driver major through cuda-compat
 };
 
 struct Python {

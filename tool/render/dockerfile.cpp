@@ -38,6 +38,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   if (env.cuda) {
     Fields cuda;
     cuda.text("toolkit", env.cuda->toolkit);
+    cuda.flag("forward_compat", env.cuda->driver_fit == resolve::DriverFit::forward);
     std::string gpus;
     for (const auto& g : env.cuda->gpus)
       gpus += (gpus.empty() ? "" : ", ") + (g.product.empty() ? g.input : g.product) + " (sm_" + std::to_string(g.sm) + ")";

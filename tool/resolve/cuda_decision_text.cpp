@@ -14,6 +14,7 @@ std::string fit_text(DriverFit f) {
   switch (f) {
     case DriverFit::full: return "full";
     case DriverFit::minor_version: return "minor-version";
+    case DriverFit::forward: return "forward";
     case DriverFit::unknown: break;
   }
   return "unknown";

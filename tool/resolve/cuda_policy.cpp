@@ -391,6 +391,23 @@ class Policy {
       d.driver_fit = DriverFit::minor_version;
       return std::nullopt;
     }
+    // Forward compatibility (cuda-compat-X-Y, in every nvidia/cuda image): an older driver major
+    // runs a newer CUDA, on data-center GPUs only (NVIDIA's forward-compatibility guide; other
+    // GPUs fail with error 804). Opt-in: the verdict cannot see the hardware.
+    if (req_.forward_compat) {
+      for (const GpuTarget& g : fleet_) {
+        const GpuModel* model = g.product.empty() ? nullptr : find_gpu(g.product);
+        if (!model || model->kind != GpuKind::data_center)
+          return Blocker{req_.forward_compat->origin.describe() + " needs data-center GPUs, but '" + g.input + "' is " +
+                             (model ? "not one" : "a bare capability, whose product envpin cannot tell") +
+                             ": forward compatibility fails there with CUDA error 804",
+                         model ? "upgrade the fleet's driver, or drop cuda.forward_compat"
+                               : "name the GPU product (e.g. 'A100') in cuda.gpus",
+                         req_.forward_compat->origin.location()};
+      }
+      d.driver_fit = DriverFit::forward;
+      return std::nullopt;
+    }
     std::string newest_full, newest_any;
     for (const CudaRelease& r : cuda_releases()) {
       if (*floor_ >= *parse_driver(packaged_driver(r.patches.back()))) newest_full = std::string(r.minor);
@@ -543,6 +560,16 @@ class Policy {
       case DriverFit::full:
         d.reasons.push_back("driver: " + drivers + "; the fleet's " + d.driver_floor + " runs it fully");
         break;
+      case DriverFit::forward:
+        d.reasons.push_back("driver: " + drivers + "; the fleet's " + d.driver_floor +
+                            " runs it only through forward compatibility (cuda.forward_compat: the image's "
+                            "cuda-compat libraries, data-center GPUs)");
+        d.warnings.push_back(
+            {"driver " + d.driver_floor + " is a major release behind CUDA " + c.toolkit +
+                 ": it runs only through forward compatibility, with the cuda-compat libraries of the image "
+                 "(the NVIDIA container runtime enables them; on other GPUs CUDA error 804)",
+             req_.driver->origin.where});
+        break;
       case DriverFit::minor_version:
         d.reasons.push_back("driver: " + drivers + "; the fleet's " + d.driver_floor +
                             " runs it only through minor-version compatibility");
@@ -587,12 +614,14 @@ class Policy {
     for (const CudaRelease& r : cuda_releases()) candidates.push_back({&r, std::string(r.patches.back())});
     std::reverse(candidates.begin(), candidates.end());  // newest first
     std::optional<CudaDecision> best;
-    int best_rank = 4;
+    int best_rank = 8;
     for (const Candidate& c : candidates) {
       CudaDecision d;
       if (evaluate(c, d)) continue;
       const bool torch_mismatch = d.torch && variant_cuda(d.torch->variant) != d.minor;
-      const int rank = (d.driver_fit == DriverFit::minor_version ? 2 : 0) + (torch_mismatch ? 1 : 0);
+      // Full before minor-version before forward compatibility, then the torch match.
+      const int rank = (d.driver_fit == DriverFit::forward ? 4 : d.driver_fit == DriverFit::minor_version ? 2 : 0) +
+                       (torch_mismatch ? 1 : 0);
       if (rank < best_rank) {
         best = std::move(d);
         best_rank = rank;

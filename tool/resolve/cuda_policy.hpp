@@ -42,6 +42,7 @@ struct CudaRequest {
   std::optional<Input<std::string>> ubuntu;          // "22.04"; unset: 22.04 where published
   std::string flavor = "runtime";                    // base, runtime, devel
   bool cudnn = false;
+  std::optional<Input<bool>> forward_compat;         // cuda.forward_compat: true
 };
 
 struct GpuTarget {
@@ -64,7 +65,7 @@ struct Note {
   std::optional<diag::Location> where;
 };
 
-enum class DriverFit { unknown, full, minor_version };
+enum class DriverFit { unknown, full, minor_version, forward };
 
 struct CudaDecision {
   std::string toolkit;     // "12.4.1"

@@ -41,6 +41,8 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
              : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
                                                              : "runtime";
   r.cudnn = c.cudnn.value;
+  if (c.forward_compat && c.forward_compat->value)
+    r.forward_compat = Input<bool>{true, {"cuda.forward_compat", c.forward_compat->where}};
   if (!torch_pin(m) && m.python) {
     // torch without '==' ("torch>=2.7", a bare "torch"): the policy picks from the table.
     for (const auto* list : {&m.python->packages, &m.python->requirement_lines})

@@ -17,6 +17,7 @@ n_skip=0
 quiet=0
 allow_no_gpu=0
 CUDA_TOOLKIT='12.1.1'
+forward_compat=0
 
 usage() {
   sed -n '2,10s/^# \{0,1\}//p' "$0"
@@ -347,6 +348,8 @@ check_gpus() {
     ok gpu.driver "$driver (>= $2, runs CUDA $CUDA_TOOLKIT fully)"
   elif [ -n "$3" ] && satisfies "$driver" ">=$3"; then
     ok gpu.driver "$driver (< $2: CUDA $CUDA_TOOLKIT through minor-version compatibility, no PTX JIT)"
+  elif [ "$forward_compat" = 1 ]; then
+    ok gpu.driver "$driver (< $3: CUDA $CUDA_TOOLKIT through forward compatibility, cuda.forward_compat)"
   else
     mismatch gpu.driver ">= $2 (>= $3 with minor-version compatibility)" "$driver" "upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
   fi
