@@ -44,7 +44,9 @@ expect archs_without_fragment "envpin_cuda_architectures: no envpin executable t
 expect archs_without_cuda "envpin_cuda_architectures: $ROOT/examples/cpu-service/envpin.yaml has no cuda section, so there is no arch list"
 expect archs_conflict "envpin_cuda_architectures: envpin cuda failed for $T/build/p/envpin.yaml: envpin: error: $T/build/p/envpin.yaml:3:32: CUDA 13.0.3 (cuda.version at line 3) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can" \
   -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
-# The local nvcc against the fleet (nvcc 13.x: no sm_70; its binaries need R580).
+# The local nvcc against the fleet (nvcc 13.x: no sm_70; its binaries need R580). The failure it
+# replaces, inside a build: "nvcc fatal : Unsupported gpu architecture 'compute_70'" (public
+# reports: pytorch/pytorch#10201, microsoft/CNTK#3042, with the roles of old and new reversed).
 NVCC=${CUDACXX:-/usr/local/cuda/bin/nvcc}
 if [ -x "$NVCC" ] && "$NVCC" --version | grep -q 'release 13\.'; then
   expect archs_local_nvcc "envpin_cuda_architectures: the local nvcc 13.0 ($NVCC) cannot build sm_70, which the fleet needs (arch list 70): build inside the generated image with cuda.flavor: devel, or install a CUDA toolkit whose 'nvcc --list-gpu-arch' lists compute_70" \

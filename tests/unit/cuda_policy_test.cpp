@@ -260,6 +260,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: hint: pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version\n"},
         // Issue 14, class 2: torch without CUDA aarch64 wheels on arm64 let pip take PyPI's
         // CPU-only aarch64 wheel (a warning, exit 0); aarch64 CUDA wheels start with cu126 in 2.7.
+        // Public reports: pytorch/pytorch#168065 (GB200: `pip install torch` gave the CPU build),
+        // pytorch/pytorch#160162 (PyPI has only CPU aarch64 wheels), pytorch/pytorch#134790.
         Scenario{"gh200_arm64_torch24_cpu_only", Req().gpu("GH200").arm64().torch("2.4.1"),
                  "envpin: error: --torch: torch 2.4.1 (--torch) has no CUDA wheels for linux/arm64 in any variant "
                  "envpin knows of (cu118, cu121, cu124): pip would install PyPI's CPU-only aarch64 wheel\n"
@@ -286,6 +288,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "can (and nvidia/cuda publishes no 14.0 image)\n"
                  "envpin: hint: set --cuda to 12.9 or older\n"},
         // A pinned variant: the GPU's SM, or the driver's major, is the cause, with a fix that works.
+        // Public reports: pBFSLab/DeepPrep#233 (torch 2.0.1 cu118 on an RTX 5090), pytorch/pytorch#167244
+        // (a cu124 build on RTX 5090: "no kernel image"), pytorch/pytorch#150733 (RTX 5090 D).
         Scenario{"rtx5090_cu118_names_sm120", Req().gpu("RTX 5090").torch("2.4.1").variant("cu118"),
                  "envpin: error: envpin.yaml:9:5: torch 2.4.1+cu118 (python.extra_index at line 9) wheels are built "
                  "with CUDA 11.8 and carry no kernels for 'RTX 5090' (sm_120); sm_120 needs CUDA 12.8 or newer\n"
