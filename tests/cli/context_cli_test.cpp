@@ -54,6 +54,13 @@ TEST_F(ContextCli, WhatGitIgnoresStaysOut) {
     return shell("tar -tf " + (dir_ / "ctx.tar").string() + " | grep -v '/$' | grep -v '\\(^\\|/\\)\\.' | sort");
   };
   EXPECT_EQ(listing(), "Dockerfile\nenvpin.yaml\nother/y.txt\nsrc/train.py\nsub/keep.txt\n");
+  // A checkout owned by another user (a container's mount, sudo): the same rules, no refusal.
+  if (::geteuid() == 0) {
+    ASSERT_EQ(shell("chown -R 12345:12345 " + repo.string() + " && echo ok"), "ok\n");
+    const Result other = run("generate -f repo/proj/envpin.yaml --check");
+    EXPECT_EQ(other.code, 0) << other.err;
+    ASSERT_EQ(shell("chown -R 0:0 " + repo.string() + " && echo ok"), "ok\n");
+  }
   io::write_atomic(p / "envpin.yaml", "envpin: 1\nname: ctx\ncontext: {include_gitignored: true}\n", false);
   ASSERT_EQ(run("generate -f repo/proj/envpin.yaml").code, 0);
   EXPECT_EQ(io::read_file(p / ".dockerignore")->find("Ignored by git"), std::string::npos);

@@ -14,9 +14,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// libgit2 keeps global state: initialised once for the process, on first use.
+// libgit2 keeps global state: initialised once for the process, on first use. Its owner check
+// (safe.directory) guards git's config-driven commands; envpin only reads the index and
+// .gitignore files, and must work on a checkout mounted into a container under another uid
+// (envpin check as the image's user) or run as root over a user's checkout.
 void init_libgit2() {
-  static const int rc = git_libgit2_init();
+  static const int rc = [] {
+    const int n = git_libgit2_init();
+    git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+    return n;
+  }();
   (void)rc;
 }
 

@@ -63,13 +63,18 @@ class Policy {
 
   CudaDecision decide() {
     std::optional<Candidate> requested;
-    resolve_gpus();
     if (req_.cuda.value != "auto") {
       // A version without an image that could not build for the fleet anyway: the GPU is the
       // cause to name, with a version that builds for it ("10.2 for an RTX 3090": 11.1 or newer).
-      if (!find_cuda_release(req_.cuda.value)) check_unpublished_compiles();
+      if (!find_cuda_release(req_.cuda.value) && !req_.gpus.empty()) {
+        resolve_gpus();
+        check_unpublished_compiles();
+        fleet_.clear();
+        sms_.clear();
+      }
       requested = requested_candidate();
     }
+    resolve_gpus();
     check_driver_input();
     check_torch_input();
     if (!requested) return decide_auto();
