@@ -266,10 +266,19 @@ TEST_F(LockCli, UvImageUnpinnedByAnOldLockIsAWarning) {
   write("envpin.lock", lock::to_toml(image_only_lock(manifest::load((dir_ / "envpin.yaml").string()))));
   const Result r = run("generate");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.err, "envpin: warning: envpin.lock does not pin the uv image (an older envpin wrote it): the Dockerfile "
-                   "names ghcr.io/astral-sh/uv:0.12.9 by tag; run 'envpin lock' to pin it by digest\n");
+  EXPECT_EQ(r.err, "envpin: warning: envpin.lock does not pin the uv image ghcr.io/astral-sh/uv:0.12.9 (another envpin "
+                   "wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest\n");
   EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("FROM --platform=linux/amd64 ghcr.io/astral-sh/uv:0.12.9 AS uv\n"),
             std::string::npos);
+  // A lock that pins another uv (an older envpin's) is not used for this one's uv either.
+  lock::Lock old = image_only_lock(manifest::load((dir_ / "envpin.yaml").string()));
+  const std::string d = "sha256:" + std::string(64, 'a');
+  old.uv_image = lock::Image{"ghcr.io/astral-sh/uv:0.10.0", "ghcr.io/astral-sh/uv:0.10.0@" + d, d,
+                             "application/vnd.oci.image.index.v1+json", {{"linux/amd64", d, d}}};
+  lock::seal(old);
+  write("envpin.lock", lock::to_toml(old));
+  EXPECT_EQ(run("generate").err, r.err);
+  EXPECT_EQ(io::read_file(dir_ / "Dockerfile")->find("uv:0.10.0"), std::string::npos);
   write("envpin.yaml", "envpin: 1\nname: x\nos: ubuntu22.04\npython: {version: '3.11.9', uv_image: 'uv; rm -rf /'}\n");
   const Result bad = run("validate");
   EXPECT_EQ(bad.code, 1);

@@ -33,10 +33,10 @@ int generate(const GenerateOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   resolve::Environment env = resolve::resolve(m);
   env.lock = load_lock(m, o.lock);
-  if (env.lock && !env.uv_image.empty() && !env.lock->uv_image)
+  if (env.lock && !env.uv_image.empty() && (!env.lock->uv_image || env.lock->uv_image->requested != env.uv_image))
     env.warnings.push_back(diag::format_warning(
-        "envpin.lock does not pin the uv image (an older envpin wrote it): the Dockerfile names " + env.uv_image +
-            " by tag; run 'envpin lock' to pin it by digest",
+        "envpin.lock does not pin the uv image " + env.uv_image +
+            " (another envpin wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest",
         std::nullopt));
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << w;
