@@ -62,6 +62,11 @@ std::vector<GitIgnoreFile> gitignore_files(const fs::path& project_dir) {
   const std::unique_ptr<git_repository, decltype(&git_repository_free)> repo(raw, git_repository_free);
   const fs::path root = fs::weakly_canonical(git_repository_workdir(repo.get()), ec);
   const fs::path inside = project.lexically_relative(root);  // "." or "examples/x"
+  if (inside.empty() || *inside.begin() == "..") {
+    // Not below the work tree as the paths read (a symlink in between): the project's own file.
+    if (auto text = read_small(project / ".gitignore")) out.push_back({".gitignore", "", "", std::move(*text)});
+    return out;
+  }
 
   // The directories from the work tree's root down to the project: their .gitignore files
   // apply to it too (git reads each directory's own file).
