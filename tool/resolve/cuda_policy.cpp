@@ -25,6 +25,16 @@ int major_of(std::string_view v) { return version_pair(v).first; }
 
 std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
 
+// The CUDA lines (oldest first) that can build code for `sm`.
+std::vector<std::string_view> lines_building(int sm) {
+  std::vector<std::string_view> out;
+  for (const CudaRelease& r : cuda_releases()) {
+    const auto sms = compilable_sms(r.minor);
+    if (std::find(sms.begin(), sms.end(), sm) != sms.end()) out.push_back(r.minor);
+  }
+  return out;
+}
+
 std::string sm_list(const std::vector<int>& sms) {
   std::string out;
   for (int sm : sms) out += (out.empty() ? "" : ", ") + sm_name(sm);
@@ -249,19 +259,13 @@ class Policy {
     }
     for (const GpuTarget& g : fleet_) {
       if (kernels_run_on(pinned->sass, pinned->ptx, g.sm)) continue;
-      std::string needs;
-      for (const CudaRelease& r : cuda_releases()) {
-        const auto sms = compilable_sms(r.minor);
-        if (std::find(sms.begin(), sms.end(), g.sm) != sms.end()) {
-          needs = "; " + sm_name(g.sm) + " needs CUDA " + std::string(r.minor) + " or newer";
-          break;
-        }
-      }
-      const bool too_old = version_pair(pinned->cuda) < version_pair(needs.empty() ? "0.0" : needs.substr(needs.rfind("CUDA ") + 5));
+      const std::vector<std::string_view> able = lines_building(g.sm);
+      const bool too_old = !able.empty() && version_pair(pinned->cuda) < version_pair(able.front());
+      const std::string needs = too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
       const std::string fix = torch_fix_for_fleet();
       throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
                       ") wheels are built with CUDA " + std::string(pinned->cuda) + " and carry no kernels for '" +
-                      g.input + "' (" + sm_name(g.sm) + ")" + (too_old ? needs : ""),
+                      g.input + "' (" + sm_name(g.sm) + ")" + needs,
                   req_.torch_variant->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
     }
   }
@@ -290,11 +294,7 @@ class Policy {
     const std::string& v = req_.cuda.value;
     const auto wanted = version_pair(v.substr(0, v.find('.', v.find('.') + 1)));
     for (const GpuTarget& g : fleet_) {
-      std::vector<std::string_view> able;
-      for (const CudaRelease& r : cuda_releases()) {
-        const auto sms = compilable_sms(r.minor);
-        if (std::find(sms.begin(), sms.end(), g.sm) != sms.end()) able.push_back(r.minor);
-      }
+      const std::vector<std::string_view> able = lines_building(g.sm);
       if (able.empty() || (wanted >= version_pair(able.front()) && wanted <= version_pair(able.back()))) continue;
       // Older than the table's first line: envpin cannot say what it built (V100 and 10.2 is fine).
       if (wanted < version_pair(able.front()) && able.front() == cuda_releases().front().minor) continue;
@@ -357,11 +357,7 @@ class Policy {
     const std::vector<int> compilable = compilable_sms(c.release->minor);
     for (const GpuTarget& g : fleet_) {
       if (std::find(compilable.begin(), compilable.end(), g.sm) != compilable.end()) continue;
-      std::vector<std::string_view> able;
-      for (const CudaRelease& r : cuda_releases()) {
-        const auto sms = compilable_sms(r.minor);
-        if (std::find(sms.begin(), sms.end(), g.sm) != sms.end()) able.push_back(r.minor);
-      }
+      const std::vector<std::string_view> able = lines_building(g.sm);
       const std::string where_to = able.empty() ? "" : "; CUDA " + std::string(able.front()) + " to " +
                                                            std::string(able.back()) + " can";
       const std::string fix =
@@ -759,10 +755,8 @@ CudaDecision decide_cuda(const CudaRequest& request) {
   std::vector<std::string> minors;
   for (const TorchRelease& t : torch_releases())
     if (minor_satisfies(t.minor, range.value)) minors.emplace_back(t.minor);
-  std::sort(minors.begin(), minors.end(), [](const std::string& a, const std::string& b) {
-    return std::pair(std::stoi(a), std::stoi(a.substr(a.find('.') + 1))) >
-           std::pair(std::stoi(b), std::stoi(b.substr(b.find('.') + 1)));
-  });
+  std::sort(minors.begin(), minors.end(),
+            [](const std::string& a, const std::string& b) { return version_pair(a) > version_pair(b); });
   if (minors.empty())
     throw Error(shown + " allows no torch release envpin knows (" + std::string(torch_releases().front().minor) +
                     " to " + std::string(torch_releases().back().minor) + ")",
