@@ -185,9 +185,9 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"amd64_fleet_from_anywhere", Req().gpu("H100").amd64().torch("2.9.0"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=cu130 driver>=580.95.05 unknown warnings=0"},
         Scenario{"sm120_torch24", Req().gpu("RTX 5090").torch("2.4.1"),
-                 "envpin: error: --torch: torch 2.4.1 (--torch) cu124 wheels carry no kernels for 'RTX 5090' "
-                 "(sm_120; they have sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90): it would fail with \"no "
-                 "kernel image is available for execution on the device\"\n"
+                 "envpin: error: --torch: torch 2.4.1 (--torch) has no wheels with kernels for 'RTX 5090' (sm_120): "
+                 "none of its variants (cu118, cu121, cu124) does, so it would fail with \"no kernel image is "
+                 "available for execution on the device\"\n"
                  "envpin: hint: use torch 2.7 or newer (cu128)\n"},
         Scenario{"sm120_torch27", Req().gpu("RTX 5090").torch("2.7.0"),
                  "12.8.1 12.8.1-runtime-ubuntu22.04 [120] torch=cu128 driver>=570.124.06 unknown warnings=0"},
@@ -253,11 +253,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: hint: widen the specifier, or pin the release you need with torch==X.Y.Z\n"},
         Scenario{"range_rtx5090_before_27", Req().gpu("RTX 5090").torch_range("<2.7"),
                  "envpin: error: envpin.yaml:8:7: no torch release 'torch<2.7' allows fits: 2.6: torch 2.6 "
-                 "(python.packages at line 8) cu126 wheels carry no kernels for 'RTX 5090' (sm_120; they have sm_50...; "
-                 "2.5: torch 2.5 (python.packages at line 8) cu124 wheels carry no kernels for 'RTX 5090' (sm_120; they "
-                 "have sm_50...; 2.4: torch 2.4 (python.packages at line 8) cu124 wheels carry no kernels for 'RTX 5090' "
-                 "(sm_120; they have sm_50...; and 4 older\n"
-                 "envpin: hint: pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version\n"},
+                 "(python.packages at line 8) has no wheels with kernels for 'RTX 5090' (sm_120): none of its "
+                 "varia...; 2.5: torch 2.5 (python.packages at line 8) has no wheels with kernels for 'RTX 5090' "
+                 "(sm_120): none of its varia...; 2.4: torch 2.4 (python.packages at line 8) has no wheels with "
+                 "kernels for 'RTX 5090' (sm_120): none of its varia...; and 4 older\n"
+                 "envpin: hint: pin a release that fits with torch==X.Y.Z, or change the fleet, driver or "
+                 "cuda.version\n"},
         // Issue 14, class 2: torch without CUDA aarch64 wheels on arm64 let pip take PyPI's
         // CPU-only aarch64 wheel (a warning, exit 0); aarch64 CUDA wheels start with cu126 in 2.7.
         // Public reports: pytorch/pytorch#168065 (GB200: `pip install torch` gave the CPU build),
@@ -321,6 +322,168 @@ INSTANTIATE_TEST_SUITE_P(
         // Opt-in does not outrank a driver that runs a toolkit by minor-version compatibility.
         Scenario{"forward_compat_auto_prefers_mvc", Req().gpu("H100").driver("535.104.05").forward_compat(),
                  "12.2.2 12.2.2-runtime-ubuntu22.04 [90] torch=- driver>=535.104.05 full warnings=0"},
+        // --- Issue 14: scenarios from public reports. Each row is the report's fleet and request
+        // as envpin's inputs; where a report does not state the GPU, the row says which it assumes.
+        // pytorch/pytorch#149845: an RTX 5090 D failed until its driver was upgraded to R570.
+        Scenario{"report_rtx5090_driver560", Req().gpu("RTX 5090").torch("2.7.0").driver("560.35.03"),
+                 "envpin: error: --driver: driver 560.35.03 (--driver) cannot drive 'RTX 5090' (sm_120): its "
+                 "architecture reached NVIDIA's driver with CUDA 12.8, in branch R570\n"
+                 "envpin: hint: upgrade the fleet's driver to R570 or newer\n"},
+        // HybridRobotics/berkeley-humanoid-lite#49: torch 2.5.1 from the cu121 index on an RTX 5090 (driver 590).
+        Scenario{"report_rtx5090_torch251_cu121", Req().gpu("RTX 5090").torch("2.5.1").variant("cu121").driver("590.48.01"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.5.1+cu121 (python.extra_index at line 9) wheels are built "
+                 "with CUDA 12.1 and carry no kernels for 'RTX 5090' (sm_120); sm_120 needs CUDA 12.8 or newer\n"
+                 "envpin: hint: use torch 2.7 or newer (cu128)\n"},
+        // lllyasviel/FramePack#702: torch 2.6 cu126 on an RTX 5080.
+        Scenario{"report_rtx5080_torch26", Req().gpu("RTX 5080").torch("2.6.0"),
+                 "envpin: error: --torch: torch 2.6.0 (--torch) has no wheels with kernels for 'RTX 5080' (sm_120): "
+                 "none of its variants (cu118, cu124, cu126) does, so it would fail with \"no kernel image is "
+                 "available for execution on the device\"\n"
+                 "envpin: hint: use torch 2.7 or newer (cu128)\n"},
+        // Comfy-Org/ComfyUI#7380: an RTX 5070 before torch had cu128 wheels.
+        Scenario{"report_rtx5070_torch26", Req().gpu("RTX 5070").torch("2.6.0"),
+                 "envpin: error: --torch: torch 2.6.0 (--torch) has no wheels with kernels for 'RTX 5070' (sm_120): "
+                 "none of its variants (cu118, cu124, cu126) does, so it would fail with \"no kernel image is "
+                 "available for execution on the device\"\n"
+                 "envpin: hint: use torch 2.7 or newer (cu128)\n"},
+        // nerfstudio-project/gsplat#1053: an extension built without sm_120 on CUDA 12.8 / torch 2.7.1;
+        // envpin's arch list for the image is sm_120.
+        Scenario{"report_rtx5090_torch271_cuda128", Req().gpu("RTX 5090").torch("2.7.1").cuda("12.8"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [120] torch=cu128 driver>=570.124.06 unknown warnings=0"},
+        // InternLM/lmdeploy#3806: torch 2.7.1+cu128 with a CUDA 12.9 toolkit on an RTX 5090.
+        Scenario{"report_rtx5090_torch271_cuda129", Req().gpu("RTX 5090").torch("2.7.1").cuda("12.9"),
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [120] torch=cu128 driver>=575.57.08 unknown warnings=0"},
+        // pytorch/pytorch#45028: an A100 on driver 450.119.03 (CUDA 11.0 driver).
+        Scenario{"report_a100_driver450", Req().gpu("NVIDIA A100-SXM4-40GB").driver("450.119.03"),
+                 "11.0.3 11.0.3-runtime-ubuntu20.04 [80] torch=- driver>=450.51.06 full warnings=0"},
+        // andreimargeloiu/WPFS#3: torch 1.10.1 on an A100 (no sm_80 kernels in its default build).
+        Scenario{"report_a100_torch1101", Req().gpu("A100").torch("1.10.1"),
+                 "envpin: error: --torch: torch 1.10.1 predates the CUDA wheel table envpin checks (torch 2.0 to "
+                 "2.14)\n"
+                 "envpin: hint: pin torch 2.0 or newer\n"},
+        // Aaronontheweb/witticism#10: torch 2.8 cu128 has no sm_61 kernels for a GTX 1080; cu126 has.
+        Scenario{"report_gtx1080_torch28_auto", Req().gpu("NVIDIA GeForce GTX 1080").torch("2.8.0"),
+                 "12.6.3 12.6.3-runtime-ubuntu22.04 [61] torch=cu126 driver>=560.35.05 unknown warnings=0"},
+        Scenario{"report_gtx1080_torch28_cu128", Req().gpu("GTX 1080").torch("2.8.0").variant("cu128"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.8.0+cu128 (python.extra_index at line 9) wheels are built "
+                 "with CUDA 12.8 and carry no kernels for 'GTX 1080' (sm_61)\n"
+                 "envpin: hint: use torch 2.8.0+cu126 (its variant with kernels for the fleet)\n"},
+        // unslothai/unsloth#5876: a V100 on a CUDA 13 driver was sent to cu130 wheels (no sm_70).
+        Scenario{"report_v100_torch29_driver580", Req().gpu("V100").torch("2.9.0").driver("580.95.05"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [70] torch=cu128 driver>=570.124.06 full warnings=0"},
+        Scenario{"report_v100_torch29_cu130", Req().gpu("V100").torch("2.9.0").variant("cu130").driver("580.95.05"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) wheels are built "
+                 "with CUDA 13.0 and carry no kernels for 'V100' (sm_70)\n"
+                 "envpin: hint: use torch 2.9.0+cu128 (its variant with kernels for the fleet)\n"},
+        // mudler/LocalAI#9948: CUDA 13 images on a V100 with an R580 driver.
+        Scenario{"report_v100_cuda13_driver580", Req().gpu("Tesla V100-SXM2-32GB").cuda("13.0").driver("580.95.05"),
+                 "envpin: error: --gpu: CUDA 13.0.3 (--cuda) cannot build code for 'Tesla V100-SXM2-32GB' (sm_70); "
+                 "CUDA 11.0 to 12.9 can\n"
+                 "envpin: hint: set --cuda to 12.9 or older, or drop 'Tesla V100-SXM2-32GB'\n"},
+        // NVlabs/tiny-cuda-nn#239: nvcc 11.3 "Unsupported gpu architecture 'compute_89'" on an RTX 4090.
+        Scenario{"report_rtx4090_cuda113", Req().gpu("RTX 4090").cuda("11.3"),
+                 "envpin: error: --gpu: CUDA 11.3 (--cuda) cannot build code for 'RTX 4090' (sm_89); CUDA 11.8 to "
+                 "13.2 can (and nvidia/cuda publishes no 11.3 image)\n"
+                 "envpin: hint: set --cuda to 11.8 or newer\n"},
+        // erikwijmans/Pointnet2_PyTorch#91: GTX 1080 Ti + RTX 2080 Ti, driver 440.31, CUDA 10.2.
+        Scenario{"report_pascal_turing_driver440_cuda102", Req().gpu("GTX 1080 Ti").gpu("RTX 2080 Ti").driver("440.31").cuda("10.2"),
+                 "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 10.2, and --driver 440.31 runs none "
+                 "that does: the oldest, CUDA 11.0.3, needs driver >= 450.51.06\n"
+                 "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer, then set --cuda to 11.0 or newer\n"},
+        // HawkAaron/warp-transducer#79: RTX 2070, driver 450.80.02, CUDA 11.0 (works once the arch list is right).
+        Scenario{"report_rtx2070_driver450_cuda110", Req().gpu("RTX 2070").driver("450.80.02").cuda("11.0"),
+                 "11.0.3 11.0.3-runtime-ubuntu20.04 [75] torch=- driver>=450.51.06 full warnings=0"},
+        // PaddlePaddle/Paddle#8501: Tesla V100-SXM2 on driver 384.81.
+        Scenario{"report_v100_driver384", Req().gpu("Tesla V100-SXM2-16GB").driver("384.81"),
+                 "envpin: error: --driver: CUDA 11.0.3 (--cuda auto) needs NVIDIA driver >= 450.51.06 (>= 450.80.02 "
+                 "with minor-version compatibility), but --driver is 384.81\n"
+                 "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer\n"},
+        // NVIDIA/nvidia-docker#1066: GTX 1050 Ti on driver 384.111 ("driver version is insufficient").
+        Scenario{"report_gtx1050ti_driver384", Req().gpu("GTX 1050 Ti").driver("384.111"),
+                 "envpin: error: --driver: CUDA 11.0.3 (--cuda auto) needs NVIDIA driver >= 450.51.06 (>= 450.80.02 "
+                 "with minor-version compatibility), but --driver is 384.111\n"
+                 "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer\n"},
+        // NVIDIA/cudf#328: GTX 1070 on driver 410.
+        Scenario{"report_gtx1070_driver410", Req().gpu("GTX 1070").driver("410.79"),
+                 "envpin: error: --driver: CUDA 11.0.3 (--cuda auto) needs NVIDIA driver >= 450.51.06 (>= 450.80.02 "
+                 "with minor-version compatibility), but --driver is 410.79\n"
+                 "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer\n"},
+        // lllyasviel/Fooocus#1313: RTX 3050 Laptop GPU on driver 470.86 ("found version 11040"): torch 2.1's
+        // cu118 wheels run there through minor-version compatibility, its cu121 wheels do not.
+        Scenario{"report_rtx3050_laptop_torch21_driver470", Req().gpu("NVIDIA GeForce RTX 3050 Laptop GPU").torch("2.1.0").driver("470.86"),
+                 "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=cu118 driver>=520.61.05 minor-version warnings=1"},
+        // IEIT-Yuan/Yuan-2.0#65: a CUDA 12.1 container on a CUDA 11.0 driver (GPU not stated: A100 assumed).
+        Scenario{"report_cuda121_on_driver450", Req().gpu("A100").cuda("12.1").driver("450.80.02"),
+                 "envpin: error: --driver: CUDA 12.1.1 (--cuda) needs NVIDIA driver >= 530.30.02 (>= 525.60.13 with "
+                 "minor-version compatibility), but --driver is 450.80.02\n"
+                 "envpin: hint: set --cuda to 11.0 (the newest this driver runs fully; up to 11.8 with minor-version "
+                 "compatibility), or upgrade the fleet's driver to 530.30.02 or newer\n"},
+        // zai-org/ChatGLM3#100: "found version 11060" (R510) under cu121 wheels (GPU not stated: A100 assumed).
+        Scenario{"report_torch21_cu121_on_driver510", Req().gpu("A100").torch("2.1.0").variant("cu121").driver("510.47.03"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.1.0+cu121 (python.extra_index at line 9) needs a CUDA 12.x "
+                 "driver, 525.60.13 or newer even with minor-version compatibility, but --driver is 510.47.03\n"
+                 "envpin: hint: use torch 2.1.0+cu118 (the newest variant it runs), or upgrade the fleet's driver to "
+                 "525.60.13 or newer\n"},
+        // pytorch/pytorch#162531: cu130 torch under a CUDA 12.8 driver ("found version 12080"; GPU not
+        // stated: A10G assumed).
+        Scenario{"report_torch29_cu130_on_driver570", Req().gpu("A10G").torch("2.9.0").variant("cu130").driver("570.124.06"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA 13.x "
+                 "driver, R580 or newer even with minor-version compatibility, but --driver is 570.124.06\n"
+                 "envpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or upgrade the fleet's driver to "
+                 "R580 or newer\n"},
+        // pytorch/pytorch#130249: Python 3.13 wheels arrived with torch 2.5.
+        Scenario{"report_torch24_python313", Req().gpu("A100").torch("2.4.1").python("3.13"),
+                 "envpin: error: --torch: torch 2.4.1 (--torch) has no wheels for Python 3.13 (python.version at line "
+                 "7): torch 2.4 supports Python 3.8 to 3.12\n"
+                 "envpin: hint: use Python 3.12, or pin torch 2.5 or newer\n"},
+        // vllm-project/vllm#39233, conda-forge/pytorch-cpu-feedstock#486: Jetson Thor is sm_110, CUDA 13 only.
+        Scenario{"report_thor_cuda129", Req().gpu("Jetson T5000").arm64().cuda("12.9"),
+                 "envpin: error: --gpu: CUDA 12.9.1 (--cuda) cannot build code for 'Jetson T5000' (sm_110); CUDA 13.0 "
+                 "to 13.2 can\n"
+                 "envpin: hint: set --cuda to 13.0 or newer, or drop 'Jetson T5000'\n"},
+        // OpenRAL/openral#167: torch 2.9.1+cu128 on Jetson Thor has no sm_110 kernels; cu130 has.
+        Scenario{"report_thor_torch291_cu128", Req().gpu("Jetson T5000").arm64().torch("2.9.1").variant("cu128"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.9.1+cu128 (python.extra_index at line 9) wheels are built "
+                 "with CUDA 12.8 and carry no kernels for 'Jetson T5000' (sm_110); sm_110 needs CUDA 13.0 or newer\n"
+                 "envpin: hint: use torch 2.9.1+cu130 (its variant with kernels for the fleet)\n"},
+        Scenario{"report_thor_torch291_auto", Req().gpu("Jetson T5000").arm64().torch("2.9.1"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [110] torch=cu130 driver>=580.95.05 unknown warnings=0"},
+        // pytorch/pytorch#172629: GB10 (sm_121) under torch 2.9.1+cu130 runs the sm_120 cubins (same major).
+        Scenario{"report_gb10_torch291", Req().gpu("NVIDIA GB10").arm64().torch("2.9.1"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [121] torch=cu130 driver>=580.95.05 unknown warnings=0"},
+        // devnen/Chatterbox-TTS-Server#134: GB10 works with torch 2.10 cu130.
+        Scenario{"report_gb10_torch210", Req().gpu("GB10").arm64().torch("2.10.0"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [121] torch=cu130 driver>=580.95.05 unknown warnings=0"},
+        // allenai/open-instruct#1342: GB10 needs the CUDA 13 wheels; torch 2.8 has no aarch64 wheel for it.
+        Scenario{"report_gb10_torch28", Req().gpu("GB10").arm64().torch("2.8.0"),
+                 "envpin: error: --torch: torch 2.8.0 (--torch) cu126 wheels carry no kernels for 'GB10' (sm_121; "
+                 "they have sm_80, sm_90): it would fail with \"no kernel image is available for execution on the "
+                 "device\"\n"
+                 "envpin: hint: use torch 2.9 or newer (cu130)\n"},
+        // NVIDIA/cuDecomp#97: CUDA 13 dropped Volta, not Turing.
+        Scenario{"report_t4_cuda13", Req().gpu("Tesla T4").cuda("13.0"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [75] torch=- driver>=580.95.05 unknown warnings=0"},
+        // NVIDIA/cutlass#3166, JuliaGPU/CUDA.jl#3132: CUDA 13 cannot target sm_70.
+        Scenario{"report_v100_h100_cuda132", Req().gpu("V100").gpu("H100").cuda("13.2"),
+                 "envpin: error: --gpu: CUDA 13.2.1 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 "
+                 "can\n"
+                 "envpin: hint: set --cuda to 12.9 or older, or drop 'V100'\n"},
+        // pytorch/pytorch#157517: the cu128 builds of 2.8 keep sm_70.
+        Scenario{"report_v100_torch28_cuda128", Req().gpu("V100").torch("2.8.0").cuda("12.8"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [70] torch=cu128 driver>=570.124.06 unknown warnings=0"},
+        // Dr-Noob/gpufetch#53: cudaErrorCompatNotSupportedOnDevice (804) on a GTX 970.
+        Scenario{"report_gtx970_forward_compat", Req().gpu("GTX 970").cuda("12.8").driver("470.223.02").forward_compat(),
+                 "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but 'GTX "
+                 "970' is not one: forward compatibility fails there with CUDA error 804\n"
+                 "envpin: hint: upgrade the fleet's driver, or drop cuda.forward_compat\n"},
+        // NVlabs/PWC-Net#138: error 222 (PTX from a newer toolchain) with CUDA 11.8 on driver 470.223.02
+        // (GPU not stated: A100 assumed): allowed through minor-version compatibility, and warned.
+        Scenario{"report_cuda118_on_driver470", Req().gpu("A100").cuda("11.8").driver("470.223.02"),
+                 "11.8.0 11.8.0-runtime-ubuntu22.04 [80] torch=- driver>=520.61.05 minor-version warnings=1"},
+        // ComputationalRadiationPhysics/cuda_memtest#31: error 222 on an RTX 3070 Laptop GPU, driver 460.80,
+        // code from a newer toolkit (11.3 there, which has no nvidia/cuda image; 11.8 here).
+        Scenario{"report_rtx3070_laptop_cuda118_driver460", Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
+                 "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=- driver>=520.61.05 minor-version warnings=1"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},
@@ -351,11 +514,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --os: nvidia/cuda has no CUDA 12.4.1 image for ubuntu24.04\n"
                  "envpin: hint: set os to one of: ubuntu20.04, ubuntu22.04\n"},
         Scenario{"sm120_driver535_auto", Req().gpu("RTX 5090").driver("535.104.05"),
-                 "12.9.1 12.9.1-runtime-ubuntu22.04 [120] torch=- driver>=575.57.08 minor-version warnings=1"},
+                 "envpin: error: --driver: driver 535.104.05 (--driver) cannot drive 'RTX 5090' (sm_120): its "
+                 "architecture reached NVIDIA's driver with CUDA 12.8, in branch R570\n"
+                 "envpin: hint: upgrade the fleet's driver to R570 or newer\n"},
         Scenario{"sm120_driver520_auto", Req().gpu("RTX 5090").driver("520.61.05"),
-                 "envpin: error: --driver: no CUDA toolkit fits both --gpu, which allows CUDA 12.8 to 13.2, and "
-                 "--driver 520.61.05, which allows 11.0 to 11.8\n"
-                 "envpin: hint: change one of the two; a fixed cuda.version shows the exact conflict\n"},
+                 "envpin: error: --driver: driver 520.61.05 (--driver) cannot drive 'RTX 5090' (sm_120): its "
+                 "architecture reached NVIDIA's driver with CUDA 12.8, in branch R570\n"
+                 "envpin: hint: upgrade the fleet's driver to R570 or newer\n"},
         Scenario{"unpublished_patch", Req().gpu("A100").cuda("12.4.0"),
                  "envpin: error: --cuda: nvidia/cuda publishes no tag for CUDA 12.4.0 (kept: 12.4.1)\n"
                  "envpin: hint: use '--cuda 12.4' to get the newest published patch release\n"},
@@ -374,6 +539,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "12.6.3 12.6.3-runtime-ubuntu22.04 [90] torch=cu126 driver>=560.35.05 unknown warnings=0"},
         Scenario{"k80_legacy_cuda11", Req().gpu("K80").cuda("11.8"),
                  "11.8.0 11.8.0-runtime-ubuntu22.04 [37] torch=- driver>=520.61.05 unknown warnings=0"},
+        // No variant of the release runs the GPU: the GPU is the cause, and the hint is a closed
+        // range when later releases dropped it (not "or newer").
+        Scenario{"k80_torch28_names_the_gpu", Req().gpu("K80").torch("2.8.0"),
+                 "envpin: error: --torch: torch 2.8.0 (--torch) has no wheels with kernels for 'K80' (sm_37): none "
+                 "of its variants (cu126, cu128, cu129) does, so it would fail with \"no kernel image is available "
+                 "for execution on the device\"\n"
+                 "envpin: hint: use torch 2.0 to 2.7 (cu118)\n"},
         Scenario{"k80_cuda12", Req().gpu("K80").cuda("12.0"),
                  "envpin: error: --gpu: CUDA 12.0.1 (--cuda) cannot build code for 'K80' (sm_37); CUDA 11.0 to 11.8 can\n"
                  "envpin: hint: set --cuda to 11.8 or older, or drop 'K80'\n"}),

@@ -25,6 +25,12 @@ int major_of(std::string_view v) { return version_pair(v).first; }
 
 std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
 
+// NVIDIA gives some floors as a whole branch ("580" for 13.x minor-version compatibility) and
+// others as a release ("525.60.13"): "R580", "525.60.13".
+std::string branch_text(const std::string& floor) {
+  return floor.find('.') == std::string::npos ? "R" + floor : floor;
+}
+
 // The CUDA lines (oldest first) that can build code for `sm`.
 std::vector<std::string_view> lines_building(int sm) {
   std::vector<std::string_view> out;
@@ -73,6 +79,7 @@ class Policy {
 
   CudaDecision decide() {
     std::optional<Candidate> requested;
+    check_driver_input();
     if (req_.cuda.value != "auto") {
       // A version without an image that could not build for the fleet anyway: the GPU is the
       // cause to name, with a version that builds for it ("10.2 for an RTX 3090": 11.1 or newer).
@@ -85,7 +92,7 @@ class Policy {
       requested = requested_candidate();
     }
     resolve_gpus();
-    check_driver_input();
+    check_driver_knows_gpus();
     check_torch_input();
     if (!requested) return decide_auto();
     const Candidate& c = *requested;
@@ -199,6 +206,28 @@ class Policy {
                   "give the driver as nvidia-smi prints it, e.g. '535.104.05'");
   }
 
+  // A driver branch older than a GPU's architecture cannot drive the GPU at all, whatever the
+  // image: minor-version compatibility does not help. Blackwell reached the driver with the
+  // first CUDA line that builds for it (sm_100/sm_120: CUDA 12.8, packaged with R570; sm_103/
+  // sm_121: 12.9, R575; cuda-facts.md §1.1 Table 3 and §2.3). Derived, and checked for
+  // Blackwell only: older architectures were in some drivers before a toolkit built for them.
+  // Public report: pytorch/pytorch#149845 (an RTX 5090 D failing until the driver was upgraded).
+  void check_driver_knows_gpus() const {
+    if (!floor_) return;
+    for (const GpuTarget& g : fleet_) {
+      if (g.sm < 100) continue;
+      const std::vector<std::string_view> able = lines_building(g.sm);
+      if (able.empty()) continue;
+      const std::optional<DriverVersion> first = parse_driver(packaged_driver(std::string(able.front()) + ".0"));
+      if (!first || (*floor_)[0] >= (*first)[0]) continue;
+      const std::string branch = "R" + std::to_string((*first)[0]);
+      throw Error("driver " + req_.driver->value + " (" + req_.driver->origin.describe() + ") cannot drive '" + g.input + "' (" +
+                      sm_name(g.sm) + "): its architecture reached NVIDIA's driver with CUDA " + std::string(able.front()) +
+                      ", in branch " + branch,
+                  req_.driver->origin.location(), "upgrade the fleet's driver to " + branch + " or newer");
+    }
+  }
+
   void check_torch_input() {
     if (!req_.torch) return;
     static const std::regex re(R"(^(\d+)\.(\d+)(\.\d+)?([a-z]+\d*)?$)");
@@ -219,6 +248,8 @@ class Policy {
                       req_.torch_variant->origin.location(),
                       "use one of its variants, or remove the index and let envpin choose");
         check_pinned_variant_kernels();
+      } else {
+        check_some_variant_runs();
       }
       return;
     }
@@ -250,23 +281,52 @@ class Policy {
       for (const TorchVariant& t : torch_->variants)
         if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first)); f && *floor_ >= *f) runs = t.tag;
       throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
-                      ") needs a CUDA " + std::to_string(major) + ".x driver, R" + minor_compat_floor(major) +
+                      ") needs a CUDA " + std::to_string(major) + ".x driver, " + branch_text(minor_compat_floor(major)) +
                       " or newer even with minor-version compatibility, but " + req_.driver->origin.describe() + " is " +
                       req_.driver->value,
                   req_.torch_variant->origin.location(),
                   (runs.empty() ? std::string() : "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs), or ") +
-                      "upgrade the fleet's driver to R" + minor_compat_floor(major) + " or newer");
+                      "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer");
     }
     for (const GpuTarget& g : fleet_) {
       if (kernels_run_on(pinned->sass, pinned->ptx, g.sm)) continue;
       const std::vector<std::string_view> able = lines_building(g.sm);
       const bool too_old = !able.empty() && version_pair(pinned->cuda) < version_pair(able.front());
       const std::string needs = too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
-      const std::string fix = torch_fix_for_fleet();
+      // Another variant of the same release first: the user keeps the torch they pinned.
+      std::string fix;
+      for (const TorchVariant& t : torch_->variants) {
+        const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first));
+        if (runs_on_fleet(t) && (!floor_ || (f && *floor_ >= *f)))
+          fix = "torch " + req_.torch->value + "+" + std::string(t.tag) + " (its variant with kernels for the fleet)";
+      }
+      if (fix.empty()) fix = torch_fix_for_fleet();
       throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
                       ") wheels are built with CUDA " + std::string(pinned->cuda) + " and carry no kernels for '" +
                       g.input + "' (" + sm_name(g.sm) + ")" + needs,
                   req_.torch_variant->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
+    }
+  }
+
+  // No variant of this torch carries kernels for a fleet GPU: no toolkit or driver can fix that,
+  // so it is the cause to name ("K80 with torch 2.8": sm_37 left the wheels long before).
+  // aarch64 variants without verified lists are left to check_torch, which names the CPU-only
+  // wheel pip would take.
+  void check_some_variant_runs() const {
+    const auto runs = [&](const TorchVariant& v, int sm) {
+      return std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
+        if (a == manifest::Arch::arm64 && v.sass_arm64.empty()) return true;
+        return kernels_run_on(sass_for(v, a), a == manifest::Arch::amd64 ? v.ptx : v.ptx_arm64, sm);
+      });
+    };
+    for (const GpuTarget& g : fleet_) {
+      if (std::any_of(torch_->variants.begin(), torch_->variants.end(), [&](const TorchVariant& v) { return runs(v, g.sm); }))
+        continue;
+      const std::string fix = torch_fix_for_fleet();
+      throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels with kernels for '" +
+                      g.input + "' (" + sm_name(g.sm) + "): none of its variants (" + variant_list(*torch_) +
+                      ") does, so it would fail with \"no kernel image is available for execution on the device\"",
+                  req_.torch->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
     }
   }
 
@@ -318,6 +378,16 @@ class Policy {
       for (const CudaRelease& r : cuda_releases())
         if (r.minor.substr(0, r.minor.find('.')) == major)
           same_major += (same_major.empty() ? "" : ", ") + std::string(r.minor);
+      // A driver too old for every published line: the hint must name what actually works.
+      const CudaRelease& oldest = cuda_releases().front();
+      const std::string oldest_driver = packaged_driver(oldest.patches.front());
+      if (floor_ && *floor_ < *parse_driver(oldest_driver))
+        throw Error("no nvidia/cuda image exists for CUDA " + v + ", and " + req_.driver->origin.describe() + " " +
+                        req_.driver->value + " runs none that does: the oldest, CUDA " +
+                        std::string(oldest.patches.front()) + ", needs driver >= " + oldest_driver,
+                    req_.cuda.origin.location(),
+                    "upgrade the fleet's driver to " + oldest_driver + " or newer, then set " +
+                        req_.cuda.origin.label + " to " + std::string(oldest.minor) + " or newer");
       throw Error("no nvidia/cuda image exists for CUDA " + v, req_.cuda.origin.location(),
                   same_major.empty() ? "supported CUDA lines: 11.x, 12.x, 13.x"
                                      : "CUDA " + major + " images exist for " + same_major);
@@ -436,15 +506,32 @@ class Policy {
     return a == manifest::Arch::amd64 ? v.sass : v.sass_arm64;
   }
 
-  // The oldest torch release with a variant whose kernels run on every fleet GPU.
+  // Whether a variant's kernels run on every fleet GPU, on every platform of the image (aarch64
+  // wheels carry their own, shorter lists).
+  bool runs_on_fleet(const TorchVariant& v) const {
+    return std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
+      const int ptx = a == manifest::Arch::amd64 ? v.ptx : v.ptx_arm64;
+      return std::all_of(sms_.begin(), sms_.end(), [&](int sm) { return kernels_run_on(sass_for(v, a), ptx, sm); });
+    });
+  }
+
+  // The torch releases with a variant whose kernels run on every fleet GPU: "torch 2.7 or
+  // newer (cu128)", or a closed range when newer releases dropped the fleet ("torch 2.0 to 2.3
+  // (cu118)" for a K80).
   std::string torch_fix_for_fleet() const {
-    for (const TorchRelease& r : torch_releases())
-      for (auto it = r.variants.rbegin(); it != r.variants.rend(); ++it) {
-        const bool all = std::all_of(sms_.begin(), sms_.end(),
-                                     [&](int sm) { return kernels_run_on(it->sass, it->ptx, sm); });
-        if (all) return "torch " + std::string(r.minor) + " or newer (" + std::string(it->tag) + ")";
+    std::string first, last, tag;
+    for (const TorchRelease& r : torch_releases()) {
+      const auto it = std::find_if(r.variants.rbegin(), r.variants.rend(), [&](const TorchVariant& v) { return runs_on_fleet(v); });
+      if (it == r.variants.rend()) continue;
+      if (first.empty()) {
+        first = std::string(r.minor);
+        tag = std::string(it->tag);
       }
-    return "";
+      last = std::string(r.minor);
+    }
+    if (first.empty()) return "";
+    const bool to_newest = last == torch_releases().back().minor;
+    return "torch " + first + (to_newest ? " or newer" : first == last ? "" : " to " + last) + " (" + tag + ")";
   }
 
   std::optional<Blocker> check_torch(const Candidate& c, CudaDecision& d) const {

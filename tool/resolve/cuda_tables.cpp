@@ -79,7 +79,7 @@ constexpr GpuModel kGpus[] = {
     {"RTX A6000", 86, workstation}, {"RTX A5000", 86, workstation}, {"RTX A4000", 86, workstation},
     {"RTX A3000", 86, workstation}, {"RTX A2000", 86, workstation},
     {"RTX 3090", 86, consumer}, {"RTX 3080", 86, consumer}, {"RTX 3070", 86, consumer},
-    {"RTX 3060", 86, consumer},
+    {"RTX 3060", 86, consumer}, {"RTX 3050", 86, consumer},
     {"A100", 80, data_center}, {"A30", 80, data_center},
     // Turing
     {"T4", 75, data_center},
@@ -95,11 +95,12 @@ constexpr GpuModel kGpus[] = {
     {"Jetson TX2", 62, jetson, HostArch::arm64},
     {"P40", 61, data_center}, {"P4", 61, data_center}, {"TITAN Xp", 61, consumer},
     {"GTX 1080 Ti", 61, consumer}, {"GTX 1080", 61, consumer}, {"GTX 1070", 61, consumer},
-    {"GTX 1060", 61, consumer},
+    {"GTX 1060", 61, consumer}, {"GTX 1050", 61, consumer},
     {"P100", 60, data_center}, {"Quadro GP100", 60, workstation},
     // Maxwell, Kepler
     {"Jetson Nano", 53, jetson, HostArch::arm64},
     {"M60", 52, data_center}, {"M40", 52, data_center}, {"GTX 980", 52, consumer},
+    {"GTX 970", 52, consumer},
     {"K80", 37, data_center}, {"K40", 35, data_center},
 };
 
