@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "resolve/torch_fit.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include "resolve/torch_range.hpp"
+
+namespace envpin::resolve::detail {
+
+using diag::Error;
+
+void TorchFit::check_input(std::vector<Note>& notes) {
+  if (!req_.torch) return;
+  static const std::regex re(R"(^(\d+)\.(\d+)(\.\d+)?([a-z]+\d*)?$)");
+  std::smatch m;
+  const std::string& v = req_.torch->value;
+  if (!std::regex_match(v, m, re))
+    throw Error("invalid torch version '" + v + "'", req_.torch->origin.location(),
+                "give it as pip does, e.g. '2.4.1'");
+  torch_ = find_torch_release(v);
+  if (torch_ && req_.python) check_python_wheels();
+  if (torch_) {
+    if (req_.torch_variant) {
+      const bool known = std::any_of(torch_->variants.begin(), torch_->variants.end(),
+                                     [&](const TorchVariant& t) { return t.tag == req_.torch_variant->value; });
+      if (!known)
+        throw Error("torch " + v + " has no " + req_.torch_variant->value + " wheels (its CUDA variants: " +
+                        variant_list(*torch_) + ")",
+                    req_.torch_variant->origin.location(),
+                    "use one of its variants, or remove the index and let envpin choose");
+      check_pinned_variant_kernels();
+    } else {
+      check_some_variant_runs();
+    }
+    return;
+  }
+  const std::pair<int, int> wanted{std::stoi(m[1]), std::stoi(m[2])};
+  const std::pair<int, int> newest = version_pair(torch_releases().back().minor);
+  if (wanted < version_pair(torch_releases().front().minor))
+    throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch 2.0 to " +
+                    std::string(torch_releases().back().minor) + ")",
+                req_.torch->origin.location(), "pin torch 2.0 or newer");
+  if (wanted > newest)
+    notes.push_back({"torch " + v + " is newer than envpin's wheel table (up to " +
+                                std::string(torch_releases().back().minor) +
+                                "): its CUDA variant and GPU kernels are not checked",
+                            req_.torch->origin.where});
+}
+
+// A pinned variant (cu118) whose CUDA predates a fleet GPU: the GPU's SM is the cause, before
+// any toolkit is tried ("RTX 5090 with cu118": sm_120 needs CUDA 12.8 or newer).
+void TorchFit::check_pinned_variant_kernels() const {
+  const TorchVariant* pinned = nullptr;
+  for (const TorchVariant& t : torch_->variants)
+    if (t.tag == req_.torch_variant->value) pinned = &t;
+  // A variant of a CUDA major the fleet's driver cannot run at all (cu130 on R575: 13.x needs
+  // R580 even with minor-version compatibility).
+  const int major = version_pair(pinned->cuda).first;
+  const auto needs_driver = parse_driver(minor_compat_floor(major));
+  if (floor_ && needs_driver && *floor_ < *needs_driver) {
+    std::string runs;  // the newest variant of this torch the driver runs
+    for (const TorchVariant& t : torch_->variants)
+      if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first)); f && *floor_ >= *f) runs = t.tag;
+    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
+                    ") needs a CUDA " + std::to_string(major) + ".x driver, " + branch_text(minor_compat_floor(major)) +
+                    " or newer even with minor-version compatibility, but " + req_.driver->origin.describe() + " is " +
+                    req_.driver->value,
+                req_.torch_variant->origin.location(),
+                (runs.empty() ? std::string() : "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs), or ") +
+                    "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer");
+  }
+  for (const GpuTarget& g : fleet_) {
+    if (kernels_run_on(pinned->sass, pinned->ptx, g.sm)) continue;
+    const std::vector<std::string_view> able = lines_building(g.sm);
+    const bool too_old = !able.empty() && version_pair(pinned->cuda) < version_pair(able.front());
+    const std::string needs = too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
+    // Another variant of the same release first: the user keeps the torch they pinned.
+    std::string fix;
+    for (const TorchVariant& t : torch_->variants) {
+      const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first));
+      if (runs_on_fleet(t) && (!floor_ || (f && *floor_ >= *f)))
+        fix = "torch " + req_.torch->value + "+" + std::string(t.tag) + " (its variant with kernels for the fleet)";
+    }
+    if (fix.empty()) fix = fix_for_fleet();
+    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
+                    ") wheels are built with CUDA " + std::string(pinned->cuda) + " and carry no kernels for '" +
+                    g.input + "' (" + sm_name(g.sm) + ")" + needs,
+                req_.torch_variant->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
+  }
+}
+
+// No variant of this torch carries kernels for a fleet GPU: no toolkit or driver can fix that,
+// so it is the cause to name ("K80 with torch 2.8": sm_37 left the wheels long before).
+// aarch64 variants without verified lists are left to check(), which names the CPU-only
+// wheel pip would take.
+void TorchFit::check_some_variant_runs() const {
+  const auto runs = [&](const TorchVariant& v, int sm) {
+    return std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
+      if (a == manifest::Arch::arm64 && v.sass_arm64.empty()) return true;
+      return kernels_run_on(sass_for(v, a), a == manifest::Arch::amd64 ? v.ptx : v.ptx_arm64, sm);
+    });
+  };
+  for (const GpuTarget& g : fleet_) {
+    if (std::any_of(torch_->variants.begin(), torch_->variants.end(), [&](const TorchVariant& v) { return runs(v, g.sm); }))
+      continue;
+    const std::string fix = fix_for_fleet();
+    throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels with kernels for '" +
+                    g.input + "' (" + sm_name(g.sm) + "): none of its variants (" + variant_list(*torch_) +
+                    ") does, so it would fail with \"no kernel image is available for execution on the device\"",
+                req_.torch->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
+  }
+}
+
+// torch publishes wheels for a range of CPython minors per release (RELEASE.md matrix).
+void TorchFit::check_python_wheels() const {
+  const auto wanted = version_pair(req_.python->value);
+  if (wanted >= version_pair(torch_->python_min) && wanted <= version_pair(torch_->python_max)) return;
+  // Python too new for this torch: the oldest torch with wheels for it; too old: the newest.
+  const bool too_old = wanted < version_pair(torch_->python_min);
+  std::string fix;
+  for (const TorchRelease& r : torch_releases()) {
+    if (wanted < version_pair(r.python_min) || wanted > version_pair(r.python_max)) continue;
+    if (too_old) fix = ", or pin torch " + std::string(r.minor) + " or older";
+    else if (fix.empty()) fix = ", or pin torch " + std::string(r.minor) + " or newer";
+  }
+  const std::string minor = std::to_string(wanted.first) + "." + std::to_string(wanted.second);
+  throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels for Python " +
+                  minor + " (" + req_.python->origin.describe() + "): torch " + std::string(torch_->minor) +
+                  " supports Python " + std::string(torch_->python_min) + " to " + std::string(torch_->python_max),
+              req_.torch->origin.location(),
+              "use Python " + std::string(too_old ? torch_->python_min : torch_->python_max) + fix);
+}
+
+const std::vector<int>& TorchFit::sass_for(const TorchVariant& v, manifest::Arch a) {
+  return a == manifest::Arch::amd64 ? v.sass : v.sass_arm64;
+}
+
+// Whether a variant's kernels run on every fleet GPU, on every platform of the image (aarch64
+// wheels carry their own, shorter lists).
+bool TorchFit::runs_on_fleet(const TorchVariant& v) const {
+  return std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
+    const int ptx = a == manifest::Arch::amd64 ? v.ptx : v.ptx_arm64;
+    return std::all_of(sms_.begin(), sms_.end(), [&](int sm) { return kernels_run_on(sass_for(v, a), ptx, sm); });
+  });
+}
+
+// The torch releases with a variant whose kernels run on every fleet GPU: "torch 2.7 or
+// newer (cu128)", or a closed range when newer releases dropped the fleet ("torch 2.0 to 2.3
+// (cu118)" for a K80).
+std::string TorchFit::fix_for_fleet() const {
+  std::string first, last, tag;
+  for (const TorchRelease& r : torch_releases()) {
+    const auto it = std::find_if(r.variants.rbegin(), r.variants.rend(), [&](const TorchVariant& v) { return runs_on_fleet(v); });
+    if (it == r.variants.rend()) continue;
+    if (first.empty()) {
+      first = std::string(r.minor);
+      tag = std::string(it->tag);
+    }
+    last = std::string(r.minor);
+  }
+  if (first.empty()) return "";
+  const bool to_newest = last == torch_releases().back().minor;
+  return "torch " + first + (to_newest ? " or newer" : first == last ? "" : " to " + last) + " (" + tag + ")";
+}
+
+std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, const std::string& requested) const {
+  if (!torch_) return std::nullopt;
+  const auto [cmajor, cminor] = version_pair(c.release->minor);
+  const TorchVariant* chosen = nullptr;
+  const TorchVariant* without_arm64 = nullptr;  // fits the toolkit, but has no aarch64 CUDA wheels
+  for (const TorchVariant& v : torch_->variants) {
+    const auto [vmajor, vminor] = version_pair(v.cuda);
+    if (req_.torch_variant && v.tag != req_.torch_variant->value) continue;
+    if (vmajor != cmajor || vminor > cminor) continue;
+    if (std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end() && v.sass_arm64.empty()) without_arm64 = &v;
+    else chosen = &v;
+  }
+  const std::string torch_label = "torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")";
+  if (!chosen && without_arm64) {
+    // pip would take PyPI's CPU-only aarch64 wheel: torch imports, and no kernel runs.
+    std::string first;
+    for (const TorchRelease& r : torch_releases()) {
+      for (const TorchVariant& v : r.variants)
+        if (!v.sass_arm64.empty()) {
+          first = "torch " + std::string(r.minor) + " or newer (" + std::string(v.tag) + ")";
+          break;
+        }
+      if (!first.empty()) break;
+    }
+    const bool none = std::none_of(torch_->variants.begin(), torch_->variants.end(),
+                                   [](const TorchVariant& v) { return !v.sass_arm64.empty(); });
+    return Blocker{torch_label + " has no CUDA wheels for linux/arm64 " +
+                       (none ? "in any variant envpin knows of (" + variant_list(*torch_) + ")"
+                             : "on its " + std::string(without_arm64->tag) + " index") +
+                       ": pip would install PyPI's CPU-only aarch64 wheel",
+                   first.empty() ? "drop linux/arm64 from platforms" : "use " + first + " for linux/arm64",
+                   req_.torch->origin.location()};
+  }
+  if (!chosen) {
+    if (req_.torch_variant)
+      return Blocker{req_.torch_variant->origin.describe() + " selects torch " + req_.torch_variant->value +
+                         " wheels, but CUDA " + c.toolkit + " (" + requested +
+                         ") needs a CUDA " + std::to_string(cmajor) + ".x variant at or below " +
+                         std::string(c.release->minor),
+                     "change the torch index, or " + req_.cuda.origin.label, req_.torch_variant->origin.location()};
+    std::string fit;  // toolkits this torch does fit
+    for (const TorchVariant& v : torch_->variants) fit = std::string(v.cuda);
+    return Blocker{torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested +
+                       "): its variants are " + variant_list(*torch_) + ", and one must be CUDA " +
+                       std::to_string(cmajor) + ".x at or below " + std::string(c.release->minor),
+                   "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " +
+                       std::to_string(cmajor),
+                   req_.torch->origin.location()};
+  }
+  for (const manifest::Arch a : platforms_) {
+    const std::vector<int>& sass = sass_for(*chosen, a);
+    const int ptx = a == manifest::Arch::amd64 ? chosen->ptx : chosen->ptx_arm64;
+    for (const GpuTarget& g : fleet_) {
+      if (kernels_run_on(sass, ptx, g.sm)) continue;
+      const std::string fix = fix_for_fleet();
+      return Blocker{torch_label + " " + std::string(chosen->tag) + " wheels carry no kernels for '" + g.input +
+                         "' (" + sm_name(g.sm) + "; they have " + sm_list(sass) +
+                         (ptx ? " and PTX compute_" + std::to_string(ptx) : "") +
+                         "): it would fail with \"no kernel image is available for execution on the device\"",
+                     fix.empty() ? "drop '" + g.input + "' from the fleet" : "use " + fix,
+                     req_.torch->origin.location()};
+    }
+  }
+  TorchChoice t;
+  t.version = req_.torch->value;
+  t.variant = std::string(chosen->tag);
+  t.index_url = torch_index_url(chosen->tag);
+  t.sass = sass_for(*chosen, platforms_.front());
+  t.ptx = platforms_.front() == manifest::Arch::amd64 ? chosen->ptx : chosen->ptx_arm64;
+  d.torch = t;
+  return std::nullopt;
+}
+
+CudaDecision decide_for_range(const CudaRequest& request, const std::function<CudaDecision(const CudaRequest&)>& decide) {
+  // A torch range: the newest release in the table that satisfies it and fits the fleet, the
+  // driver and the CUDA request; each candidate is decided as if it were pinned.
+  const Input<std::string>& range = *request.torch_range;
+  const std::string shown = range.value.empty() ? "torch (any version)" : "'torch" + range.value + "'";
+  std::vector<std::string> minors;
+  for (const TorchRelease& t : torch_releases())
+    if (minor_satisfies(t.minor, range.value)) minors.emplace_back(t.minor);
+  std::sort(minors.begin(), minors.end(),
+            [](const std::string& a, const std::string& b) { return version_pair(a) > version_pair(b); });
+  if (minors.empty())
+    throw Error(shown + " allows no torch release envpin knows (" + std::string(torch_releases().front().minor) +
+                    " to " + std::string(torch_releases().back().minor) + ")",
+                range.origin.location(), "widen the specifier, or pin the release you need with torch==X.Y.Z");
+  std::vector<std::string> why;
+  for (const std::string& minor : minors) {
+    CudaRequest pinned = request;
+    pinned.torch = Input<std::string>{minor, range.origin};
+    try {
+      CudaDecision d = decide(pinned);
+      d.torch->range = range.value;
+      d.reasons.push_back("torch: " + minor + ".*, the newest release " + shown + " allows that fits the fleet" +
+                          (why.empty() ? "" : " (" + std::to_string(why.size()) + " newer do not)"));
+      return d;
+    } catch (const Error& e) {
+      std::string reason = e.message();
+      if (reason.size() > 110) reason = reason.substr(0, 107) + "...";
+      why.push_back(minor + ": " + reason);
+    }
+  }
+  std::string list;
+  for (std::size_t i = 0; i < why.size() && i < 3; ++i) list += (i ? "; " : "") + why[i];
+  if (why.size() > 3) list += "; and " + std::to_string(why.size() - 3) + " older";
+  throw Error("no torch release " + shown + " allows fits: " + list, range.origin.location(),
+              "pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version");
+}
+
+}  // namespace envpin::resolve::detail
