@@ -8,6 +8,7 @@
 
 #include "cli/cli_fixture.hpp"
 #include "lock/lock.hpp"
+#include "pin/sha256.hpp"
 #include "manifest/load.hpp"
 
 namespace envpin {
@@ -134,6 +135,44 @@ TEST_F(JobsCli, ListsJobsWithStateAndLastCheckpoint) {
   EXPECT_EQ(j[0]["job"], "done");
   EXPECT_EQ(j[0]["last_checkpoint"], "step-10.pt");
   EXPECT_EQ(j[1]["state"], "lost");
+}
+
+TEST_F(JobsCli, LastCheckpointIsTheNewestComplete) {
+  project();
+  job("cut", "failed", 1, "1");
+  // envpin_ckpt.py's files: the newest was cut off mid-write (its sidecar names other bytes).
+  write("ckpt/cut/ckpt-10.pt", "ten");
+  write("ckpt/cut/ckpt-10.pt.sha256", pin::sha256_hex("ten") + "  ckpt-10.pt\n");
+  write("ckpt/cut/ckpt-20.pt", "twen");
+  write("ckpt/cut/ckpt-20.pt.sha256", pin::sha256_hex("twenty") + "  ckpt-20.pt\n");
+  fs::last_write_time(dir_ / "ckpt/cut/ckpt-10.pt", fs::file_time_type::clock::now() - std::chrono::seconds(60));
+  write("ckpt/cut/.envpin-tmp-ckpt-30.pt", "being written");
+  const auto j = nlohmann::json::parse(run("jobs --json").out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["last_checkpoint"], "ckpt-10.pt");
+}
+
+TEST_F(JobsCli, ResumeCheckRefusesBeforeAnythingRuns) {
+  project();
+  const auto refused = [&](const std::string& args, const std::string& message) {
+    const Result r = run("resume-check " + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+  };
+  refused("--kill-at 0 -- true", "--kill-at 0 is not a positive number of seconds");
+  refused("--kills 0 -- true", "--kills 0 is out of range");
+  refused("--compare ../elsewhere -- true", "--compare '../elsewhere' is not a path inside the project");
+  refused("--compare /etc/passwd -- true", "is not a path inside the project");
+  refused("--job-id 'bad id' -- true", "invalid job id 'bad id'");
+  // Each run starts from an empty checkpoint directory.
+  write("ckpt/rc-kill/ckpt-5.pt", "left over");
+  refused("--job-id rc -- true", "the checkpoint directory ckpt/rc-kill is not empty");
+  job("rc2-ref", "exited", 1, "0");
+  refused("--job-id rc2 -- true", "job id 'rc2-ref' is already in use");
+  // No engine: could not run (2), not "differs" (1).
+  const Result r = run("resume-check -- true", "-u ENVPIN_ENGINE -u ENVPIN_CONTAINER_ENGINE PATH=/nonexistent");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no container engine"), std::string::npos) << r.err;
 }
 
 TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {

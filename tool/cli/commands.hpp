@@ -41,5 +41,6 @@ Command logs_command();
 Command stop_command();
 Command resume_command();
 Command submit_command();
+Command resume_check_command();
 
 }  // namespace envpin::cli

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Long jobs: `envpin run`, `jobs`, `logs`, `stop`, `resume` and `submit`. The running itself is
+// Long jobs: `envpin run`, `jobs`, `logs`, `stop`, `resume`, `submit` and `resume-check`. The running itself is
 // the generated .envpin/run.sh (and .envpin/job.sbatch under Slurm), so a job started by envpin
 // and one started by hand behave the same; these commands check the project first (a current
 // lock, current generated files, an engine) and read the state run.sh keeps in the logs
@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +29,8 @@
 #include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "jobs/checkpoints.hpp"
+#include "jobs/resume_check.hpp"
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
@@ -47,6 +51,10 @@ struct JobOptions {
   bool no_follow = false;
   bool force = false;
   std::vector<std::string> command;
+  // resume-check
+  std::string kill_at = "auto";
+  int kills = 1;
+  std::vector<std::string> compare;
 };
 
 struct Project {
@@ -153,23 +161,14 @@ std::string shown_state(const std::map<std::string, std::string>& s) {
   return active(state) && !supervisor_alive(s) ? "lost" : state;
 }
 
-// The newest file under the job's checkpoint directory, and how old it is.
+// The newest complete checkpoint in the job's checkpoint directory (its sha256 sidecar
+// verified when there is one: a file cut off mid-write is not the last checkpoint), and how old.
 std::pair<std::string, long> last_checkpoint(const std::string& dir) {
-  std::error_code ec;
-  fs::path newest;
-  fs::file_time_type newest_time{};
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
-    const auto t = it->last_write_time(ec);
-    if (newest.empty() || t > newest_time) {
-      newest = it->path();
-      newest_time = t;
-    }
-  }
-  if (newest.empty()) return {"", 0};
-  const auto age = std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - newest_time);
-  return {newest.lexically_relative(dir).generic_string(), static_cast<long>(age.count())};
+  if (dir.empty()) return {"", 0};
+  const auto last = jobs::last_complete(dir);
+  if (!last) return {"", 0};
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - last->mtime);
+  return {last->name, static_cast<long>(age.count())};
 }
 
 int exec_run_script(const Project& p, std::vector<std::string> args) {
@@ -349,6 +348,243 @@ int submit_job(const JobOptions& o, Streams& io) {
   return kOk;
 }
 
+// --- resume-check -------------------------------------------------------------------------------
+
+// The host directory of a job's checkpoints, as run.sh computes it.
+fs::path checkpoint_root(const Project& p) {
+  const char* env = std::getenv("ENVPIN_CHECKPOINTS");
+  const fs::path dir = env && *env ? fs::path(env) : fs::path(p.m.jobs->checkpoints_host.value);
+  return (dir.is_absolute() ? dir : p.m.project_dir / dir).lexically_normal();
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A job of the check: started by run.sh, watched while it runs.
+class CheckRun {
+ public:
+  CheckRun(const Project& p, std::string id, std::string engine)
+      : p_(p), id_(std::move(id)), engine_(std::move(engine)), watch_(checkpoint_root(p) / id_) {}
+
+  const std::string& id() const { return id_; }
+  fs::path status_file() const { return p_.logs / (id_ + ".status"); }
+  fs::path log() const { return p_.logs / (id_ + ".log"); }
+  fs::path checkpoints() const { return checkpoint_root(p_) / id_; }
+  jobs::CheckpointWatch& watch() { return watch_; }
+  std::map<std::string, std::string> status() const { return read_status(status_file()); }
+
+  // Refuses an id whose job or checkpoints exist: each run starts from an empty directory.
+  void require_unused() const {
+    std::error_code ec;
+    if (fs::exists(status_file(), ec))
+      throw Error("job id '" + id_ + "' is already in use (" + status_file().generic_string() + ")", std::nullopt,
+                  "choose another --job-id for the check");
+    if (fs::exists(checkpoints(), ec) && !fs::is_empty(checkpoints(), ec))
+      throw Error("the checkpoint directory " + checkpoints().generic_string() + " is not empty", std::nullopt,
+                  "resume-check runs each job from an empty checkpoint directory: choose another --job-id, or remove it");
+  }
+
+  // Starts it detached (`resume`: continues it through run.sh --resume, as `envpin resume` does).
+  void start_detached(const std::vector<std::string>& command, bool resume) const {
+    std::vector<std::string> argv = {"sh", p_.run_script.string(), "--job-id", id_, "--detach"};
+    if (resume) argv.push_back("--resume");
+    else argv.push_back("--");
+    if (!resume) argv.insert(argv.end(), command.begin(), command.end());
+    const io::ProcessResult r = io::run_process(argv);
+    if (r.exit_code != 0)
+      throw Error("run.sh could not " + std::string(resume ? "resume" : "start") + " job " + id_ + ": " + last_line(r.err),
+                  std::nullopt, "see " + log().generic_string());
+  }
+
+  // The supervisor and the container SIGKILLed, as when the machine's session dies.
+  void kill_hard() const {
+    const auto s = status();
+    const int pid = std::atoi(field(s, "pid").c_str());
+    if (pid > 0) ::kill(pid, SIGKILL);
+    io::run_process({engine_, "kill", "-s", "KILL", field(s, "container")});
+    for (int i = 0; i < 150; ++i) {  // the container gone (run --rm), so a resume can reuse its name
+      const auto r = io::run_process({engine_, "ps", "-q", "--filter", "name=^/?" + field(s, "container") + "$"});
+      if (r.exit_code != 0 || r.out.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  bool ended() const {
+    const auto s = status();
+    return !field(s, "state").empty() && (!active(field(s, "state")) || !supervisor_alive(s));
+  }
+
+ private:
+  static std::string last_line(std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    const auto nl = text.rfind('\n');
+    return nl == std::string::npos ? text : text.substr(nl + 1);
+  }
+
+  const Project& p_;
+  std::string id_;
+  std::string engine_;
+  jobs::CheckpointWatch watch_;
+};
+
+// An uninterrupted run in the foreground (its output shown), its checkpoints watched meanwhile.
+jobs::RunRecord run_uninterrupted(const Project& p, CheckRun& run, const JobOptions& o,
+                                  const std::vector<jobs::CompareItem>& items, Streams& io) {
+  run.require_unused();
+  io.err << "envpin resume-check: uninterrupted run, job " << run.id() << "\n";
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done) {
+      run.watch().poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const auto start = Clock::now();
+  std::vector<std::string> args = {"--job-id", run.id(), "--"};
+  args.insert(args.end(), o.command.begin(), o.command.end());
+  int rc = -1;
+  try {
+    rc = exec_run_script(p, args);
+  } catch (...) {
+    done = true;
+    watcher.join();
+    throw;
+  }
+  done = true;
+  watcher.join();
+  run.watch().poll();
+  if (rc != 0)
+    throw Error("the uninterrupted run (job " + run.id() + ") failed with exit " + std::to_string(rc) +
+                    ": resume cannot be checked on a run that does not finish",
+                std::nullopt, "see " + run.log().generic_string());
+  return {run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()), run.watch().completed(),
+          seconds_since(start)};
+}
+
+int resume_check_job(const JobOptions& o, Streams& io) {
+  try {
+    const Project p = load(o.manifest);
+    check_job_id(o.job_id);
+    if (o.command.empty())
+      throw Error("no command to check", std::nullopt, "put it after '--': envpin resume-check -- python train.py");
+    if (o.kills < 1 || o.kills > 20)
+      throw Error("--kills " + std::to_string(o.kills) + " is out of range", std::nullopt, "kill 1 to 20 times");
+    const jobs::KillAt kill_at = jobs::parse_kill_at(o.kill_at);
+    std::vector<jobs::CompareItem> items;
+    for (const std::string& c : o.compare) items.push_back(jobs::parse_compare(c));
+    require_pinned(p);
+    const std::string engine = container_engine();
+    ::setenv("ENVPIN_ENGINE", engine.c_str(), 1);
+    if (!fs::is_directory(checkpoint_root(p)))
+      throw Error("the checkpoint directory " + checkpoint_root(p).generic_string() + " does not exist", std::nullopt,
+                  "create it on persistent storage, or point ENVPIN_CHECKPOINTS at one");
+    std::string base = o.job_id;
+    if (base.empty()) {
+      const std::time_t now = std::time(nullptr);
+      char stamp[32];
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
+      base = p.m.name.value + "-rc-" + stamp;
+    }
+    check_job_id(base + "-ref2");
+    CheckRun ref_run(p, base + "-ref", engine), killed_run(p, base + "-kill", engine), ref2_run(p, base + "-ref2", engine);
+    for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->require_unused();
+
+    const jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
+
+    // The interrupted run: detached, SIGKILLed at each kill point, resumed through run.sh.
+    io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " kill"
+           << (o.kills == 1 ? "" : "s") << ", --kill-at " << o.kill_at << ")\n";
+    const auto start = Clock::now();
+    const double limit = std::max(120.0, 10 * ref.seconds);
+    std::vector<jobs::KillPoint> kills;
+    killed_run.start_detached(o.command, false);
+    auto segment = Clock::now();
+    bool segment_checkpoint = false;
+    std::uintmax_t log_offset = 0;
+    std::string log_tail;
+    const auto give_up = [&](const std::string& why, const std::string& hint) {
+      killed_run.kill_hard();
+      throw Error(why, std::nullopt, hint);
+    };
+    while (!killed_run.ended()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!killed_run.watch().poll().empty()) segment_checkpoint = true;
+      if (seconds_since(start) > limit)
+        give_up("the interrupted run (job " + killed_run.id() + ") ran " + std::to_string(static_cast<int>(limit)) +
+                    " s, ten times the uninterrupted one: it does not finish after a resume",
+                "see " + killed_run.log().generic_string());
+      if (static_cast<int>(kills.size()) >= o.kills) continue;
+      bool now = false;
+      switch (kill_at.kind) {
+        case jobs::KillAt::Kind::automatic:
+          now = segment_checkpoint;
+          break;
+        case jobs::KillAt::Kind::seconds:
+          now = seconds_since(segment) >= kill_at.seconds;
+          break;
+        case jobs::KillAt::Kind::pattern: {
+          std::ifstream in(killed_run.log(), std::ios::binary);
+          in.seekg(static_cast<std::streamoff>(log_offset));
+          std::string more((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+          log_offset += more.size();
+          log_tail += more;
+          now = log_tail.find(kill_at.pattern) != std::string::npos;
+          if (const auto nl = log_tail.rfind('\n'); nl != std::string::npos) log_tail.erase(0, nl + 1);
+          break;
+        }
+      }
+      if (!now) continue;
+      killed_run.watch().poll();
+      if (!segment_checkpoint)
+        give_up("no checkpoint was written before kill " + std::to_string(kills.size() + 1) + " (" +
+                    std::to_string(static_cast<int>(seconds_since(segment))) + " s after the " +
+                    (kills.empty() ? "start" : "resume") + "): there is nothing to resume from",
+                "raise --kill-at or checkpoint more often");
+      killed_run.kill_hard();
+      const auto names = killed_run.watch().names();
+      kills.push_back({seconds_since(start), names.empty() ? "" : killed_run.watch().completed().back().first, names});
+      io.err << "envpin resume-check: kill " << kills.size() << " at " << static_cast<int>(kills.back().seconds) << " s"
+             << (kills.back().newest.empty() ? "" : " (newest checkpoint " + kills.back().newest + ")")
+             << "; resuming\n";
+      std::error_code ec;
+      log_offset = fs::file_size(killed_run.log(), ec);
+      log_tail.clear();
+      killed_run.start_detached(o.command, true);
+      segment = Clock::now();
+      segment_checkpoint = false;
+    }
+    killed_run.watch().poll();
+    const auto status = killed_run.status();
+    if (field(status, "state") != "exited" || field(status, "exit") != "0")
+      throw Error("the interrupted run (job " + killed_run.id() + ") ended " + shown_state(status) +
+                      (field(status, "exit").empty() ? "" : " with exit " + field(status, "exit")) +
+                      (field(status, "reason").empty() ? "" : ": " + field(status, "reason")),
+                  std::nullopt, "see " + killed_run.log().generic_string() + "; a resume that cannot load its checkpoint fails here");
+    if (static_cast<int>(kills.size()) < o.kills)
+      throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " + std::to_string(o.kills) +
+                      " kills: " + (kill_at.kind == jobs::KillAt::Kind::pattern ? "the text never appeared in the log again"
+                                                                                 : "it wrote no new checkpoint in time"),
+                  std::nullopt, "ask for fewer --kills, an earlier --kill-at, or checkpoint more often");
+    const jobs::RunRecord killed{killed_run.id(),
+                                 jobs::collect_outputs(items, p.m.project_dir, killed_run.checkpoints(), killed_run.log()),
+                                 killed_run.watch().completed(), seconds_since(start)};
+
+    // Different: a second uninterrupted run tells non-determinism from a wrong resume.
+    std::optional<jobs::RunRecord> ref2;
+    if (ref.outputs != killed.outputs) ref2 = run_uninterrupted(p, ref2_run, o, items, io);
+    const jobs::Verdict v = jobs::judge(ref, killed, kills, ref2);
+    for (const std::string& line : v.lines) io.out << line << "\n";
+    io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.job << " "
+           << static_cast<int>(killed.seconds) << " s" << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "")
+           << "; logs in " << shown_path(p.m.project_dir, p.logs).generic_string() << "/\n";
+    return v.exit_code;
+  } catch (const Error& e) {
+    io.err << diag::format(e);
+    return 2;
+  }
+}
+
 using Action = int (*)(const JobOptions&, Streams&);
 
 // Every job command reads the manifest (-f) and its own options into one JobOptions.
@@ -399,6 +635,23 @@ Command resume_command() {
                        app.add_flag("-d,--detach", o.detach, "run in its own session, immune to the terminal");
                        app.add_flag("--force", o.force, "resume even a job that finished successfully (exit 0)");
                        job_argument(app, o);
+                     });
+}
+
+Command resume_check_command() {
+  return job_command("resume-check",
+                     "run a command as a job twice, once killed and resumed, and say whether the results are identical",
+                     resume_check_job, [](CLI::App& app, JobOptions& o) {
+                       app.add_option("--job-id", o.job_id, "the check's id: its jobs are ID-ref, ID-kill (and ID-ref2)");
+                       app.add_option("--kill-at", o.kill_at,
+                                      "auto (after each new checkpoint), SECONDS after each (re)start, or a text the "
+                                      "job prints")
+                           ->capture_default_str();
+                       app.add_option("--kills", o.kills, "how many times to kill and resume")->capture_default_str();
+                       app.add_option("--compare", o.compare,
+                                      "what to compare after each run: a project path, or line:PREFIX (default: the "
+                                      "final checkpoints)");
+                       app.add_option("command", o.command, "the command, after --")->required();
                      });
 }
 

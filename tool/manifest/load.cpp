@@ -52,7 +52,7 @@ constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets", "includ
 constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
 constexpr std::string_view kJobsKeys[] = {"checkpoints", "logs", "restart", "resume", "env", "gpus",
                                           "stop_timeout", "slurm"};
-constexpr std::string_view kCheckpointKeys[] = {"path", "host"};
+constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep"};
 constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
 constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
 constexpr std::string_view kOsValues[] = {"ubuntu20.04", "ubuntu22.04", "ubuntu24.04",
@@ -391,7 +391,8 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       if (v.IsMap()) {
         for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
           if (ckey == "path") j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
-          else j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
+          else if (ckey == "host") j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
+          else j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
       } else {
         j.checkpoints = container_path(r, v, "jobs.checkpoints");
       }

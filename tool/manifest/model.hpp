@@ -81,6 +81,7 @@ struct Jobs {
   Location where;                                            // the jobs key
   Located<std::string> checkpoints{"/checkpoints", {}};      // inside the container
   Located<std::string> checkpoints_host{"checkpoints", {}};  // on the host: each job gets <dir>/<job-id>
+  std::optional<Located<int>> checkpoints_keep;              // the newest N complete checkpoints kept
   Located<std::string> logs{"logs", {}};                     // on the host: <dir>/<job-id>.log
   Located<int> max_restarts{3, {}};
   Located<int> backoff{10, {}};                    // seconds before the first restart; doubles
@@ -106,6 +107,7 @@ struct Outputs {
   // Fixed: written when the manifest has a jobs section.
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
+  Located<std::string> ckpt_helper{".envpin/envpin_ckpt.py", {}};
   // Fixed: the sha256 of every file generate wrote, so it replaces only its own files.
   Located<std::string> record{".envpin/generated.json", {}};
 };

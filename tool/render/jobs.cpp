@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// .envpin/run.sh (one job in the pinned image, with checkpoints, logs and restarts) and
-// .envpin/job.sbatch (the same job under Slurm), for a manifest with a jobs section.
+// .envpin/run.sh (one job in the pinned image, with checkpoints, logs and restarts),
+// .envpin/job.sbatch (the same job under Slurm) and .envpin/envpin_ckpt.py (atomic, verified
+// checkpoints for the job's Python), for a manifest with a jobs section.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -67,6 +68,17 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.text("stop_timeout", std::to_string(j.stop_timeout.value));
   d.code("stop_timeout_code", Code::number(j.stop_timeout.value));
   d.code("gpus_sh", j.gpus.value.empty() ? Code::literal("''") : Code::sh(j.gpus.value));
+  // jobs.checkpoints.keep: run.sh prunes only when it is set (0: never); envpin_ckpt.py keeps 3
+  // unless told.
+  const int keep = j.checkpoints_keep ? j.checkpoints_keep->value : 0;
+  d.code("runner_keep_code", Code::number(keep));
+  if (keep > 0) {
+    Fields k;
+    k.text("keep", std::to_string(keep));
+    d.items("keep", {k});
+  } else {
+    d.items("keep", {});
+  }
   d.flag("has_resume", !j.resume.empty());
   d.text("resume_text", join_words(j.resume));
   d.code("resume_words", Code::sh(join_words(j.resume)));
@@ -109,8 +121,13 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   Fields sbatch = d;
   sbatch.text("checkpoints", shared);
   sbatch.code("checkpoints_sh", Code::sh(shared));
+  Fields helper;
+  helper.text("manifest_name", manifest_name(m));
+  helper.text("keep", std::to_string(keep > 0 ? keep : 3));
+  helper.code("keep_code", Code::number(keep > 0 ? keep : 3));
   return {{m.outputs.run.value, render_template("run.sh.mustache", d), true},
-          {m.outputs.sbatch.value, render_template("job.sbatch.mustache", sbatch), true}};
+          {m.outputs.sbatch.value, render_template("job.sbatch.mustache", sbatch), true},
+          {m.outputs.ckpt_helper.value, render_template("envpin_ckpt.py.mustache", helper), false}};
 }
 
 }  // namespace envpin::render

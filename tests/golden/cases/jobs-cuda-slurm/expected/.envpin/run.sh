@@ -34,6 +34,7 @@ max_restarts=5
 backoff=30
 stop_timeout=120
 gpus='4'
+keep=0
 
 usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]"
 die() {
@@ -201,6 +202,35 @@ if [ -n "$gpus" ]; then
   esac
 fi
 
+# jobs.checkpoints.keep: the newest $keep complete checkpoints at the top of the job's
+# directory stay, older ones (and their NAME.sha256 sidecars) go. Where sidecars are used
+# (envpin_ckpt.py), only a file with one is complete; temporaries are never touched.
+nl='
+'
+checkpoint_files() {  # one path a line: a name with a newline is never a checkpoint here
+  sidecars=0
+  for f in "$ckpt"/*.sha256; do [ -f "$f" ] && { sidecars=1; break; }; done
+  for f in "$ckpt"/*; do
+    [ -f "$f" ] || continue
+    case ${f##*/} in .* | *.tmp | *.partial | *~ | *.sha256 | *"$nl"*) continue ;; esac
+    [ "$sidecars" = 0 ] || [ -f "$f.sha256" ] || continue
+    printf '%s\n' "$f"
+  done
+}
+prune_checkpoints() {
+  [ "$keep" -gt 0 ] || return 0
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f"
+  done <<FILES
+$(checkpoint_files)
+FILES
+  [ $# -gt "$keep" ] || return 0
+  # ls -t: newest first. The names are checkpoint_files' own, none with a newline.
+  # shellcheck disable=SC2012
+  ls -td -- "$@" | tail -n "+$((keep + 1))" | while IFS= read -r f; do rm -f -- "$f" "$f.sha256"; done
+}
+
 resuming=0
 resume_args=''
 run_container() {
@@ -274,6 +304,7 @@ while :; do
     rc=$?
   done
   child=''
+  prune_checkpoints
   if [ "$stopping" = 1 ]; then
     write_status stopped "$rc" "stopped by a signal"
     note "job $job stopped (exit $rc); continue it with: envpin resume $job"

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/checkpoints.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <system_error>
+
+#include "diag/error.hpp"
+#include "pin/sha256.hpp"
+
+namespace envpin::jobs {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kSidecar = ".sha256";
+
+bool temporary(std::string_view base) {
+  return base.empty() || base.front() == '.' || base.back() == '~' || base.ends_with(".tmp") ||
+         base.ends_with(".partial");
+}
+
+// The hex digest a sidecar names (its first word), or empty when it is not one.
+std::string read_sidecar(const fs::path& file) {
+  std::ifstream in(file);
+  std::string hex;
+  in >> hex;
+  const bool ok = hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  return ok ? hex : std::string();
+}
+
+// Newest first: modification time, then name.
+bool newer(const CheckpointFile& a, const CheckpointFile& b) {
+  return a.mtime != b.mtime ? a.mtime > b.mtime : a.name > b.name;
+}
+
+}  // namespace
+
+std::vector<CheckpointFile> list_checkpoints(const fs::path& dir) {
+  std::vector<CheckpointFile> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code fe;
+    if (!it->is_regular_file(fe) || it->is_symlink(fe)) continue;
+    const std::string base = it->path().filename().string();
+    if (temporary(base) || base.ends_with(kSidecar)) continue;
+    CheckpointFile f;
+    f.name = it->path().lexically_relative(dir).generic_string();
+    f.size = it->file_size(fe);
+    f.mtime = it->last_write_time(fe);
+    if (fe) continue;  // vanished while listed (a keep-N prune, a rename)
+    const fs::path sidecar = it->path().string() + std::string(kSidecar);
+    if (fs::is_regular_file(sidecar, fe)) {
+      f.has_sidecar = true;
+      f.sidecar_sha256 = read_sidecar(sidecar);
+    }
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+bool sidecar_matches(const fs::path& dir, const CheckpointFile& file, std::string* digest) {
+  if (!file.has_sidecar) return true;
+  if (file.sidecar_sha256.empty()) return false;
+  try {
+    const std::string hex = pin::sha256_file(dir / file.name);
+    if (digest) *digest = hex;
+    return hex == file.sidecar_sha256;
+  } catch (const diag::Error&) {
+    return false;  // gone or unreadable: not a checkpoint to resume from
+  }
+}
+
+std::optional<CheckpointFile> last_complete(const fs::path& dir, std::vector<std::string>* skipped) {
+  std::vector<CheckpointFile> files = list_checkpoints(dir);
+  std::sort(files.begin(), files.end(), newer);
+  const bool any_sidecar = std::any_of(files.begin(), files.end(), [](const auto& f) { return f.has_sidecar; });
+  for (const CheckpointFile& f : files) {
+    if (any_sidecar && !f.has_sidecar) continue;  // a helper's directory: only verified files count
+    if (sidecar_matches(dir, f)) return f;
+    if (skipped) skipped->push_back(f.name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace envpin::jobs
