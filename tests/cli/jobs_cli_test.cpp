@@ -169,6 +169,9 @@ TEST_F(JobsCli, ResumeCheckRefusesBeforeAnythingRuns) {
   refused("--job-id rc -- true", "the checkpoint directory ckpt/rc-kill is not empty");
   job("rc2-ref", "exited", 1, "0");
   refused("--job-id rc2 -- true", "job id 'rc2-ref' is already in use");
+  // The command's own options stay the command's, with --compare given or not ("sh -c" once
+  // failed as "the following argument was not expected: -c").
+  refused("--compare x --compare y --kills 0 -- sh -c 'exit 0'", "--kills 0 is out of range");
   // No engine: could not run (2), not "differs" (1).
   const Result r = run("resume-check -- true", "-u ENVPIN_ENGINE -u ENVPIN_CONTAINER_ENGINE PATH=/nonexistent");
   EXPECT_EQ(r.code, 2);

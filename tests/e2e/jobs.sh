@@ -36,7 +36,7 @@ push_base_image
 
 P=$T/project
 mkdir -p "$P/ckpt"
-cp "$(dirname "$0")/jobs/train.sh" "$P/train.sh"
+cp "$(dirname "$0")/jobs/train.sh" "$(dirname "$0")/jobs/train_forgets.sh" "$P/"
 cat > "$P/envpin.yaml" <<EOF
 envpin: 1
 name: e2e-jobs
@@ -44,7 +44,7 @@ base: $IMAGE
 os: debian12
 secrets: [E2E_JOB_TOKEN]
 jobs:
-  checkpoints: {path: /checkpoints, host: ckpt}
+  checkpoints: {path: /checkpoints, host: ckpt, keep: 2}
   logs: logs
   restart: {max: 2, backoff: 1}
   resume: --resume auto
@@ -132,6 +132,48 @@ if [ "$stop_took" -lt 5 ]; then pass; else fail "envpin stop took $stop_took s (
 timeout 60 "$ENVPIN" logs stopped >"$T/logs.out" 2>&1
 if grep -q "^digest $REF\$" "$T/logs.out"; then pass; else fail "envpin logs did not follow to the end"; tail -5 "$T/logs.out"; fi
 expect_resumed stopped "envpin stop + resume"
+
+# --- resume-check ---------------------------------------------------------------------------------
+step "envpin resume-check: a job that resumes exactly"
+start=$(date +%s)
+"$ENVPIN" resume-check --job-id rcok --kills 2 --compare 'line:digest' -- sh train.sh $STEPS $EVERY $DELAY >"$T/rcok.out" 2>"$T/rcok.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^identical: 1 compared item of rcok-kill (2 kills at ' "$T/rcok.out" &&
+   grep -q "^  line:digest  digest $REF\$" "$T/rcok.out" && [ "$(grep -c '^resumed at step' logs/rcok-kill.log)" = 2 ] &&
+   [ ! -e logs/rcok-ref2.status ]; then pass; else fail "resume-check on train.sh: exit $rc"; cat "$T/rcok.out" "$T/rcok.err"; fi
+step "resume-check passed in $(( $(date +%s) - start )) s: $(grep -o 'kills at .*resumed' "$T/rcok.out")"
+# Without --compare: the final checkpoint files.
+"$ENVPIN" resume-check --job-id rcckpt -- sh train.sh 20 5 0.2 >"$T/rcckpt.out" 2>&1
+if grep -q '^identical: 1 compared item' "$T/rcckpt.out" && grep -q '^  checkpoint checkpoint  sha256:' "$T/rcckpt.out"; then pass; else
+  fail "resume-check comparing the final checkpoints"; cat "$T/rcckpt.out"; fi
+
+step "envpin resume-check: a job that forgets its state on resume"
+"$ENVPIN" resume-check --job-id rcbad --compare 'line:digest' -- sh train_forgets.sh 20 5 0.2 >"$T/rcbad.out" 2>"$T/rcbad.err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q '^differs: rcbad-kill (1 kill at ' "$T/rcbad.out" &&
+   grep -q '^  the runs diverged at checkpoint checkpoint, written after kill 1 (' "$T/rcbad.out" &&
+   grep -q 'likely cause: the resumed program did not restore all of its state' "$T/rcbad.out" &&
+   [ -e logs/rcbad-ref2.status ]; then pass; else fail "resume-check on train_forgets.sh: exit $rc"; cat "$T/rcbad.out" "$T/rcbad.err"; fi
+
+step "envpin resume-check: not deterministic, no checkpoint before the kill, a missing --compare"
+"$ENVPIN" resume-check --job-id rcrand --compare 'line:digest' -- \
+  sh -c 'i=0; while [ $i -lt 8 ]; do i=$((i + 1)); echo $i > "$ENVPIN_CHECKPOINT_DIR/c"; sleep 0.2; done; echo "digest $(od -An -N8 -tx8 /dev/urandom)"' \
+  >"$T/rcrand.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q '^not deterministic even without interruption: two uninterrupted runs (rcrand-ref, rcrand-ref2) differ in line:digest' "$T/rcrand.out"; then
+  pass; else fail "resume-check on a random job: exit $rc"; cat "$T/rcrand.out"; fi
+"$ENVPIN" resume-check --job-id rcnock --kill-at 1 -- sh -c 'sleep 3; echo done' >"$T/rcnock.out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -q 'no checkpoint was written before kill 1 (1 s after the start): there is nothing to resume from' "$T/rcnock.out" &&
+   grep -q 'hint: raise --kill-at or checkpoint more often' "$T/rcnock.out"; then pass; else fail "resume-check without a checkpoint: exit $rc"; cat "$T/rcnock.out"; fi
+"$ENVPIN" resume-check --job-id rcmiss --compare outputs/final.pt -- sh train.sh 10 5 0.1 >"$T/rcmiss.out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -q 'compare outputs/final.pt does not exist after the run' "$T/rcmiss.out"; then pass; else
+  fail "resume-check with a missing --compare path: exit $rc"; cat "$T/rcmiss.out"; fi
+
+step "jobs.checkpoints.keep: run.sh keeps the newest complete checkpoints"
+"$ENVPIN" run --job-id many -- sh -c 'for i in 1 2 3 4 5; do echo $i > "$ENVPIN_CHECKPOINT_DIR/c$i"; sleep 0.05; done; touch "$ENVPIN_CHECKPOINT_DIR/c6.tmp"' >/dev/null 2>&1
+if [ "$(ls ckpt/many | tr '\n' ' ')" = "c4 c5 c6.tmp " ]; then pass; else fail "keep 2 left: $(ls ckpt/many | tr '\n' ' ')"; fi
 
 # --- bad input ------------------------------------------------------------------------------------
 step "bad input"

@@ -101,10 +101,15 @@ TEST_F(CheckpointDir, WatchRecordsACheckpointOnceComplete) {
   EXPECT_EQ(watch.poll(), std::vector<std::string>{"step-10"});
   ASSERT_EQ(watch.completed().size(), 2u);
   EXPECT_EQ(watch.completed()[1].second, pin::sha256_hex("ten"));
-  // Removed later (a keep-N prune): still in the history.
-  fs::remove(dir_ / "step-5");
+  // Rewritten under the same name: a new version. Removed (a keep-N prune): still in the history.
+  write("step-5", "five again");
+  fs::last_write_time(dir_ / "step-5", fs::file_time_type::clock::now() + std::chrono::seconds(5));
   watch.poll();
-  EXPECT_EQ(watch.names(), (std::vector<std::string>{"step-5", "step-10"}));
+  EXPECT_EQ(watch.poll(), std::vector<std::string>{"step-5"});
+  fs::remove(dir_ / "step-10");
+  watch.poll();
+  ASSERT_EQ(watch.completed().size(), 3u);
+  EXPECT_EQ(watch.completed()[2], std::make_pair(std::string("step-5"), pin::sha256_hex("five again")));
 }
 
 TEST_F(CheckpointDir, OutputsAreFilesDirectoriesLinesOrTheFinalCheckpoints) {
@@ -135,7 +140,7 @@ RunRecord record(const std::string& job, const std::string& final_digest,
 TEST(Verdict, IdenticalRunsPass) {
   const RunRecord ref = record("t-ref", "aa", {{"c5", "1"}, {"c10", "2"}});
   const RunRecord killed = record("t-kill", "aa", {{"c5", "1"}, {"c10", "2"}});
-  const Verdict v = judge(ref, killed, {{3.2, "c5", {"c5"}}}, std::nullopt);
+  const Verdict v = judge(ref, killed, {{3.2, "c5", 1}}, std::nullopt);
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_EQ(v.lines[0],
             "identical: 1 compared item of t-kill (1 kill at 3.2 s (after c5), resumed each time) equal those of the "
@@ -147,13 +152,19 @@ TEST(Verdict, NamesTheFirstCheckpointAfterTheKillThatDiffers) {
   const RunRecord ref = record("t-ref", "aa", {{"c5", "1"}, {"c10", "2"}, {"c15", "3"}, {"c20", "4"}});
   const RunRecord killed = record("t-kill", "bb", {{"c5", "1"}, {"c10", "2"}, {"c15", "X"}, {"c20", "Y"}});
   const RunRecord ref2 = record("t-ref2", "aa", {});
-  const Verdict v = judge(ref, killed, {{2.0, "c5", {"c5"}}, {4.0, "c10", {"c5", "c10"}}}, ref2);
+  const Verdict v = judge(ref, killed, {{2.0, "c5", 1}, {4.0, "c10", 2}}, ref2);
   EXPECT_EQ(v.exit_code, 1);
   ASSERT_GE(v.lines.size(), 3u);
   EXPECT_EQ(v.lines[0], "differs: t-kill (2 kills at 2.0 s (after c5), 4.0 s (after c10), resumed each time) and the "
                         "uninterrupted t-ref differ in outputs/final.pt");
-  EXPECT_EQ(v.lines[1], "  the runs diverged at checkpoint c15, the first written after kill 2 (4.0 s, resumed from "
-                        "c10); every checkpoint before it is identical");
+  EXPECT_EQ(v.lines[1], "  the runs diverged at checkpoint c15, written after kill 2 (4.0 s, resumed from c10); every "
+                        "checkpoint before it is identical");
+  // One file overwritten at each checkpoint: its versions are compared in order.
+  const RunRecord one = record("t-ref", "aa", {{"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "3"}});
+  const RunRecord one_killed = record("t-kill", "bb", {{"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "X"}});
+  const Verdict w = judge(one, one_killed, {{2.0, "checkpoint", 2}}, ref2);
+  EXPECT_EQ(w.lines[1], "  the runs diverged at checkpoint checkpoint, written after kill 1 (2.0 s, resumed from "
+                        "checkpoint); every checkpoint before it is identical");
   EXPECT_NE(v.lines[2].find("RNG states of Python, NumPy, torch and CUDA"), std::string::npos) << v.lines[2];
 }
 
@@ -161,7 +172,7 @@ TEST(Verdict, TwoUninterruptedRunsThatDifferAreNotDeterministic) {
   const RunRecord ref = record("t-ref", "aa", {{"c5", "1"}});
   const RunRecord killed = record("t-kill", "bb", {{"c5", "2"}});
   const RunRecord ref2 = record("t-ref2", "cc", {{"c5", "3"}});
-  const Verdict v = judge(ref, killed, {{1.0, "c5", {"c5"}}}, ref2);
+  const Verdict v = judge(ref, killed, {{1.0, "c5", 1}}, ref2);
   EXPECT_EQ(v.exit_code, 1);
   EXPECT_EQ(v.lines[0],
             "not deterministic even without interruption: two uninterrupted runs (t-ref, t-ref2) differ in "
@@ -171,13 +182,13 @@ TEST(Verdict, TwoUninterruptedRunsThatDifferAreNotDeterministic) {
 TEST(Verdict, SameCheckpointsDifferentResults) {
   const RunRecord ref = record("t-ref", "aa", {{"c5", "1"}, {"c10", "2"}});
   const RunRecord killed = record("t-kill", "bb", {{"c5", "1"}, {"c10", "2"}});
-  const Verdict v = judge(ref, killed, {{1.0, "c5", {"c5"}}}, record("t-ref2", "aa", {}));
+  const Verdict v = judge(ref, killed, {{1.0, "c5", 1}}, record("t-ref2", "aa", {}));
   EXPECT_EQ(v.exit_code, 1);
   EXPECT_NE(v.lines[1].find("every checkpoint both runs wrote is identical"), std::string::npos) << v.lines[1];
   // A checkpoint the interrupted run never wrote: resumed from another step.
   const RunRecord skipped = record("t-kill", "bb", {{"c5", "1"}});
-  const Verdict w = judge(ref, skipped, {{1.0, "c5", {"c5"}}}, record("t-ref2", "aa", {}));
-  EXPECT_NE(w.lines[1].find("never completed checkpoint c10"), std::string::npos) << w.lines[1];
+  const Verdict w = judge(ref, skipped, {{1.0, "c5", 1}}, record("t-ref2", "aa", {}));
+  EXPECT_NE(w.lines[1].find("never wrote checkpoint c10"), std::string::npos) << w.lines[1];
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ constexpr const char* kExitCodes =
     "  2    usage error\n"
     "  2    verify: the lock is stale (the manifest changed after envpin lock)\n"
     "  3    generate --check: generated files are out of date\n"
+    "  1    resume-check: the interrupted run's results differ; 2: it could not run\n"
     "  130  interrupted\n";
 
 // CLI11's own wording is replaced with envpin's for the errors users meet most.

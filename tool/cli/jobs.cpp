@@ -542,8 +542,8 @@ int resume_check_job(const JobOptions& o, Streams& io) {
                     (kills.empty() ? "start" : "resume") + "): there is nothing to resume from",
                 "raise --kill-at or checkpoint more often");
       killed_run.kill_hard();
-      const auto names = killed_run.watch().names();
-      kills.push_back({seconds_since(start), names.empty() ? "" : killed_run.watch().completed().back().first, names});
+      const auto& done = killed_run.watch().completed();
+      kills.push_back({seconds_since(start), done.empty() ? "" : done.back().first, done.size()});
       io.err << "envpin resume-check: kill " << kills.size() << " at " << static_cast<int>(kills.back().seconds) << " s"
              << (kills.back().newest.empty() ? "" : " (newest checkpoint " + kills.back().newest + ")")
              << "; resuming\n";
@@ -648,9 +648,13 @@ Command resume_check_command() {
                                       "job prints")
                            ->capture_default_str();
                        app.add_option("--kills", o.kills, "how many times to kill and resume")->capture_default_str();
+                       // One value per --compare: with CLI11 2.1 a vector option that takes extra
+                       // arguments makes the '--' before the command end its values, and the
+                       // command's own options ("sh -c") are then parsed as envpin's.
                        app.add_option("--compare", o.compare,
                                       "what to compare after each run: a project path, or line:PREFIX (default: the "
-                                      "final checkpoints)");
+                                      "final checkpoints); repeatable")
+                           ->allow_extra_args(false);
                        app.add_option("command", o.command, "the command, after --")->required();
                      });
 }

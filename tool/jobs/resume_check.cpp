@@ -135,17 +135,10 @@ std::vector<std::string> CheckpointWatch::poll() {
     seen_[f.name] = key;
     if (!complete) continue;
     recorded_[f.name] = key;
-    std::erase_if(completed_, [&](const auto& c) { return c.first == f.name; });
     completed_.emplace_back(f.name, digest);
     done.push_back(f.name);
   }
   return done;
-}
-
-std::vector<std::string> CheckpointWatch::names() const {
-  std::vector<std::string> out;
-  for (const auto& c : completed_) out.push_back(c.first);
-  return out;
 }
 
 Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
@@ -191,51 +184,43 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
   }
   v.lines.push_back("differs: " + killed.job + " (" + killed_text + ", resumed each time) and the uninterrupted " +
                     ref.job + " differ in " + list(differing(ref.outputs, killed.outputs)));
-  // Checkpoint after checkpoint: the first one the interrupted run wrote differently.
-  std::map<std::string, std::string> theirs(killed.checkpoints.begin(), killed.checkpoints.end());
-  std::string first, missing;
-  for (const auto& [name, digest] : ref.checkpoints) {
-    const auto it = theirs.find(name);
-    if (it == theirs.end()) {
-      if (missing.empty()) missing = name;
-      continue;
-    }
-    if (it->second != digest) {
-      first = name;
-      break;
-    }
-  }
+  // Checkpoint after checkpoint: the first version the interrupted run wrote that the
+  // uninterrupted run never did, and the kill it came after.
+  const auto versions = [](const RunRecord& r) {
+    return std::set<std::pair<std::string, std::string>>(r.checkpoints.begin(), r.checkpoints.end());
+  };
+  const auto ours = versions(ref), theirs = versions(killed);
   const std::string contract =
       "an exact resume needs all of the program's state in the checkpoint: model, optimizer, LR scheduler, AMP "
       "scaler, step/epoch, the data position (sampler or loader state) and the RNG states of Python, NumPy, torch and "
       "CUDA (envpin_ckpt.rng_state() collects them), restored before the next step, without re-seeding after the "
       "load; see \"Checkpoint contract\" in envpin's README";
-  if (!first.empty()) {
-    // The kills whose snapshot lacks it came before it completed (snapshots only grow): it
-    // was written after the last of those.
-    std::size_t after = 0;
+  for (std::size_t i = 0; i < killed.checkpoints.size(); ++i) {
+    if (ours.count(killed.checkpoints[i])) continue;
+    const std::string& name = killed.checkpoints[i].first;
+    std::size_t kill = 0;  // kills before it completed
     for (const KillPoint& k : kills)
-      if (std::find(k.checkpoints.begin(), k.checkpoints.end(), first) == k.checkpoints.end()) ++after;
-    const std::size_t kill = after;
-    if (after == 0) {
-      v.lines.push_back("  the runs diverged before any kill, at checkpoint " + first +
+      if (k.completed <= i) ++kill;
+    if (kill == 0) {
+      v.lines.push_back("  the runs diverged before any kill, at checkpoint " + name +
                         ": the program is not deterministic (a second uninterrupted run agreed with the first only by "
                         "chance, or the data changed between runs)");
-    } else {
-      v.lines.push_back("  the runs diverged at checkpoint " + first + ", the first written after kill " +
-                        std::to_string(kill) + " (" + seconds_text(kills[kill - 1].seconds) +
-                        (kills[kill - 1].newest.empty() ? "" : ", resumed from " + kills[kill - 1].newest) +
-                        "); every checkpoint before it is identical");
-      v.lines.push_back("  likely cause: the resumed program did not restore all of its state; " + contract);
+      return v;
     }
+    const KillPoint& k = kills[kill - 1];
+    v.lines.push_back("  the runs diverged at checkpoint " + name + ", written after kill " + std::to_string(kill) + " (" +
+                      seconds_text(k.seconds) + (k.newest.empty() ? "" : ", resumed from " + k.newest) +
+                      "); every checkpoint before it is identical");
+    v.lines.push_back("  likely cause: the resumed program did not restore all of its state; " + contract);
     return v;
   }
-  if (!missing.empty()) {
-    v.lines.push_back("  the interrupted run never completed checkpoint " + missing +
-                      " that the uninterrupted run wrote: it resumed from another step, or skipped or repeated steps");
-    v.lines.push_back("  likely cause: the step counter or data position is not restored exactly; " + contract);
-    return v;
-  }
+  for (const auto& c : ref.checkpoints)
+    if (!theirs.count(c)) {
+      v.lines.push_back("  the interrupted run never wrote checkpoint " + c.first +
+                        " as the uninterrupted run did: it resumed from another step, or skipped or repeated steps");
+      v.lines.push_back("  likely cause: the step counter or data position is not restored exactly; " + contract);
+      return v;
+    }
   v.lines.push_back("  every checkpoint both runs wrote is identical, yet the compared results differ: they depend on "
                     "state that is not in the checkpoint (kept in memory only, or re-initialised on start)");
   v.lines.push_back("  likely cause: " + contract);

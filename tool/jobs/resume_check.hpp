@@ -44,22 +44,23 @@ using Outputs = std::map<std::string, std::string>;
 Outputs collect_outputs(const std::vector<CompareItem>& items, const std::filesystem::path& project,
                         const std::filesystem::path& checkpoint_dir, const std::filesystem::path& log);
 
-// Watches a checkpoint directory while a job runs: each checkpoint is recorded once complete
-// (its sidecar matches; without one, unchanged between two polls), with its digest, in the
-// order they completed. A file rewritten under the same name is recorded again (last wins).
+// Watches a checkpoint directory while a job runs: each version of a checkpoint is recorded
+// once complete (its sidecar matches; without one, unchanged between two polls), with its
+// digest, in the order they completed. A file rewritten under the same name (one "checkpoint"
+// overwritten every N steps) is a new version.
 class CheckpointWatch {
  public:
   explicit CheckpointWatch(std::filesystem::path dir) : dir_(std::move(dir)) {}
   // Looks once; returns the names that completed since the last poll.
   std::vector<std::string> poll();
+  // name, sha256 of every version, in completion order.
   const std::vector<std::pair<std::string, std::string>>& completed() const { return completed_; }
-  std::vector<std::string> names() const;
 
  private:
   std::filesystem::path dir_;
   std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> seen_;  // pending or recorded
   std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> recorded_;
-  std::vector<std::pair<std::string, std::string>> completed_;  // name, sha256; last digest per name
+  std::vector<std::pair<std::string, std::string>> completed_;
 };
 
 struct RunRecord {
@@ -70,9 +71,9 @@ struct RunRecord {
 };
 
 struct KillPoint {
-  double seconds = 0;                   // since the run started
-  std::string newest;                   // the newest complete checkpoint at the kill
-  std::vector<std::string> checkpoints;  // every complete checkpoint at the kill
+  double seconds = 0;         // since the run started
+  std::string newest;         // the newest complete checkpoint at the kill
+  std::size_t completed = 0;  // how many checkpoint versions had completed then
 };
 
 struct Verdict {
