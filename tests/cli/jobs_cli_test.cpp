@@ -172,6 +172,9 @@ TEST_F(JobsCli, ResumeCheckRefusesBeforeAnythingRuns) {
   // The command's own options stay the command's, with --compare given or not ("sh -c" once
   // failed as "the following argument was not expected: -c").
   refused("--compare x --compare y --kills 0 -- sh -c 'exit 0'", "--kills 0 is out of range");
+  const Result no_slurm = run("resume-check --slurm -- true", "PATH=/nonexistent");
+  EXPECT_EQ(no_slurm.code, 2);
+  EXPECT_NE(no_slurm.err.find("there is no sbatch on PATH"), std::string::npos) << no_slurm.err;
   // No engine: could not run (2), not "differs" (1).
   const Result r = run("resume-check -- true", "-u ENVPIN_ENGINE -u ENVPIN_CONTAINER_ENGINE PATH=/nonexistent");
   EXPECT_EQ(r.code, 2);

@@ -225,6 +225,16 @@ expect_resumed requeued "scontrol requeue"
 if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$(grep -c '^envpin: slurm job' "logs/slurm-$id.out")" = 2 ]; then pass; else
   fail "slurm job $id: $(slurm_state "$id"), output kept across the requeue?"; cat "logs/slurm-$id.out"; fi
 
+step "slurm: envpin resume-check --slurm (scontrol requeue instead of a kill)"
+start=$(date +%s)
+"$ENVPIN" resume-check --slurm --job-id rcslurm --compare 'line:digest' -- sh train.sh $STEPS $EVERY $DELAY >"$T/rcslurm.out" 2>"$T/rcslurm.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^identical: 1 compared item of rcslurm-kill (1 kill at ' "$T/rcslurm.out" &&
+   grep -q "^  line:digest  digest $REF\$" "$T/rcslurm.out" && grep -q '^envpin resume-check: kill 1 (scontrol requeue)' "$T/rcslurm.err" &&
+   grep -q '^resumed at step' logs/rcslurm-kill.log; then pass; else
+  fail "resume-check --slurm: exit $rc"; cat "$T/rcslurm.out" "$T/rcslurm.err"; fi
+step "resume-check --slurm: $(( $(date +%s) - start )) s"
+
 step "slurm: the time-limit warning (SIGUSR1 to the batch shell, as --signal=B:USR1@ sends it)"
 submit warned
 id=$(slurm_id warned)
