@@ -15,14 +15,7 @@ set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"
 need git dockerd docker docker-registry debootstrap curl /usr/bin/python3
-if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-  exec sudo -n -E sh "$0" "$@"
-fi
-if [ "$(id -u)" != 0 ]; then
-  if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: dockerd and debootstrap need root (or password-less sudo)"; exit 1; fi
-  echo "SKIP: dockerd and debootstrap need root"
-  exit 125
-fi
+need_root "dockerd and debootstrap" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-hostile.XXXXXX)
 . "$(dirname "$0")/servers.sh"

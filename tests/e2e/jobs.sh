@@ -11,14 +11,7 @@ set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl setsid slurmctld slurmd sbatch munged /usr/bin/python3
-if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-  exec sudo -n -E sh "$0" "$@"  # dockerd, debootstrap and slurmd need root
-fi
-if [ "$(id -u)" != 0 ]; then
-  if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: dockerd and slurmd need root (or password-less sudo)"; exit 1; fi
-  echo "SKIP: dockerd and slurmd need root"
-  exit 125
-fi
+need_root "dockerd and slurmd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-jobs.XXXXXX)
 chmod 755 "$T"  # munged wants o+x on every directory above its socket
@@ -36,7 +29,7 @@ push_base_image
 
 P=$T/project
 mkdir -p "$P/ckpt"
-cp "$(dirname "$0")/jobs/train.sh" "$(dirname "$0")/jobs/train_forgets.sh" "$P/"
+cp "$(dirname "$0")/jobs/train.sh" "$P/"
 cat > "$P/envpin.yaml" <<EOF
 envpin: 1
 name: e2e-jobs
@@ -148,12 +141,12 @@ if grep -q '^identical: 1 compared item' "$T/rcckpt.out" && grep -q '^  checkpoi
   fail "resume-check comparing the final checkpoints"; cat "$T/rcckpt.out"; fi
 
 step "envpin resume-check: a job that forgets its state on resume"
-"$ENVPIN" resume-check --job-id rcbad --compare 'line:digest' -- sh train_forgets.sh 20 5 0.2 >"$T/rcbad.out" 2>"$T/rcbad.err"
+"$ENVPIN" resume-check --job-id rcbad --compare 'line:digest' -- sh train.sh 20 5 0.2 forget >"$T/rcbad.out" 2>"$T/rcbad.err"
 rc=$?
 if [ "$rc" = 1 ] && grep -q '^differs: rcbad-kill (1 kill at ' "$T/rcbad.out" &&
    grep -q '^  the runs diverged at checkpoint checkpoint, written after kill 1 (' "$T/rcbad.out" &&
    grep -q 'likely cause: the resumed program did not restore all of its state' "$T/rcbad.out" &&
-   [ -e logs/rcbad-ref2.status ]; then pass; else fail "resume-check on train_forgets.sh: exit $rc"; cat "$T/rcbad.out" "$T/rcbad.err"; fi
+   [ -e logs/rcbad-ref2.status ]; then pass; else fail "resume-check on train.sh forget: exit $rc"; cat "$T/rcbad.out" "$T/rcbad.err"; fi
 
 step "envpin resume-check: not deterministic, no checkpoint before the kill, a missing --compare"
 "$ENVPIN" resume-check --job-id rcrand --compare 'line:digest' -- \
@@ -162,7 +155,7 @@ step "envpin resume-check: not deterministic, no checkpoint before the kill, a m
 rc=$?
 if [ "$rc" = 1 ] && grep -q '^not deterministic even without interruption: two uninterrupted runs (rcrand-ref, rcrand-ref2) differ in line:digest' "$T/rcrand.out"; then
   pass; else fail "resume-check on a random job: exit $rc"; cat "$T/rcrand.out"; fi
-"$ENVPIN" resume-check --job-id rcnock --kill-at 1 -- sh -c 'sleep 3; echo done' >"$T/rcnock.out" 2>&1
+"$ENVPIN" resume-check --job-id rcnock --kill-at 1 --compare line:done -- sh -c 'sleep 3; echo done' >"$T/rcnock.out" 2>&1
 rc=$?
 if [ "$rc" = 2 ] && grep -q 'no checkpoint was written before kill 1 (1 s after the start): there is nothing to resume from' "$T/rcnock.out" &&
    grep -q 'hint: raise --kill-at or checkpoint more often' "$T/rcnock.out"; then pass; else fail "resume-check without a checkpoint: exit $rc"; cat "$T/rcnock.out"; fi

@@ -19,6 +19,22 @@ need() {
   done
 }
 
+# Re-runs the script under password-less sudo when not root, else skips it (fails under
+# ENVPIN_REQUIRE_TOOLS=1). WHAT names the tools that need root.
+#   need_root WHAT "$0" "$@"
+need_root() {
+  what=$1
+  shift
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    exec sudo -n -E sh "$@"
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: $what need root (or password-less sudo)"; exit 1; fi
+    echo "SKIP: $what need root"
+    exit 125
+  fi
+}
+
 pass() { passes=$((passes + 1)); }
 fail() {
   failures=$((failures + 1))

@@ -14,14 +14,7 @@ ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 EXAMPLE=$(cd "$(dirname "$0")/../../examples/pytorch-resume" && pwd)
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl setsid truncate /usr/bin/python3
-if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-  exec sudo -n -E sh "$0" "$@"  # dockerd and debootstrap need root
-fi
-if [ "$(id -u)" != 0 ]; then
-  if [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: dockerd and debootstrap need root (or password-less sudo)"; exit 1; fi
-  echo "SKIP: dockerd and debootstrap need root"
-  exit 125
-fi
+need_root "dockerd and debootstrap" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-torch.XXXXXX)
 . "$(dirname "$0")/servers.sh"

@@ -129,6 +129,9 @@ TEST_F(CheckpointDir, OutputsAreFilesDirectoriesLinesOrTheFinalCheckpoints) {
   const Outputs checkpoints = collect_outputs({}, project, ckpt, dir_ / "job.log");
   EXPECT_EQ(checkpoints, (Outputs{{"checkpoint step-10", pin::sha256_hex("ten")}}));
   EXPECT_THROW(collect_outputs({parse_compare("outputs/missing.pt")}, project, ckpt, dir_ / "job.log"), diag::Error);
+  // No checkpoint left and nothing named: not "0 items, identical".
+  fs::remove_all(ckpt);
+  EXPECT_THROW(collect_outputs({}, project, ckpt, dir_ / "job.log"), diag::Error);
   EXPECT_THROW(collect_outputs({parse_compare("line:loss")}, project, ckpt, dir_ / "job.log"), diag::Error);
 }
 

@@ -81,6 +81,10 @@ Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& p
       else if (!sidecar_matches(checkpoint_dir, f, &digest)) continue;  // cut off: not a result
       out["checkpoint " + f.name] = digest;
     }
+    // Nothing compared would read as "identical".
+    if (out.empty())
+      throw Error("there is nothing to compare: the job left no complete checkpoint in " + checkpoint_dir.generic_string(),
+                  std::nullopt, "name what the job writes with --compare (a project file, or line:PREFIX for a line it prints)");
     return out;
   }
   for (const CompareItem& item : items) {

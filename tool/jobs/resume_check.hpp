@@ -40,7 +40,7 @@ using Outputs = std::map<std::string, std::string>;
 
 // Collects what `items` name after a run of job `log`: files hashed (a directory file by
 // file, "DIR/REL"), lines found. With no items, the checkpoint directory's complete files.
-// Throws diag::Error naming the item when it does not exist.
+// Throws diag::Error naming the item when it does not exist, or when there is nothing at all.
 Outputs collect_outputs(const std::vector<CompareItem>& items, const std::filesystem::path& project,
                         const std::filesystem::path& checkpoint_dir, const std::filesystem::path& log);
 

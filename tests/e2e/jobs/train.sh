@@ -5,12 +5,17 @@
 # then renamed), and the final digest printed at the end. With --resume auto it continues from
 # the checkpoint in $ENVPIN_CHECKPOINT_DIR when there is one. An interrupted and resumed run
 # prints the same digest as an uninterrupted one; one that restarted from step 0 would too, so
-# the tests also read the "resumed at step N" line.
-#   train.sh STEPS EVERY DELAY [--resume auto]
+# the tests also read the "resumed at step N" line. With "forget" it has the classic resume bug:
+# the checkpoint holds the step, but a resumed run starts its state from the seed again (as a
+# trainer that saves the model and re-seeds its RNG on start); resume-check must say where.
+#   train.sh STEPS EVERY DELAY [forget] [--resume auto]
 set -eu
 steps=$1 every=$2 delay=$3
+shift 3
+forget=no
+[ "${1:-}" = forget ] && { forget=yes; shift; }
 resume=no
-[ "${4:-}" = --resume ] && [ "${5:-}" = auto ] && resume=yes
+[ "${1:-}" = --resume ] && [ "${2:-}" = auto ] && resume=yes
 dir=${ENVPIN_CHECKPOINT_DIR:?ENVPIN_CHECKPOINT_DIR is not set}
 i=0
 state=envpin-demo-seed
@@ -18,7 +23,8 @@ state=envpin-demo-seed
 # saving; the last checkpoint is what a resume continues from.
 trap 'echo "stopped at step $i"; exit 143' TERM
 if [ "$resume" = yes ] && [ -f "$dir/checkpoint" ]; then
-  read -r i state < "$dir/checkpoint"
+  read -r i saved < "$dir/checkpoint"
+  [ "$forget" = yes ] || state=$saved
   echo "resumed at step $i"
 else
   echo "starting at step 0"
