@@ -43,11 +43,15 @@ TEST_F(ContextCli, WhatGitIgnoresStaysOut) {
   io::write_atomic(p / "envpin.yaml", "envpin: 1\nname: ctx\n", false);
   ASSERT_EQ(run("generate -f repo/proj/envpin.yaml").code, 0);
   const std::string ignore = *io::read_file(p / ".dockerignore");
-  EXPECT_NE(ignore.find("# Ignored by git (repo/.gitignore); context.include_gitignored: true sends them.\n**/*.bin\ndata/**\n"
-                        "# Ignored by git (repo/proj/.gitignore); context.include_gitignored: true sends them.\n**/outputs/**\n"
-                        "# Ignored by git (repo/proj/sub/.gitignore); context.include_gitignored: true sends them.\nsub/**/local.txt\n"),
+  // Each file named relative to the project: the artifact must not depend on the path the
+  // manifest was given by (an absolute one once wrote "/tmp/.../proj/.gitignore" here).
+  EXPECT_NE(ignore.find("# Ignored by git (../.gitignore); context.include_gitignored: true sends them.\n**/*.bin\ndata/**\n"
+                        "# Ignored by git (.gitignore); context.include_gitignored: true sends them.\n**/outputs/**\n"
+                        "# Ignored by git (sub/.gitignore); context.include_gitignored: true sends them.\nsub/**/local.txt\n"),
             std::string::npos)
       << ignore;
+  const Result absolute = run("generate --check -f " + fs::absolute(p / "envpin.yaml").string());
+  EXPECT_EQ(absolute.code, 0) << absolute.out << absolute.err;
   const auto listing = [&] {
     const Result r = run("context -f repo/proj/envpin.yaml -o ctx.tar");
     EXPECT_EQ(r.code, 0) << r.err;

@@ -642,8 +642,10 @@ Manifest load(const std::string& file) {
   Manifest m = parse(buffer.str(), file, dir);
   if (!m.context_include_gitignored) {
     for (const io::GitIgnoreFile& f : io::gitignore_files(dir)) {
+      // Messages name the file as the user reaches it; the artifact names it relative to the
+      // project, so the .dockerignore does not depend on how the manifest path was given.
       const std::string shown = (path.parent_path() / f.path).lexically_normal().generic_string();
-      m.gitignore.emplace_back(shown, dockerignore_patterns(f, shown));
+      m.gitignore.emplace_back(f.path, dockerignore_patterns(f, shown));
     }
   }
   return m;

@@ -134,7 +134,7 @@ struct Manifest {
   std::vector<Located<std::string>> context_exclude;
   std::vector<Located<std::string>> context_allow_secrets;  // secret files the context may carry
   bool context_include_gitignored = false;                   // context.include_gitignored
-  // What the project's .gitignore files ignore, as .dockerignore patterns: (file, patterns) in
+  // What the project's .gitignore files ignore, as .dockerignore patterns: (file relative to the project, patterns) in
   // the order git reads them. Filled by load(), not by parse().
   std::vector<std::pair<std::string, std::vector<std::string>>> gitignore;
   Devcontainer devcontainer;

@@ -93,6 +93,7 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
     d.flag("lock", false);
   }
 
+  bool has_packages = false;
   if (m.python) {
     Fields py;
     py.code("version", Code::sh(m.python->version.value));
@@ -120,6 +121,10 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
       }
     }
     py.items("packages", packages);
+    // No packages (apt's Python modules only): no package functions, which shellcheck would
+    // call unused.
+    has_packages = !packages.empty();
+    py.flag("has_packages", has_packages);
     // What check_imports imports: the distributions the manifest names, apt's Python packages,
     // and for a CUDA torch the CUDA line of its variant ("cu124" -> "12.4") and the fleet.
     std::vector<std::string> import_words;
@@ -178,7 +183,7 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
   d.flag("has_env", !m.env.empty());
   d.flag("has_secrets", !m.secrets.empty());
   d.flag("has_paths", !m.paths.empty());
-  d.flag("needs_satisfies", m.python.has_value() || env.cuda.has_value());
+  d.flag("needs_satisfies", has_packages || env.cuda.has_value());
   return {m.outputs.check_env.value, render_template("check_env.sh.mustache", d), true};
 }
 

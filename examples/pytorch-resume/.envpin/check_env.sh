@@ -52,67 +52,6 @@ unchecked() {
   line skip "$1" "$2; not checked"
 }
 
-# awk functions: satisfies(version, spec) is true when the version satisfies the comma-separated
-# PEP 440 specifiers (== != <= >= < > ~= ===, with .* wildcards). Local versions (+cu124) are
-# ignored unless a specifier names one. Used for packages and for driver versions.
-pep440_awk='
-    function tokens(v, out,    n, t) {
-      sub(/^[vV]/, "", v); sub(/^[0-9]+!/, "", v)
-      n = 0
-      while (length(v) > 0) {
-        if (match(v, /^[0-9]+/)) { t = substr(v, 1, RLENGTH) + 0 }
-        else if (match(v, /^[A-Za-z]+/)) { t = tolower(substr(v, 1, RLENGTH)) }
-        else { v = substr(v, 2); continue }
-        out[++n] = t; v = substr(v, RLENGTH + 1)
-      }
-      return n
-    }
-    function isnum(t) { return t ~ /^[0-9]+$/ }
-    # -1, 0 or 1 as a is older, equal or newer than b.
-    function cmp(a, b,    x, y, na, nb, i, ta, tb) {
-      na = tokens(a, x); nb = tokens(b, y)
-      for (i = 1; i <= na || i <= nb; i++) {
-        if (i > na) { tb = y[i]; return (isnum(tb) || tb == "post") ? -1 : 1 }
-        if (i > nb) { ta = x[i]; return (isnum(ta) || ta == "post") ? 1 : -1 }
-        ta = x[i]; tb = y[i]
-        if (isnum(ta) && isnum(tb)) { if (ta + 0 != tb + 0) return ta + 0 < tb + 0 ? -1 : 1; continue }
-        if (isnum(ta) != isnum(tb)) return isnum(ta) ? 1 : -1
-        if (ta != tb) return ta < tb ? -1 : 1
-      }
-      return 0
-    }
-    function prefix_match(v, p) { return v == p || index(v, p ".") == 1 }
-    function one(v, op, want,    base) {
-      if (op == "===") return v == want
-      if (index(want, "+") == 0) sub(/\+.*/, "", v)
-      if (want ~ /\.\*$/) {
-        base = substr(want, 1, length(want) - 2)
-        if (op == "==") return prefix_match(v, base)
-        if (op == "!=") return !prefix_match(v, base)
-      }
-      if (op == "==") return cmp(v, want) == 0
-      if (op == "!=") return cmp(v, want) != 0
-      if (op == ">=") return cmp(v, want) >= 0
-      if (op == "<=") return cmp(v, want) <= 0
-      if (op == ">") return cmp(v, want) > 0
-      if (op == "<") return cmp(v, want) < 0
-      if (op == "~=") {
-        base = want; sub(/\.[^.]*$/, "", base)
-        return cmp(v, want) >= 0 && prefix_match(v, base)
-      }
-      return 0
-    }
-    function satisfies(version, spec,    n, i, c, clauses) {
-      n = split(spec, clauses, ",")
-      for (i = 1; i <= n; i++) {
-        c = clauses[i]; gsub(/[ \t]/, "", c)
-        if (c == "") continue
-        match(c, /^(===|==|!=|<=|>=|~=|<|>)/)
-        if (!one(version, substr(c, 1, RLENGTH), substr(c, RLENGTH + 1))) return 0
-      }
-      return 1
-    }'
-
 check_manifest() {
   manifest=${ENVPIN_MANIFEST:-'envpin.yaml'}
   if [ ! -f "$manifest" ]; then
@@ -219,57 +158,6 @@ check_python() {
     "$1"|"$1".*) ok python.version "$found" ;;
     *) mismatch python.version "$1" "$found" "use the image's interpreter, or set ENVPIN_PYTHON to Python $1" ;;
   esac
-}
-
-# Prints "name version" (or "name -" when absent) for each distribution named.
-installed_versions() {
-  "$py" - "$@" <<'PY' 2>/dev/null
-import sys
-from importlib import metadata
-for name in sys.argv[1:]:
-    try:
-        print(name, metadata.version(name))
-    except metadata.PackageNotFoundError:
-        print(name, "-")
-PY
-}
-
-# $1 name, $2 specifiers ("" for any version), $3 marker ("" for none): one wanted package,
-# checked with the others by check_packages.
-want_package() {
-  want="$want$1|$2|$3
-"
-}
-
-# Every wanted package against $versions in one awk run (a fork per package made a 200-package
-# check take half a second).
-check_packages() {
-  verdicts=$(printf '%s\n' "$versions" | ENVPIN_WANT=$want awk "$pep440_awk"'
-    { found[$1] = $2 }
-    END {
-      n = split(ENVIRON["ENVPIN_WANT"], wanted, "\n")
-      for (i = 1; i <= n; i++) {
-        if (wanted[i] == "") continue
-        split(wanted[i], f, "|")
-        v = (f[1] in found) ? found[f[1]] : "-"
-        verdict = v == "-" ? "missing" : (f[2] == "" || satisfies(v, f[2])) ? "ok" : "bad"
-        print verdict "|" f[1] "|" f[2] "|" f[3] "|" v
-      }
-    }')
-  while IFS='|' read -r verdict name spec marker found; do
-    case $verdict in
-      missing)
-        if [ -n "$marker" ]; then
-          skip "python.pkg.$name" "not installed; its marker '$marker' may exclude this platform"
-        else
-          mismatch "python.pkg.$name" "$name${spec:+ $spec}" "not installed" "pip install '$name$spec'"
-        fi ;;
-      ok) ok "python.pkg.$name" "$found${spec:+ ($spec)}" ;;
-      bad) mismatch "python.pkg.$name" "$spec" "$found" "pip install '$name$spec'" ;;
-    esac
-  done <<EOF
-$verdicts
-EOF
 }
 
 # Installed is not enough: the top-level modules of each distribution the manifest names, and
@@ -450,10 +338,6 @@ want_apt 'python3-torch' ''
 want_apt 'python3-venv' ''
 check_apt
 if check_python '3.11'; then
-  versions=$(installed_versions)
-  want=''
-
-  check_packages
   check_imports '--apt' 'python3-numpy' 'python3-torch' 'python3-venv'
 fi
 check_env_var PYTHONUNBUFFERED '1'

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin resume-check`: the command runs as a job twice (and a third time when the results
+// differ) through the real restart and resume paths, run.sh on this machine or job.sbatch under
+// Slurm, and jobs/resume_check.hpp judges what the runs left.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <thread>
+
+#include "cli/app.hpp"
+#include "cli/job_project.hpp"
+#include "cli/project.hpp"
+#include "io/process.hpp"
+#include "jobs/resume_check.hpp"
+
+namespace envpin::cli {
+namespace {
+
+using diag::Error;
+namespace fs = std::filesystem;
+
+// The host directory of the jobs' checkpoints, as run.sh computes it (under Slurm, as
+// job.sbatch sets it: the shared jobs.slurm.checkpoints when there is one).
+fs::path checkpoint_root(const Project& p, bool slurm) {
+  const char* env = std::getenv("ENVPIN_CHECKPOINTS");
+  const manifest::Jobs& j = *p.m.jobs;
+  const fs::path dir = env && *env                      ? fs::path(env)
+                       : slurm && j.slurm_checkpoints ? fs::path(j.slurm_checkpoints->value)
+                                                      : fs::path(j.checkpoints_host.value);
+  return (dir.is_absolute() ? dir : p.m.project_dir / dir).lexically_normal();
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string last_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  const auto nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+// A job of the check, on this machine (run.sh) or under Slurm (job.sbatch), watched while it runs.
+class CheckRun {
+ public:
+  CheckRun(const Project& p, std::string id, std::string engine, std::string sbatch)
+      : p_(p), id_(std::move(id)), engine_(std::move(engine)), sbatch_(std::move(sbatch)),
+        watch_(checkpoint_root(p, slurm()) / id_) {}
+
+  bool slurm() const { return !sbatch_.empty(); }
+  const std::string& id() const { return id_; }
+  fs::path status_file() const { return p_.logs / (id_ + ".status"); }
+  fs::path log() const { return p_.logs / (id_ + ".log"); }
+  fs::path checkpoints() const { return checkpoint_root(p_, slurm()) / id_; }
+  jobs::CheckpointWatch& watch() { return watch_; }
+  std::map<std::string, std::string> status() const { return read_status(status_file()); }
+  // How an interruption is made, for the messages.
+  std::string interruption() const { return slurm() ? "scontrol requeue" : "SIGKILL"; }
+
+  // Refuses an id whose job or checkpoints exist: each run starts from an empty directory.
+  void require_unused() const {
+    std::error_code ec;
+    if (fs::exists(status_file(), ec))
+      throw Error("job id '" + id_ + "' is already in use (" + status_file().generic_string() + ")", std::nullopt,
+                  "choose another --job-id for the check");
+    if (fs::exists(checkpoints(), ec) && !fs::is_empty(checkpoints(), ec))
+      throw Error("the checkpoint directory " + checkpoints().generic_string() + " is not empty", std::nullopt,
+                  "resume-check runs each job from an empty checkpoint directory: choose another --job-id, or remove it");
+  }
+
+  // Starts it detached from envpin: run.sh --detach, or a Slurm batch job.
+  void start(const std::vector<std::string>& command) {
+    if (slurm()) {
+      slurm_id_ = sbatch_submit(p_, sbatch_, id_, command);
+      return;
+    }
+    std::vector<std::string> argv = {"sh", p_.run_script.string(), "--job-id", id_, "--detach", "--"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    run_script(argv, "start");
+  }
+
+  // Interrupts it and has it resumed the way a user's job would be: the supervisor and the
+  // container SIGKILLed (the machine's session died) and `run.sh --resume` (what `envpin
+  // resume` runs); under Slurm, `scontrol requeue` (job.sbatch continues it when it restarts).
+  void interrupt() {
+    if (slurm()) {
+      const auto r = io::run_process({"scontrol", "requeue", slurm_id_});
+      if (r.exit_code != 0)
+        throw Error("scontrol requeue " + slurm_id_ + " failed: " + last_line(r.err.empty() ? r.out : r.err),
+                    std::nullopt, "the Slurm cluster must allow requeueing (JobRequeue=1, or the job's --requeue)");
+      return;
+    }
+    kill_hard();
+    run_script({"sh", p_.run_script.string(), "--job-id", id_, "--detach", "--resume"}, "resume");
+  }
+
+  void abandon() {
+    if (slurm()) io::run_process({"scancel", slurm_id_});
+    else kill_hard();
+  }
+
+  bool ended() const {
+    if (slurm()) return slurm_terminal(slurm_state().first);
+    const auto s = status();
+    return !field(s, "state").empty() && (!active(field(s, "state")) || !supervisor_alive(s));
+  }
+
+  // Empty when it finished with exit 0; else what happened.
+  std::string failure() const {
+    if (slurm()) {
+      const auto [state, code] = slurm_state();
+      return state == "COMPLETED" && code == "0:0" ? "" : "slurm job " + slurm_id_ + " " + state + " (ExitCode=" + code + ")";
+    }
+    const auto s = status();
+    if (field(s, "state") == "exited" && field(s, "exit") == "0") return "";
+    return shown_state(s) + (field(s, "exit").empty() ? "" : " with exit " + field(s, "exit")) +
+           (field(s, "reason").empty() ? "" : ": " + field(s, "reason"));
+  }
+
+ private:
+  void run_script(const std::vector<std::string>& argv, const std::string& what) const {
+    const io::ProcessResult r = io::run_process(argv);
+    if (r.exit_code != 0)
+      throw Error("run.sh could not " + what + " job " + id_ + ": " + last_line(r.err), std::nullopt,
+                  "see " + log().generic_string());
+  }
+
+  // The supervisor and the container SIGKILLed.
+  void kill_hard() const {
+    const auto s = status();
+    const int pid = std::atoi(field(s, "pid").c_str());
+    if (pid > 0) ::kill(pid, SIGKILL);
+    io::run_process({engine_, "kill", "-s", "KILL", field(s, "container")});
+    for (int i = 0; i < 150; ++i) {  // the container gone (run --rm), so a resume can reuse its name
+      const auto r = io::run_process({engine_, "ps", "-q", "--filter", "name=^/?" + field(s, "container") + "$"});
+      if (r.exit_code != 0 || r.out.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  // JobState and ExitCode from `scontrol show job`.
+  std::pair<std::string, std::string> slurm_state() const {
+    const auto r = io::run_process({"scontrol", "-o", "show", "job", slurm_id_});
+    const auto value = [&](const std::string& key) {
+      const auto at = r.out.find(" " + key + "=");
+      if (at == std::string::npos) return std::string();
+      const auto from = at + key.size() + 2;
+      return r.out.substr(from, r.out.find_first_of(" \n", from) - from);
+    };
+    return {value("JobState"), value("ExitCode")};
+  }
+
+  static bool slurm_terminal(const std::string& state) {
+    for (const char* s : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"})
+      if (state == s) return true;
+    return false;
+  }
+
+  const Project& p_;
+  std::string id_;
+  std::string engine_;
+  std::string sbatch_;
+  std::string slurm_id_;
+  jobs::CheckpointWatch watch_;
+};
+
+// One run, watched to its end: interrupted and resumed at `kill_at` until `kills` interruptions
+// were made (none for a reference run). Throws diag::Error when it cannot be judged.
+struct Watched {
+  jobs::RunRecord record;
+  std::vector<jobs::KillPoint> kills;
+};
+
+Watched watch_run(const Project& p, CheckRun& run, const JobOptions& o, const jobs::KillAt& kill_at, int kills_wanted,
+                  double limit, const std::vector<jobs::CompareItem>& items, Streams& io) {
+  const auto start = Clock::now();
+  std::vector<jobs::KillPoint> kills;
+  run.start(o.command);
+  auto segment = Clock::now();
+  bool segment_checkpoint = false;
+  std::uintmax_t log_offset = 0;
+  std::string log_tail;
+  const auto give_up = [&](const std::string& why, const std::string& hint) {
+    run.abandon();
+    throw Error(why, std::nullopt, hint);
+  };
+  while (!run.ended()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!run.watch().poll().empty()) segment_checkpoint = true;
+    if (limit > 0 && seconds_since(start) > limit)
+      give_up("job " + run.id() + " ran " + std::to_string(static_cast<int>(limit)) + " s, ten times the uninterrupted "
+              "run: it does not finish after a resume",
+              "see " + run.log().generic_string());
+    if (static_cast<int>(kills.size()) >= kills_wanted) continue;
+    bool now = false;
+    switch (kill_at.kind) {
+      case jobs::KillAt::Kind::automatic:
+        now = segment_checkpoint;
+        break;
+      case jobs::KillAt::Kind::seconds:
+        now = seconds_since(segment) >= kill_at.seconds;
+        break;
+      case jobs::KillAt::Kind::pattern: {
+        std::ifstream in(run.log(), std::ios::binary);
+        in.seekg(static_cast<std::streamoff>(log_offset));
+        std::string more((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        log_offset += more.size();
+        log_tail += more;
+        now = log_tail.find(kill_at.pattern) != std::string::npos;
+        if (const auto nl = log_tail.rfind('\n'); nl != std::string::npos) log_tail.erase(0, nl + 1);
+        break;
+      }
+    }
+    if (!now) continue;
+    run.watch().poll();
+    if (!segment_checkpoint)
+      give_up("no checkpoint was written before kill " + std::to_string(kills.size() + 1) + " (" +
+                  std::to_string(static_cast<int>(seconds_since(segment))) + " s after the " +
+                  (kills.empty() ? "start" : "resume") + "): there is nothing to resume from",
+              "raise --kill-at or checkpoint more often");
+    run.interrupt();
+    const auto& done = run.watch().completed();
+    kills.push_back({seconds_since(start), done.empty() ? "" : done.back().first, done.size()});
+    io.err << "envpin resume-check: kill " << kills.size() << " (" << run.interruption() << ") at "
+           << static_cast<int>(kills.back().seconds) << " s"
+           << (kills.back().newest.empty() ? "" : ", newest checkpoint " + kills.back().newest) << "; resuming\n";
+    std::error_code ec;
+    log_offset = fs::file_size(run.log(), ec);
+    log_tail.clear();
+    segment = Clock::now();
+    segment_checkpoint = false;
+  }
+  run.watch().poll();
+  if (const std::string why = run.failure(); !why.empty())
+    throw Error("job " + run.id() + " ended " + why, std::nullopt,
+                "see " + run.log().generic_string() + (kills.empty() ? "" : "; a resume that cannot load its checkpoint fails here"));
+  if (static_cast<int>(kills.size()) < kills_wanted)
+    throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " + std::to_string(kills_wanted) +
+                    " kills: " + (kill_at.kind == jobs::KillAt::Kind::pattern ? "the text never appeared in the log again"
+                                                                               : "it wrote no new checkpoint in time"),
+                std::nullopt, "ask for fewer --kills, an earlier --kill-at, or checkpoint more often");
+  return {{run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()), run.watch().completed(),
+           seconds_since(start)},
+          kills};
+}
+
+// An uninterrupted run. On this machine in the foreground (its output shown), its checkpoints
+// watched meanwhile; under Slurm, submitted and watched like the interrupted one.
+jobs::RunRecord run_uninterrupted(const Project& p, CheckRun& run, const JobOptions& o,
+                                  const std::vector<jobs::CompareItem>& items, Streams& io) {
+  run.require_unused();
+  io.err << "envpin resume-check: uninterrupted run, job " << run.id() << "\n";
+  if (run.slurm()) return watch_run(p, run, o, {}, 0, 0, items, io).record;
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done) {
+      run.watch().poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const auto start = Clock::now();
+  std::vector<std::string> args = {"--job-id", run.id(), "--"};
+  args.insert(args.end(), o.command.begin(), o.command.end());
+  // The job's output (and the image build) is progress: it goes to stderr, so stdout carries
+  // the verdict alone.
+  io.out.flush();
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  const auto restore = [&] {
+    if (saved >= 0) {
+      ::dup2(saved, STDOUT_FILENO);
+      ::close(saved);
+    }
+  };
+  int rc = -1;
+  try {
+    rc = exec_run_script(p, args);
+  } catch (...) {
+    restore();
+    done = true;
+    watcher.join();
+    throw;
+  }
+  restore();
+  done = true;
+  watcher.join();
+  run.watch().poll();
+  if (rc != 0)
+    throw Error("the uninterrupted run (job " + run.id() + ") failed with exit " + std::to_string(rc) +
+                    ": resume cannot be checked on a run that does not finish",
+                std::nullopt, "see " + run.log().generic_string());
+  return {run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()), run.watch().completed(),
+          seconds_since(start)};
+}
+
+int resume_check_job(const JobOptions& o, Streams& io) {
+  try {
+    const Project p = load_job_project(o.manifest);
+    check_job_id(o.job_id);
+    if (o.command.empty())
+      throw Error("no command to check", std::nullopt, "put it after '--': envpin resume-check -- python train.py");
+    if (o.kills < 1 || o.kills > 20)
+      throw Error("--kills " + std::to_string(o.kills) + " is out of range", std::nullopt, "kill 1 to 20 times");
+    const jobs::KillAt kill_at = jobs::parse_kill_at(o.kill_at);
+    std::vector<jobs::CompareItem> items;
+    for (const std::string& c : o.compare) items.push_back(jobs::parse_compare(c));
+    require_pinned(p);
+    const std::string sbatch = o.slurm ? find_sbatch() : std::string();
+    const std::string engine = o.slurm ? std::string() : container_engine();
+    if (!engine.empty()) ::setenv("ENVPIN_ENGINE", engine.c_str(), 1);
+    if (!fs::is_directory(checkpoint_root(p, o.slurm)))
+      throw Error("the checkpoint directory " + checkpoint_root(p, o.slurm).generic_string() + " does not exist",
+                  std::nullopt, "create it on persistent storage, or point ENVPIN_CHECKPOINTS at one");
+    std::string base = o.job_id;
+    if (base.empty()) {
+      const std::time_t now = std::time(nullptr);
+      char stamp[32];
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
+      base = p.m.name.value + "-rc-" + stamp;
+    }
+    check_job_id(base + "-ref2");
+    CheckRun ref_run(p, base + "-ref", engine, sbatch), killed_run(p, base + "-kill", engine, sbatch),
+        ref2_run(p, base + "-ref2", engine, sbatch);
+    for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->require_unused();
+
+    const jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
+    io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " "
+           << killed_run.interruption() << (o.kills == 1 ? "" : "s") << ", --kill-at " << o.kill_at << ")\n";
+    // A requeued Slurm job waits for its credential to expire (120 s on a default cluster).
+    const double limit = std::max(120.0, 10 * ref.seconds) + (o.slurm ? 180.0 * o.kills : 0.0);
+    const Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io);
+    // Different: a second uninterrupted run tells non-determinism from a wrong resume.
+    std::optional<jobs::RunRecord> ref2;
+    if (ref.outputs != killed.record.outputs) ref2 = run_uninterrupted(p, ref2_run, o, items, io);
+    const jobs::Verdict v = jobs::judge(ref, killed.record, killed.kills, ref2);
+    for (const std::string& line : v.lines) io.out << line << "\n";
+    io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.record.job << " "
+           << static_cast<int>(killed.record.seconds) << " s"
+           << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "") << "; logs in "
+           << shown_path(p.m.project_dir, p.logs).generic_string() << "/\n";
+    return v.exit_code;
+  } catch (const Error& e) {
+    io.err << diag::format(e);
+    return 2;
+  }
+}
+
+}  // namespace
+
+Command resume_check_command() {
+  return job_command("resume-check",
+                     "run a command as a job twice, once killed and resumed, and say whether the results are identical",
+                     resume_check_job, [](CLI::App& app, JobOptions& o) {
+                       app.add_option("--job-id", o.job_id, "the check's id: its jobs are ID-ref, ID-kill (and ID-ref2)");
+                       app.add_option("--kill-at", o.kill_at,
+                                      "auto (after each new checkpoint), SECONDS after each (re)start, or a text the "
+                                      "job prints")
+                           ->capture_default_str();
+                       app.add_option("--kills", o.kills, "how many times to kill and resume")->capture_default_str();
+                       app.add_flag("--slurm", o.slurm,
+                                    "run the jobs under Slurm (job.sbatch); interrupt with scontrol requeue");
+                       // One value per --compare: with CLI11 2.1 a vector option that takes extra
+                       // arguments makes the '--' before the command end its values, and the
+                       // command's own options ("sh -c") are then parsed as envpin's.
+                       app.add_option("--compare", o.compare,
+                                      "what to compare after each run: a project path, or line:PREFIX (default: the "
+                                      "final checkpoints); repeatable")
+                           ->allow_extra_args(false);
+                       app.add_option("command", o.command, "the command, after --")->required();
+                     });
+}
+
+}  // namespace envpin::cli
