@@ -42,5 +42,6 @@ Command stop_command();
 Command resume_command();
 Command submit_command();
 Command resume_check_command();
+Command init_command();
 
 }  // namespace envpin::cli

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin init` through the binary: the draft it writes is one `envpin validate` and
+// `envpin generate` accept, it never replaces a file without --force, and a CUDA environment
+// without the fleet's GPUs is refused before anything is written.
+#include <gtest/gtest.h>
+
+#include "cli/cli_fixture.hpp"
+
+namespace envpin {
+namespace {
+
+class InitCli : public Cli {};
+
+TEST_F(InitCli, WritesAManifestGenerateAccepts) {
+  write("requirements.txt", "numpy==1.26.4\nrequests>=2.31\n");
+  Result r = run("init");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote envpin.yaml from"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Python 3.11, 2 packages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("next: envpin lock -f envpin.yaml"), std::string::npos) << r.out;
+  EXPECT_EQ(run("validate").code, 0);
+  EXPECT_EQ(run("generate").code, 0);
+  // An existing manifest stays unless --force.
+  const std::string before = *io::read_file(dir_ / "envpin.yaml");
+  write("requirements.txt", "numpy==2.0.0\n");
+  r = run("init");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: envpin.yaml already exists\n"
+                   "envpin: hint: pass --force to replace it, or -o to write the draft elsewhere\n");
+  EXPECT_EQ(*io::read_file(dir_ / "envpin.yaml"), before);
+  ASSERT_EQ(run("init --force").code, 0);
+  EXPECT_NE(io::read_file(dir_ / "envpin.yaml")->find("numpy==2.0.0"), std::string::npos);
+}
+
+TEST_F(InitCli, CudaNeedsTheFleetAndNothingIsWrittenOnError) {
+  write("environment.yml", "dependencies:\n  - python=3.11\n  - pytorch=2.1.0\n  - pytorch-cuda=12.1\n");
+  Result r = run("init");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "envpin: error: the environment uses CUDA 12.1 (environment.yml:4 (pytorch-cuda=12.1)): envpin needs the "
+                   "fleet's GPUs to choose the toolkit and arch list\n"
+                   "envpin: hint: name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100\n");
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+  // A fleet the environment's torch has no kernels for: the CUDA decision refuses, nothing is written.
+  r = run("init --gpu 'RTX 5090'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("envpin: error: the inputs give a manifest envpin refuses: torch 2.1.0+cu121", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("carry no kernels for 'RTX 5090' (sm_120)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+  r = run("init --gpu A100 --gpu H100 --name research");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("CUDA 12.1.1 (nvidia/cuda:12.1.1-runtime-ubuntu22.04)"), std::string::npos) << r.out;
+  EXPECT_EQ(run("cuda").code, 0);
+}
+
+TEST_F(InitCli, NothingToReadIsAnError) {
+  const Result r = run("init");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("there is no requirements.txt, environment.yml or pyproject.toml in ."), std::string::npos) << r.err;
+}
+
+// Real projects' dependency files (tests/init/corpus/<case>: the inputs, SOURCE citing where
+// they come from, ARGS for init): the manifest init writes (expected.yaml), or its refusal
+// (expected.err). ENVPIN_UPDATE_GOLDEN=1 rewrites them; review the diff.
+TEST_F(InitCli, Corpus) {
+  const fs::path corpus = fs::path(ENVPIN_SOURCE_DIR) / "tests/init/corpus";
+  const bool update = std::getenv("ENVPIN_UPDATE_GOLDEN") != nullptr;
+  int cases = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    ++cases;
+    const std::string name = entry.path().filename().string();
+    const fs::path work = dir_ / name;
+    fs::create_directories(work);
+    std::string args;
+    for (const auto& f : fs::directory_iterator(entry.path())) {
+      const std::string file = f.path().filename().string();
+      if (file == "ARGS") args = *io::read_file(f.path());
+      else if (file != "SOURCE" && !file.starts_with("expected")) fs::copy_file(f.path(), work / file);
+    }
+    while (!args.empty() && args.back() == '\n') args.pop_back();
+    const Result r = run("init -o " + name + "/envpin.yaml --name " + name + " " + args);
+    const fs::path yaml = entry.path() / "expected.yaml", err = entry.path() / "expected.err";
+    if (update) {
+      fs::remove(yaml);
+      fs::remove(err);
+      if (r.code == 0) io::write_atomic(yaml, *io::read_file(work / "envpin.yaml"), false);
+      else io::write_atomic(err, r.err, false);
+      continue;
+    }
+    if (fs::exists(err)) {
+      EXPECT_EQ(r.code, 1) << name;
+      EXPECT_EQ(r.err, *io::read_file(err)) << name;
+      EXPECT_FALSE(fs::exists(work / "envpin.yaml")) << name;
+      continue;
+    }
+    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
+    EXPECT_EQ(*io::read_file(work / "envpin.yaml"), *io::read_file(yaml)) << name;
+    // What init wrote is a manifest envpin takes.
+    EXPECT_EQ(run("validate -f " + name + "/envpin.yaml").code, 0) << name;
+  }
+  EXPECT_GE(cases, 6);
+}
+
+}  // namespace
+}  // namespace envpin

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin init's readers, each input translated whole and compared with the manifest it gives.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "diag/error.hpp"
+#include "init/init.hpp"
+#include "manifest/load.hpp"
+
+namespace envpin::init {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Init : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(testing::TempDir()) / ("envpin-init-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return dir_ / name;
+  }
+  // The manifest, which must also be one envpin reads.
+  std::string manifest(const Draft& d, std::vector<std::string> gpus = {}) {
+    const std::string text = write_manifest(d, {"demo", std::move(gpus), std::nullopt});
+    EXPECT_NO_THROW(manifest::parse(text, "envpin.yaml", dir_)) << text;
+    return text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Init, RequirementsInPipsOwnSyntax) {
+  write("base.txt", "numpy>=1.26,<2.1  # arrays\nrequests[socks]==2.32.3\n");
+  const fs::path req = write("requirements.txt",
+                             "--index-url https://pypi.example.org/simple\n"
+                             "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+                             "-r base.txt\n"
+                             "-c constraints.txt\n"
+                             "torch==2.4.1 \\\n    --hash=sha256:0123\n"
+                             "tomli; python_version < \"3.11\"\n"
+                             "-e .\n"
+                             "mylib @ https://example.org/mylib-1.0.tar.gz\n"
+                             "\n# a comment\n");
+  Draft d;
+  read_requirements(req, d);
+  EXPECT_EQ(manifest(d),
+            "# Written by `envpin init` from requirements.txt, base.txt.\n"
+            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+            "# and `envpin generate`.\n"
+            "envpin: 1\n"
+            "name: demo\n"
+            "python:\n"
+            "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n"
+            "  index: \"https://pypi.example.org/simple\"  # requirements.txt:1\n"
+            "  extra_index:\n"
+            "    - \"https://download.pytorch.org/whl/cu121\"  # requirements.txt:2\n"
+            "  packages:\n"
+            "    - \"numpy>=1.26,<2.1\"  # base.txt:1\n"
+            "    - \"requests[socks]==2.32.3\"  # base.txt:2\n"
+            "    - \"torch==2.4.1\"  # requirements.txt:5\n"
+            "    - \"tomli; python_version < \\\"3.11\\\"\"  # requirements.txt:7\n"
+            "# Not carried over:\n"
+            "#   requirements.txt:4: the constraints file 'constraints.txt' is not carried: envpin lock pins every version "
+            "the listed packages resolve to\n"
+            "#   requirements.txt:5: per-requirement options ('--hash=sha256:0123') are dropped; envpin lock records hashes "
+            "itself\n"
+            "#   requirements.txt:8: '-e .' is a local or VCS package: the project is copied into the image, not pinned; "
+            "install it in the Dockerfile's place of your choice\n"
+            "#   requirements.txt:9: 'mylib @ https://example.org/mylib-1.0.tar.gz' is a URL or path requirement: left "
+            "out (envpin pins from package indexes)\n");
+}
+
+TEST_F(Init, RequirementsIncludeCycleIsAnError) {
+  write("a.txt", "-r b.txt\nnumpy\n");
+  write("b.txt", "-r a.txt\n");
+  Draft d;
+  try {
+    read_requirements(dir_ / "a.txt", d);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "requirements files include each other: a.txt -> b.txt -> a.txt");
+  }
+}
+
+TEST_F(Init, CondaEnvironmentIsTranslated) {
+  // The shape of a typical ML team's environment.yml (conda channels, CUDA from conda, a pip
+  // section), as the issue describes it.
+  const fs::path env = write("environment.yml",
+                             "name: research\n"
+                             "channels: [pytorch, nvidia, conda-forge, defaults]\n"
+                             "dependencies:\n"
+                             "  - python=3.11\n"
+                             "  - pytorch::pytorch=2.1.0\n"
+                             "  - pytorch-cuda=12.1\n"
+                             "  - torchvision=0.16\n"
+                             "  - numpy>=1.26,<2\n"
+                             "  - scikit-learn 1.3.2\n"
+                             "  - cudnn\n"
+                             "  - ffmpeg\n"
+                             "  - r-base\n"
+                             "  - mkl\n"
+                             "  - pip\n"
+                             "  - pip:\n"
+                             "      - transformers>=4.30\n"
+                             "      - wandb\n"
+                             "      - -e .\n");
+  Draft d;
+  read_conda(env, d);
+  EXPECT_EQ(manifest(d, {"A100"}),
+            "# Written by `envpin init` from environment.yml.\n"
+            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+            "# and `envpin generate`.\n"
+            "envpin: 1\n"
+            "name: demo\n"
+            "cuda:\n"
+            "  version: \"12.1\"  # environment.yml:6 (pytorch-cuda=12.1)\n"
+            "  cudnn: true  # environment.yml:10 (cudnn)\n"
+            "  gpus: [\"A100\"]  # --gpu\n"
+            "python:\n"
+            "  version: \"3.11\"  # environment.yml:4 (python=3.11)\n"
+            "  extra_index:\n"
+            "    - \"https://download.pytorch.org/whl/cu121\"  # environment.yml:6 (pytorch-cuda=12.1)\n"
+            "  packages:\n"
+            "    - \"torch==2.1.0\"  # environment.yml:5 (pytorch::pytorch=2.1.0)\n"
+            "    - \"torchvision==0.16.*\"  # environment.yml:7 (torchvision=0.16)\n"
+            "    - \"numpy>=1.26,<2\"  # environment.yml:8 (numpy>=1.26,<2)\n"
+            "    - \"scikit-learn==1.3.2\"  # environment.yml:9 (scikit-learn 1.3.2)\n"
+            "    - \"transformers>=4.30\"  # environment.yml:16 (pip)\n"
+            "    - \"wandb\"  # environment.yml:17 (pip)\n"
+            "apt:\n"
+            "  - ffmpeg  # environment.yml:11 (ffmpeg)\n"
+            "# Not carried over:\n"
+            "#   environment.yml:12 (r-base): 'r-base' is a conda package with no PyPI or Debian name envpin knows: left out\n"
+            "#   environment.yml:13 (mkl): left out: the wheels bring their own BLAS\n"
+            "#   environment.yml:14 (pip): left out: pip comes with the Python envpin installs\n"
+            "#   environment.yml:18 (pip): '-e .' is a local or VCS package: the project is copied into the image, not "
+            "pinned; install it in the Dockerfile's place of your choice\n");
+}
+
+TEST_F(Init, CondaRefusals) {
+  Draft a;
+  EXPECT_THROW(read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a), diag::Error);
+  Draft b;
+  try {
+    read_conda(write("cu.yml", "dependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=12.4\n"), b);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "torch 2.1.0 (cu.yml:2 (pytorch=2.1.0)) never had CUDA 12.4 wheels (cu.yml:3 (pytorch-cuda=12.4)); "
+                           "its variants are cu118, cu121");
+  }
+  Draft c;
+  try {
+    read_conda(write("bad.yml", "dependencies:\n  - [unclosed\n"), c);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    ASSERT_TRUE(e.where().has_value());
+    EXPECT_EQ(e.where()->line, 3);
+  }
+}
+
+TEST_F(Init, PyprojectPep621AndPoetry) {
+  const fs::path py = write("pyproject.toml",
+                            "[project]\n"
+                            "name = \"demo\"\n"
+                            "requires-python = \">=3.10\"\n"
+                            "dependencies = [\n"
+                            "  \"torch>=2.7\",\n"
+                            "  \"einops\",\n"
+                            "]\n"
+                            "[project.optional-dependencies]\n"
+                            "dev = [\"pytest>=8\"]\n"
+                            "docs = [\"sphinx\"]\n"
+                            "[[tool.uv.index]]\n"
+                            "name = \"pytorch-cu128\"\n"
+                            "url = \"https://download.pytorch.org/whl/cu128\"\n");
+  Draft d;
+  read_pyproject(py, d, {"dev"});
+  EXPECT_EQ(manifest(d),
+            "# Written by `envpin init` from pyproject.toml.\n"
+            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+            "# and `envpin generate`.\n"
+            "envpin: 1\n"
+            "name: demo\n"
+            "python:\n"
+            "  version: \"3.10\"  # pyproject.toml:3 (requires-python >=3.10, the lowest it allows)\n"
+            "  extra_index:\n"
+            "    - \"https://download.pytorch.org/whl/cu128\"  # pyproject.toml:11 ([[tool.uv.index]])\n"
+            "  packages:\n"
+            "    - \"torch>=2.7\"  # pyproject.toml:5\n"
+            "    - \"einops\"  # pyproject.toml:6\n"
+            "    - \"pytest>=8\"  # pyproject.toml:9 (dev)\n"
+            "# Not carried over:\n"
+            "#   pyproject.toml: the optional group 'docs' is not included (add it with --extra docs)\n");
+  const fs::path poetry = write("poetry.toml",
+                                "[tool.poetry.dependencies]\n"
+                                "python = \"^3.10\"\n"
+                                "numpy = \"^1.26.4\"\n"
+                                "scipy = \"~1.11\"\n"
+                                "rich = \"13.7.1\"\n"
+                                "zero = \"^0.2.3\"\n"
+                                "local = { path = \"../local\" }\n");
+  Draft p;
+  read_pyproject(poetry, p, {});
+  ASSERT_EQ(p.packages.size(), 4u);
+  EXPECT_EQ(p.python->value, "3.10");
+  EXPECT_EQ(p.packages[0].value, "numpy>=1.26.4,<2.0");
+  EXPECT_EQ(p.packages[1].value, "rich==13.7.1");  // toml++ keeps a table's keys sorted
+  EXPECT_EQ(p.packages[2].value, "scipy>=1.11,<1.12");
+  EXPECT_EQ(p.packages[3].value, "zero>=0.2.3,<0.3");
+  EXPECT_NE(p.notes[0].find("'local' comes from a path, git or URL"), std::string::npos) << p.notes[0];
+}
+
+TEST_F(Init, ConflictingInputsNameBothOrPrefer) {
+  write("requirements.txt", "torch==2.1.0\n");
+  write("environment.yml", "dependencies:\n  - pytorch=2.3.0\n");
+  Draft d;
+  read_requirements(dir_ / "requirements.txt", d);
+  try {
+    read_conda(dir_ / "environment.yml", d);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "torch is 'torch==2.1.0' in requirements.txt:1 but 'torch==2.3.0' in environment.yml:2 (pytorch=2.3.0)");
+  }
+  Draft p;
+  p.prefer = "environment.yml";
+  read_requirements(dir_ / "requirements.txt", p);
+  read_conda(dir_ / "environment.yml", p);
+  ASSERT_EQ(p.packages.size(), 1u);
+  EXPECT_EQ(p.packages[0].value, "torch==2.3.0");
+}
+
+}  // namespace
+}  // namespace envpin::init

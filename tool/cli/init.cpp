@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin init`: a commented envpin.yaml from the project's requirements.txt, conda
+// environment.yml and pyproject.toml (tool/init), checked like `envpin validate` before it is
+// written, and never over a file without --force.
+#include <cctype>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include "cli/app.hpp"
+#include "cli/commands.hpp"
+#include "diag/text.hpp"
+#include "init/init.hpp"
+#include "io/atomic_file.hpp"
+#include "manifest/load.hpp"
+#include "resolve/environment.hpp"
+
+namespace envpin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using diag::Error;
+
+struct InitOptions {
+  std::vector<std::string> from;
+  std::vector<std::string> extras;
+  std::vector<std::string> gpus;
+  std::string driver;
+  std::string name;
+  std::string prefer;
+  std::string output = "envpin.yaml";
+  bool force = false;
+};
+
+// The project directory's name as a manifest name: lowercase letters, digits and ._-.
+std::string name_from(const fs::path& dir) {
+  std::string out;
+  for (char c : fs::absolute(dir).lexically_normal().filename().string()) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') || l == '.' || l == '_' || l == '-') out += l;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && (out.front() == '.' || out.front() == '-' || out.front() == '_')) out.erase(0, 1);
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "project" : out.substr(0, 64);
+}
+
+int run_init(const InitOptions& o, Streams& io) {
+  const fs::path out(o.output);
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
+    throw Error(out.generic_string() + " already exists", std::nullopt,
+                "pass --force to replace it, or -o to write the draft elsewhere");
+  if (fs::exists(fs::symlink_status(out, ec)) && !fs::is_regular_file(fs::symlink_status(out, ec)))
+    throw Error(out.generic_string() + " is not a regular file; init replaces only a file", std::nullopt,
+                "remove it, or write the draft elsewhere with -o");
+  std::vector<fs::path> inputs;
+  for (const std::string& f : o.from) {
+    if (fs::is_directory(f, ec)) {
+      const auto found = init::inputs_in(f);
+      if (found.empty())
+        throw Error("there is no requirements.txt, environment.yml or pyproject.toml in " + f, std::nullopt,
+                    "name the file with --from FILE");
+      inputs.insert(inputs.end(), found.begin(), found.end());
+    } else {
+      inputs.emplace_back(f);
+    }
+  }
+  if (o.from.empty()) inputs = init::inputs_in(dir);
+  if (inputs.empty())
+    throw Error("there is no requirements.txt, environment.yml or pyproject.toml in " + dir.generic_string(), std::nullopt,
+                "name what the project has with --from FILE (repeatable)");
+  init::Draft d;
+  d.prefer = o.prefer;
+  for (const fs::path& f : inputs) {
+    const std::string kind = init::kind_of(f);
+    if (kind == "requirements") init::read_requirements(f, d);
+    else if (kind == "conda") init::read_conda(f, d);
+    else if (kind == "pyproject") init::read_pyproject(f, d, o.extras);
+    else
+      throw Error("envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
+                  "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml) and pyproject.toml");
+  }
+  if (d.cuda && o.gpus.empty())
+    throw Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from + "): envpin needs the fleet's GPUs to choose "
+                "the toolkit and arch list",
+                std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
+  init::Options opt{o.name.empty() ? name_from(dir) : o.name, o.gpus,
+                    o.driver.empty() ? std::nullopt : std::optional<std::string>(o.driver)};
+  const std::string text = init::write_manifest(d, opt);
+  // Checked as `envpin validate` would before anything is written; a refusal names the inputs'
+  // value, not a line of a file that does not exist.
+  std::optional<manifest::Manifest> parsed;
+  std::optional<resolve::Environment> resolved;
+  try {
+    parsed = manifest::parse(text, out.generic_string(), dir);
+    resolved = resolve::resolve(*parsed);
+  } catch (const Error& e) {
+    throw Error("the inputs give a manifest envpin refuses: " + e.message(), std::nullopt, e.hint());
+  }
+  const manifest::Manifest& m = *parsed;
+  const resolve::Environment& env = *resolved;
+  io::write_atomic(out, text, false);
+  io.out << "wrote " << out.generic_string() << " from";
+  for (const std::string& s : d.sources) io.out << " " << diag::printable(s);
+  io.out << ": Python " << m.python->version.value << ", " << d.packages.size() << " package"
+         << (d.packages.size() == 1 ? "" : "s");
+  if (env.cuda) io.out << ", CUDA " << env.cuda->toolkit << " (" << env.base_image << ")";
+  if (!d.apt.empty()) io.out << ", " << d.apt.size() << " apt package" << (d.apt.size() == 1 ? "" : "s");
+  io.out << "\n";
+  if (!d.notes.empty()) {
+    io.out << d.notes.size() << " thing" << (d.notes.size() == 1 ? " was" : "s were") << " not carried over (listed at the end of the file):\n";
+    for (const std::string& n : d.notes) io.out << "  " << diag::printable(n) << "\n";
+  }
+  for (const auto& w : env.warnings) io.err << w;
+  io.out << "next: envpin lock -f " << out.generic_string() << " (pins every version), then envpin generate\n";
+  return kOk;
+}
+
+}  // namespace
+
+Command init_command() {
+  return {"init", "write an envpin.yaml from requirements.txt, environment.yml or pyproject.toml",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto o = std::make_shared<InitOptions>();
+            app.add_option("--from", o->from, "a file or directory to read (default: the ones in the output's directory); repeatable")
+                ->allow_extra_args(false);
+            app.add_option("--extra", o->extras, "a pyproject optional-dependencies group to include; repeatable")
+                ->allow_extra_args(false);
+            app.add_option("--gpu", o->gpus, "a GPU of the fleet (needed when the environment uses CUDA); repeatable")
+                ->allow_extra_args(false);
+            app.add_option("--driver", o->driver, "the fleet's lowest NVIDIA driver, e.g. 535.104.05");
+            app.add_option("--name", o->name, "the project's name (default: its directory's)");
+            app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
+            app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
+            app.add_flag("--force", o->force, "replace an existing manifest");
+            return [o](Streams& io) { return run_init(*o, io); };
+          }};
+}
+
+}  // namespace envpin::cli

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "init/init.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "io/atomic_file.hpp"
+#include "manifest/requirement.hpp"
+#include "resolve/cuda_tables.hpp"
+
+namespace envpin::init {
+namespace {
+
+namespace fs = std::filesystem;
+using diag::Error;
+using diag::Location;
+
+constexpr std::size_t kMaxInput = 1 << 20;
+
+// The text of an input file: regular, at most 1 MiB, no NUL.
+std::string read_input(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    throw Error("cannot read " + file.generic_string() + ": not a regular file", Location{file.generic_string(), 0, 0},
+                "name a requirements.txt, environment.yml or pyproject.toml");
+  if (fs::file_size(file, ec) > kMaxInput)
+    throw Error(file.generic_string() + " is larger than 1 MiB", Location{file.generic_string(), 0, 0},
+                "name the project's dependency file, not a data file");
+  const auto text = io::read_file(file);
+  if (!text) throw Error("cannot read " + file.generic_string(), Location{file.generic_string(), 0, 0}, "check its permissions");
+  if (text->find('\0') != std::string::npos)
+    throw Error(file.generic_string() + " holds a NUL byte: it is not a text file", Location{file.generic_string(), 0, 0},
+                "name the project's dependency file");
+  return *text;
+}
+
+std::string where(const fs::path& file, int line) { return file.filename().generic_string() + ":" + std::to_string(line); }
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+void note(Draft& d, const std::string& text) {
+  if (std::find(d.notes.begin(), d.notes.end(), text) == d.notes.end()) d.notes.push_back(text);
+}
+
+void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
+  if (slot && slot->value != v.value)
+    throw Error(what + " is " + diag::quote(slot->value) + " in " + slot->from + " but " + diag::quote(v.value) + " in " + v.from,
+                std::nullopt, "make the inputs agree, or pass only one of them with --from");
+  if (!slot) slot = std::move(v);
+}
+
+// --- requirements files (pip's own syntax) -------------------------------------------------------
+
+// One logical line of a requirements file (or of a conda environment's pip: list).
+void requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, std::vector<fs::path>& stack,
+                      const std::string& from_suffix = {});
+
+void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path>& stack) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(file, ec);
+  if (std::find(stack.begin(), stack.end(), canonical) != stack.end()) {
+    std::string chain;
+    for (const fs::path& p : stack) chain += p.filename().generic_string() + " -> ";
+    throw Error("requirements files include each other: " + chain + file.filename().generic_string(),
+                Location{file.generic_string(), 0, 0}, "remove one of the -r lines");
+  }
+  const std::string text = read_input(file);
+  stack.push_back(canonical);
+  d.sources.push_back(file.generic_string());
+  std::istringstream in(text);
+  std::string line, logical;
+  int number = 0, start = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (logical.empty()) start = number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\\') {  // a continuation
+      logical += line.substr(0, line.size() - 1);
+      continue;
+    }
+    logical += line;
+    requirement_line(logical, file, start, d, stack);
+    logical.clear();
+  }
+  if (!logical.empty()) requirement_line(logical, file, start, d, stack);
+  stack.pop_back();
+}
+
+void requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, std::vector<fs::path>& stack,
+                      const std::string& from_suffix) {
+  std::string text = raw;
+  // A comment: '#' at the start or after whitespace.
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      text.resize(i);
+      break;
+    }
+  text = trim(text);
+  if (text.empty()) return;
+  const std::string from = where(file, line) + from_suffix;
+  if (const std::size_t bad = diag::control_at(text); bad != std::string::npos)
+    throw Error("the line holds " + diag::describe_char_at(text, bad), Location{file.generic_string(), line, static_cast<int>(bad) + 1},
+                "remove it");
+  // pip options: "-r FILE", "--requirement=FILE", "-c FILE", ...
+  if (text.front() == '-') {
+    std::string option = text, value;
+    if (const auto sp = text.find_first_of(" =\t"); sp != std::string::npos) {
+      option = text.substr(0, sp);
+      value = trim(text.substr(sp + 1));
+    }
+    if ((option == "-r" || option == "--requirement") && !value.empty()) {
+      const fs::path included = file.parent_path() / value;
+      read_requirements_file(included, d, stack);
+    } else if (option == "-c" || option == "--constraint") {
+      note(d, from + ": the constraints file " + diag::quote(value) +
+                  " is not carried: envpin lock pins every version the listed packages resolve to");
+    } else if ((option == "-i" || option == "--index-url") && !value.empty()) {
+      if (!manifest::is_index_url(value))
+        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts", Location{file.generic_string(), line, 1},
+                    "use an http(s) URL without quotes, spaces or '$'");
+      set_once(d.index, {value, from}, "the package index");
+    } else if (option == "--extra-index-url" && !value.empty()) {
+      if (!manifest::is_index_url(value))
+        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts", Location{file.generic_string(), line, 1},
+                    "use an http(s) URL without quotes, spaces or '$'");
+      if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == value; }))
+        d.extra_index.push_back({value, from});
+    } else if (option == "-e" || option == "--editable") {
+      note(d, from + ": " + diag::quote(text) +
+                  " is a local or VCS package: the project is copied into the image, not pinned; install it in the "
+                  "Dockerfile's place of your choice");
+    } else {
+      note(d, from + ": the pip option " + diag::quote(option) + " is not carried (envpin lock and the Dockerfile set pip's options)");
+    }
+    return;
+  }
+  // Per-requirement options ("--hash=sha256:..."): envpin lock records the hashes itself.
+  if (const auto opt = text.find(" --"); opt != std::string::npos) {
+    note(d, from + ": per-requirement options (" + diag::quote(trim(text.substr(opt))) + ") are dropped; envpin lock records hashes itself");
+    text = trim(text.substr(0, opt));
+  }
+  if (text.find("://") != std::string::npos || text.find(" @ ") != std::string::npos || text.front() == '.' ||
+      text.front() == '/') {
+    note(d, from + ": " + diag::quote(text) + " is a URL or path requirement: left out (envpin pins from package indexes)");
+    return;
+  }
+  add_package(d, text, from);
+}
+
+// --- conda environment.yml ------------------------------------------------------------------------
+
+// What a conda package becomes. Names as conda-forge and the defaults channel publish them
+// (https://conda-forge.org/packages, https://anaconda.org/anaconda/repo); their PyPI and Debian
+// bookworm names checked against pypi.org and packages.debian.org.
+enum class Rule { pypi, apt, cuda, cudnn, skip };
+struct CondaName {
+  std::string_view conda;
+  Rule rule;
+  std::string_view target;  // PyPI or Debian name; for skip, why
+};
+constexpr CondaName kConda[] = {
+    {"pytorch", Rule::pypi, "torch"},
+    {"pytorch-gpu", Rule::pypi, "torch"},
+    {"pytorch-cpu", Rule::pypi, "torch"},
+    {"py-opencv", Rule::pypi, "opencv-python"},
+    {"opencv", Rule::pypi, "opencv-python"},
+    {"tensorflow-gpu", Rule::pypi, "tensorflow"},
+    {"matplotlib-base", Rule::pypi, "matplotlib"},
+    {"pytables", Rule::pypi, "tables"},
+    {"msgpack-python", Rule::pypi, "msgpack"},
+    {"python-graphviz", Rule::pypi, "graphviz"},
+    {"pyqt", Rule::pypi, "PyQt5"},
+    {"cudatoolkit", Rule::cuda, ""},
+    {"cuda-toolkit", Rule::cuda, ""},
+    {"cuda-runtime", Rule::cuda, ""},
+    {"cuda-version", Rule::cuda, ""},
+    {"pytorch-cuda", Rule::cuda, ""},
+    {"cuda", Rule::cuda, ""},
+    {"cudnn", Rule::cudnn, ""},
+    {"ffmpeg", Rule::apt, "ffmpeg"},
+    {"libgl", Rule::apt, "libgl1"},
+    {"git", Rule::apt, "git"},
+    {"git-lfs", Rule::apt, "git-lfs"},
+    {"make", Rule::apt, "make"},
+    {"cmake", Rule::apt, "cmake"},
+    {"ninja", Rule::apt, "ninja-build"},
+    {"gcc", Rule::apt, "gcc"},
+    {"gxx", Rule::apt, "g++"},
+    {"gcc_linux-64", Rule::apt, "gcc"},
+    {"gxx_linux-64", Rule::apt, "g++"},
+    {"c-compiler", Rule::apt, "build-essential"},
+    {"cxx-compiler", Rule::apt, "build-essential"},
+    {"compilers", Rule::apt, "build-essential"},
+    {"libsndfile", Rule::apt, "libsndfile1"},
+    {"sox", Rule::apt, "sox"},
+    {"graphviz", Rule::apt, "graphviz"},
+    {"wget", Rule::apt, "wget"},
+    {"curl", Rule::apt, "curl"},
+    {"unzip", Rule::apt, "unzip"},
+    {"openjdk", Rule::apt, "default-jre-headless"},
+    {"nccl", Rule::skip, "torch's CUDA wheels bring their own NCCL"},
+    {"cpuonly", Rule::skip, "envpin picks the torch variant from cuda.gpus (none: the CPU wheels)"},
+    {"mkl", Rule::skip, "the wheels bring their own BLAS"},
+    {"mkl-include", Rule::skip, "the wheels bring their own BLAS"},
+    {"mkl-service", Rule::skip, "the wheels bring their own BLAS"},
+    {"blas", Rule::skip, "the wheels bring their own BLAS"},
+    {"libblas", Rule::skip, "the wheels bring their own BLAS"},
+    {"intel-openmp", Rule::skip, "the wheels bring their own OpenMP"},
+    {"pip", Rule::skip, "pip comes with the Python envpin installs"},
+    {"python_abi", Rule::skip, "conda's ABI marker"},
+    {"ca-certificates", Rule::skip, "the image's come from its OS"},
+    {"openssl", Rule::skip, "the image's come from its OS"},
+    {"zlib", Rule::skip, "the image's come from its OS"},
+    {"xz", Rule::skip, "the image's come from its OS"},
+    {"readline", Rule::skip, "the image's come from its OS"},
+    {"ncurses", Rule::skip, "the image's come from its OS"},
+    {"sqlite", Rule::skip, "the image's come from its OS"},
+    {"tk", Rule::skip, "the image's come from its OS"},
+    {"bzip2", Rule::skip, "the image's come from its OS"},
+    {"libffi", Rule::skip, "the image's come from its OS"},
+};
+
+// A conda package that is conda's own runtime or another language's, never a PyPI name.
+bool conda_only(std::string_view name) {
+  for (std::string_view p : {"r-", "lib", "_", "perl-", "font-", "xorg-", "ld_impl"})
+    if (name.starts_with(p)) return true;
+  return name.ends_with("-ng");
+}
+
+// conda's version syntax as PEP 440: "=2.1" -> "==2.1.*", "=2.1.0" and "2.1.0" -> "==2.1.0",
+// ">=1.26,<2" unchanged, "*" -> none. Empty result with `why` set: not translatable.
+std::string conda_version(std::string spec, std::string& why) {
+  spec = trim(spec);
+  if (spec.empty() || spec == "*") return "";
+  if (spec.find('|') != std::string::npos) {
+    why = "conda's '|' (either version) has no PEP 440 form";
+    return "";
+  }
+  if (spec.front() == '=' && (spec.size() < 2 || spec[1] != '=')) {
+    const std::string v = spec.substr(1);
+    if (v.ends_with(".*") || std::count(v.begin(), v.end(), '.') >= 2) return "==" + v;
+    return "==" + v + ".*";
+  }
+  if (std::isdigit(static_cast<unsigned char>(spec.front()))) {
+    if (spec.ends_with("*") && !spec.ends_with(".*")) spec = spec.substr(0, spec.size() - 1) + (spec.size() > 1 && spec[spec.size() - 2] == '.' ? "*" : ".*");
+    return "==" + spec;
+  }
+  return spec;
+}
+
+void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, std::vector<fs::path>& stack,
+                      std::optional<Value>& torch_cuda) {
+  const int line = item.Mark().line + 1;
+  if (item.IsMap()) {
+    for (const auto& kv : item) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "pip" || !kv.second.IsSequence()) {
+        note(d, where(file, line) + ": " + diag::quote(key) + " in dependencies is not a package list envpin knows: left out");
+        continue;
+      }
+      for (const auto& p : kv.second) {
+        if (!p.IsScalar()) continue;
+        requirement_line(p.as<std::string>(), file, p.Mark().line + 1, d, stack, " (pip)");
+      }
+    }
+    return;
+  }
+  if (!item.IsScalar()) return;
+  std::string spec = trim(item.as<std::string>());
+  const std::string shown = spec;
+  if (const auto colons = spec.find("::"); colons != std::string::npos) spec = spec.substr(colons + 2);  // channel::
+  const auto cut = spec.find_first_of(" =<>!~");
+  const std::string name = diag::printable(spec.substr(0, cut));
+  std::string rest = cut == std::string::npos ? "" : trim(spec.substr(cut));
+  // A build string after the version ("2.1.0=py3.10_cuda12.1_cudnn8_0", "=*=*cuda*").
+  std::string build;
+  if (rest.starts_with("=") && !rest.starts_with("==")) {
+    if (const auto second = rest.find('=', 1); second != std::string::npos) {
+      build = rest.substr(second + 1);
+      rest = rest.substr(0, second);
+    }
+  } else if (const auto sp = rest.find(' '); sp != std::string::npos) {
+    build = trim(rest.substr(sp + 1));
+    rest = rest.substr(0, sp);
+  }
+  const std::string from = where(file, line) + " (" + diag::printable(shown) + ")";
+  std::string why;
+  const std::string version = conda_version(rest, why);
+  if (name == "python") {
+    const std::string v = version.starts_with("==") ? version.substr(2) : version.starts_with(">=") ? version.substr(2) : "";
+    std::string minor = v.substr(0, v.find('.', v.find('.') + 1));
+    if (minor.ends_with(".*")) minor.resize(minor.size() - 2);
+    if (minor.starts_with("2."))
+      throw Error("the environment asks for Python " + minor + ", which envpin does not build images for",
+                  Location{file.generic_string(), line, 1}, "port the project to Python 3 first");
+    if (!manifest::is_python_version(minor)) {
+      note(d, from + ": Python version " + diag::quote(rest) + " not understood: python.version left to you");
+      return;
+    }
+    set_once(d.python, {minor, from}, "python.version");
+    return;
+  }
+  const CondaName* rule = nullptr;
+  for (const CondaName& c : kConda)
+    if (c.conda == name) rule = &c;
+  if (rule && rule->rule == Rule::cuda) {
+    std::string v = version.starts_with("==") ? version.substr(2) : "";
+    if (v.ends_with(".*")) v.resize(v.size() - 2);
+    v = v.substr(0, v.find('.', v.find('.') + 1));
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front()))) {
+      note(d, from + ": no CUDA version in it: cuda.version left to you");
+      return;
+    }
+    set_once(d.cuda, {v, from}, "the CUDA version");
+    if (name == "pytorch-cuda" || name == "cudatoolkit" || name == "cuda-version") torch_cuda = Value{v, from};
+    return;
+  }
+  if (rule && rule->rule == Rule::cudnn) {
+    set_once(d.cudnn, {"true", from}, "cuDNN");
+    return;
+  }
+  if (rule && rule->rule == Rule::skip) {
+    note(d, from + ": left out: " + std::string(rule->target));
+    return;
+  }
+  if (rule && rule->rule == Rule::apt) {
+    const std::string pkg(rule->target);
+    if (std::none_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value == pkg; })) d.apt.push_back({pkg, from});
+    return;
+  }
+  if (!rule && conda_only(name)) {
+    note(d, from + ": " + diag::quote(name) + " is a conda package with no PyPI or Debian name envpin knows: left out");
+    return;
+  }
+  if (!why.empty()) note(d, from + ": " + why + "; any version taken");
+  if (!build.empty() && build.find("cuda") != std::string::npos)
+    note(d, from + ": the build string " + diag::quote(build) + " asks for a CUDA build: envpin picks the wheels' variant from cuda.gpus");
+  const std::string pypi = rule ? std::string(rule->target) : name;
+  add_package(d, pypi + (why.empty() ? version : ""), from);
+}
+
+// --- pyproject.toml -----------------------------------------------------------------------------
+
+// Poetry's "^1.2.3" / "~1.2.3" / "1.2.3" / "*" as PEP 440.
+std::string poetry_version(std::string v) {
+  v = trim(v);
+  if (v.empty() || v == "*") return "";
+  const auto next = [](const std::string& base, bool caret) {
+    std::vector<int> parts;
+    std::stringstream ss(base);
+    for (std::string p; std::getline(ss, p, '.');) parts.push_back(std::atoi(p.c_str()));
+    while (parts.size() < 2) parts.push_back(0);
+    std::size_t bump = 0;
+    if (caret) {
+      while (bump + 1 < parts.size() && parts[bump] == 0) ++bump;
+    } else {
+      bump = parts.size() >= 2 ? 1 : 0;
+    }
+    std::string out;
+    for (std::size_t i = 0; i <= bump; ++i) out += (i ? "." : "") + std::to_string(i == bump ? parts[i] + 1 : parts[i]);
+    if (bump == 0) out += ".0";
+    return out;
+  };
+  if (v.front() == '^') return ">=" + v.substr(1) + ",<" + next(v.substr(1), true);
+  if (v.front() == '~' && (v.size() < 2 || v[1] != '=')) return ">=" + v.substr(1) + ",<" + next(v.substr(1), false);
+  if (std::isdigit(static_cast<unsigned char>(v.front()))) return "==" + v;
+  return v;
+}
+
+// The lowest CPython 3 minor a requires-python specifier allows ("3.10" for ">=3.10").
+std::string lowest_python(const std::string& spec) {
+  for (int minor = 8; minor <= 15; ++minor) {
+    const std::string candidate = "3." + std::to_string(minor);
+    std::string error;
+    std::size_t column = 0;
+    const auto r = manifest::parse_requirement("python" + spec, error, column);
+    if (!r) return "";
+    bool ok = true;
+    for (const auto& s : r->specifiers) {
+      const auto num = [](const std::string& x) {
+        const auto dot = x.find('.');
+        const int major = std::atoi(x.c_str());
+        const int sub = dot == std::string::npos ? 0 : std::atoi(x.c_str() + dot + 1);
+        return major * 100 + sub;
+      };
+      const int have = 300 + minor, want = num(s.version);
+      if (s.op == ">=") ok = ok && have >= want;
+      else if (s.op == ">") ok = ok && have > want;
+      else if (s.op == "<") ok = ok && have < want;
+      else if (s.op == "<=") ok = ok && have <= want;
+      else if (s.op == "~=" || s.op == "==") ok = ok && have >= want;
+    }
+    if (ok) return candidate;
+  }
+  return "";
+}
+
+int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+
+}  // namespace
+
+void add_package(Draft& d, const std::string& requirement, const std::string& from) {
+  const std::string& prefer = d.prefer;
+  std::string error;
+  std::size_t column = 0;
+  const auto r = manifest::parse_requirement(requirement, error, column);
+  if (!r) {
+    note(d, from + ": " + diag::quote(requirement) + " is not a requirement envpin reads (" + error + "): left out");
+    return;
+  }
+  const std::string text = r->text();
+  for (Value& v : d.packages) {
+    std::string e2;
+    std::size_t c2 = 0;
+    const auto other = manifest::parse_requirement(v.value, e2, c2);
+    if (!other || other->normalized != r->normalized) continue;
+    if (v.value == text) return;
+    // The same distribution under other markers ("x>=4.31; python_version<'3.10'", "x>=4.37;
+    // python_version>'3.9'"): envpin.yaml lists a package once, so the first stays and the
+    // choice is said.
+    if (other->marker != r->marker) {
+      note(d, from + ": " + diag::quote(text) + " left out: envpin.yaml lists " + r->normalized + " once, and " + v.from +
+                  " already has " + diag::quote(v.value) + "; keep the one for the image's Python");
+      return;
+    }
+    if (!prefer.empty() && from.starts_with(prefer)) v = {text, from};
+    else if (prefer.empty() || !v.from.starts_with(prefer))
+      throw Error(r->normalized + " is " + diag::quote(v.value) + " in " + v.from + " but " + diag::quote(text) + " in " + from,
+                  std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
+    return;
+  }
+  d.packages.push_back({text, from});
+}
+
+void read_requirements(const fs::path& file, Draft& d) {
+  std::vector<fs::path> stack;
+  read_requirements_file(file, d, stack);
+}
+
+void read_conda(const fs::path& file, Draft& d) {
+  const std::string text = read_input(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw Error("not valid YAML: " + e.msg, Location{file.generic_string(), e.mark.line + 1, e.mark.column + 1},
+                "fix the file, or export it again with 'conda env export --from-history'");
+  }
+  if (!root.IsMap() || !root["dependencies"] || !root["dependencies"].IsSequence())
+    throw Error("no dependencies list: this is not a conda environment file", Location{file.generic_string(), 1, 1},
+                "name an environment.yml with a 'dependencies:' list");
+  d.sources.push_back(file.generic_string());
+  std::vector<fs::path> stack{fs::weakly_canonical(file)};
+  std::optional<Value> torch_cuda;
+  for (const auto& item : root["dependencies"]) conda_dependency(item, file, d, stack, torch_cuda);
+  // conda's torch with a CUDA package: the wheels of that CUDA variant, if there ever were any.
+  for (const Value& p : d.packages) {
+    std::string error;
+    std::size_t column = 0;
+    const auto r = manifest::parse_requirement(p.value, error, column);
+    if (!r || r->normalized != "torch" || !torch_cuda) continue;
+    const auto pinned = r->pinned();
+    std::string version = pinned ? *pinned : "";
+    for (const auto& s : r->specifiers)
+      if (s.op == "==" && s.version.ends_with(".*")) version = s.version.substr(0, s.version.size() - 2);
+    if (version.empty()) continue;
+    const resolve::TorchRelease* release = resolve::find_torch_release(version);
+    if (!release) continue;  // newer or older than the table: envpin cuda says so
+    if (!resolve::find_torch_variant(version, torch_cuda->value)) {
+      std::string variants;
+      for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
+      throw Error("torch " + version + " (" + p.from + ") never had CUDA " + torch_cuda->value + " wheels (" + torch_cuda->from +
+                      "); its variants are " + variants,
+                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + torch_cuda->value);
+    }
+    std::string tag = "cu" + torch_cuda->value;
+    std::erase(tag, '.');
+    const std::string url = resolve::torch_index_url(tag);
+    if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
+      d.extra_index.push_back({url, torch_cuda->from});
+  }
+}
+
+void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {
+  const std::string text = read_input(file);
+  toml::table t;
+  try {
+    t = toml::parse(text, file.generic_string());
+  } catch (const toml::parse_error& e) {
+    throw Error("not valid TOML: " + std::string(e.description()),
+                Location{file.generic_string(), static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)},
+                "fix the file");
+  }
+  d.sources.push_back(file.generic_string());
+  const std::string name = file.filename().generic_string();
+  if (const auto* project = t["project"].as_table()) {
+    if (const auto* rp = (*project)["requires-python"].as_string()) {
+      const std::string v = lowest_python(rp->get());
+      if (v.empty()) note(d, where(file, line_of(*rp)) + ": requires-python " + diag::quote(rp->get()) + " not understood");
+      else set_once(d.python, {v, where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) + ", the lowest it allows)"}, "python.version");
+    }
+    if (const auto* deps = (*project)["dependencies"].as_array())
+      for (const auto& dep : *deps)
+        if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)));
+    if (const auto* groups = (*project)["optional-dependencies"].as_table())
+      for (const auto& [group, list] : *groups) {
+        const std::string g(group.str());
+        if (std::find(extras.begin(), extras.end(), g) == extras.end()) {
+          note(d, name + ": the optional group " + diag::quote(g) + " is not included (add it with --extra " + diag::printable(g) + ")");
+          continue;
+        }
+        if (const auto* arr = list.as_array())
+          for (const auto& dep : *arr)
+            if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")");
+      }
+  }
+  // Poetry: caret and tilde ranges.
+  if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) {
+    for (const auto& [key, value] : *poetry) {
+      const std::string pkg(key.str());
+      const std::string from = where(file, line_of(value));
+      std::string spec;
+      if (const auto* s = value.as_string()) spec = s->get();
+      else if (const auto* tbl = value.as_table()) {
+        if ((*tbl)["path"] || (*tbl)["git"] || (*tbl)["url"]) {
+          note(d, from + ": " + diag::quote(pkg) + " comes from a path, git or URL: left out (envpin pins from package indexes)");
+          continue;
+        }
+        if (const auto* v = (*tbl)["version"].as_string()) spec = v->get();
+      }
+      if (pkg == "python") {
+        const std::string pep = poetry_version(spec);
+        const std::string v = lowest_python(pep);
+        if (!v.empty()) set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"}, "python.version");
+        continue;
+      }
+      add_package(d, pkg + poetry_version(spec), from);
+    }
+  }
+  // uv: an index on download.pytorch.org names the torch variant.
+  if (const auto* indexes = t["tool"]["uv"]["index"].as_array())
+    for (const auto& entry : *indexes)
+      if (const auto* url = entry.as_table() ? (*entry.as_table())["url"].as_string() : nullptr) {
+        const std::string u = url->get();
+        if (!manifest::is_index_url(u)) continue;
+        if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
+          d.extra_index.push_back({u, where(file, line_of(entry)) + " ([[tool.uv.index]])"});
+      }
+}
+
+std::string kind_of(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name == "pyproject.toml") return "pyproject";
+  if (name.ends_with(".yml") || name.ends_with(".yaml")) return "conda";
+  if (name.ends_with(".txt") || name.ends_with(".in")) return "requirements";
+  return "";
+}
+
+std::vector<fs::path> inputs_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const char* name : {"environment.yml", "environment.yaml", "pyproject.toml", "requirements.txt"})
+    if (fs::is_regular_file(dir / name)) out.push_back(dir / name);
+  return out;
+}
+
+namespace {
+
+// A YAML double-quoted scalar (values are printable single lines by now).
+std::string yq(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string comment(const std::string& from) { return "  # " + diag::printable(from); }
+
+}  // namespace
+
+std::string write_manifest(const Draft& d, const Options& o) {
+  std::ostringstream y;
+  y << "# Written by `envpin init`";
+  if (!d.sources.empty()) {
+    y << " from";
+    for (std::size_t i = 0; i < d.sources.size(); ++i) y << (i ? ", " : " ") << diag::printable(fs::path(d.sources[i]).filename().string());
+  }
+  y << ".\n# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+       "# and `envpin generate`.\n";
+  y << "envpin: 1\nname: " << o.name << "\n";
+  if (d.cuda) {
+    y << "cuda:\n  version: " << yq(d.cuda->value) << comment(d.cuda->from) << "\n";
+    if (d.cudnn) y << "  cudnn: true" << comment(d.cudnn->from) << "\n";
+    y << "  gpus: [";
+    for (std::size_t i = 0; i < o.gpus.size(); ++i) y << (i ? ", " : "") << yq(o.gpus[i]);
+    y << "]  # --gpu\n";
+    if (o.driver) y << "  driver: " << yq(">=" + *o.driver) << "  # --driver\n";
+  }
+  y << "python:\n";
+  if (d.python) y << "  version: " << yq(d.python->value) << comment(d.python->from) << "\n";
+  else y << "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n";
+  if (d.index) y << "  index: " << yq(d.index->value) << comment(d.index->from) << "\n";
+  if (!d.extra_index.empty()) {
+    y << "  extra_index:\n";
+    for (const Value& v : d.extra_index) y << "    - " << yq(v.value) << comment(v.from) << "\n";
+  }
+  if (!d.packages.empty()) {
+    y << "  packages:\n";
+    for (const Value& v : d.packages) y << "    - " << yq(v.value) << comment(v.from) << "\n";
+  }
+  if (!d.apt.empty()) {
+    y << "apt:\n";
+    for (const Value& v : d.apt) y << "  - " << v.value << comment(v.from) << "\n";
+  }
+  if (!d.notes.empty()) {
+    y << "# Not carried over:\n";
+    for (const std::string& n : d.notes) y << "#   " << diag::printable(n) << "\n";
+  }
+  return y.str();
+}
+
+}  // namespace envpin::init
