@@ -97,7 +97,7 @@ TEST_F(InitCli, Corpus) {
     // What init wrote is a manifest envpin takes.
     EXPECT_EQ(run("validate -f " + name + "/envpin.yaml").code, 0) << name;
   }
-  EXPECT_GE(cases, 6);
+  EXPECT_GE(cases, 10);
 }
 
 }  // namespace

@@ -234,5 +234,17 @@ TEST_F(Init, ConflictingInputsNameBothOrPrefer) {
   EXPECT_EQ(p.packages[0].value, "torch==2.3.0");
 }
 
+TEST_F(Init, OneDistributionTwiceInOneFileIsCombined) {
+  // As haotian-liu/LLaVA's pyproject.toml lists sentencepiece and einops: once bare, once pinned.
+  const fs::path py = write("pyproject.toml",
+                            "[project]\ndependencies = [\"einops\", \"numpy>=1.24\", \"einops==0.6.1\", \"numpy<2\"]\n");
+  Draft d;
+  read_pyproject(py, d, {});
+  ASSERT_EQ(d.packages.size(), 2u);
+  EXPECT_EQ(d.packages[0].value, "einops==0.6.1");
+  EXPECT_EQ(d.packages[1].value, "numpy>=1.24,<2");
+  EXPECT_EQ(d.packages[1].from, "pyproject.toml:2, pyproject.toml:2");
+}
+
 }  // namespace
 }  // namespace envpin::init

@@ -211,6 +211,7 @@ constexpr CondaName kConda[] = {
     {"unzip", Rule::apt, "unzip"},
     {"openjdk", Rule::apt, "default-jre-headless"},
     {"nccl", Rule::skip, "torch's CUDA wheels bring their own NCCL"},
+    {"pytorch-mutex", Rule::skip, "conda's switch between its CPU and CUDA builds of pytorch"},
     {"cpuonly", Rule::skip, "envpin picks the torch variant from cuda.gpus (none: the CPU wheels)"},
     {"mkl", Rule::skip, "the wheels bring their own BLAS"},
     {"mkl-include", Rule::skip, "the wheels bring their own BLAS"},
@@ -433,6 +434,20 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
     if (other->marker != r->marker) {
       note(d, from + ": " + diag::quote(text) + " left out: envpin.yaml lists " + r->normalized + " once, and " + v.from +
                   " already has " + diag::quote(v.value) + "; keep the one for the image's Python");
+      return;
+    }
+    // One side names no version: the other says more ("sentencepiece" and "sentencepiece==0.1.99").
+    if (r->specifiers.empty()) return;
+    if (other->specifiers.empty()) {
+      v = {text, from};
+      return;
+    }
+    // Both in one file: pip takes both, so the specifiers are combined.
+    const auto file_of = [](const std::string& f) { return f.substr(0, f.find(':')); };
+    if (file_of(v.from) == file_of(from)) {
+      manifest::Requirement both = *other;
+      both.specifiers.insert(both.specifiers.end(), r->specifiers.begin(), r->specifiers.end());
+      v = {both.text(), v.from + ", " + from};
       return;
     }
     if (!prefer.empty() && from.starts_with(prefer)) v = {text, from};
