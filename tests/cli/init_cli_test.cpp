@@ -52,6 +52,26 @@ TEST_F(InitCli, CudaNeedsTheFleetAndNothingIsWrittenOnError) {
   EXPECT_EQ(run("cuda").code, 0);
 }
 
+TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {
+  write("requirements.txt", "torch==2.4.1\n");
+  // The NVML-shaped fake answers for an H100 and an A100 on driver 550.54.15.
+  Result r = run("init --probe", "ENVPIN_NVML_LIBRARY=" + std::string(ENVPIN_FAKE_NVML) + " PATH=/usr/bin:/bin");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
+  EXPECT_NE(yaml.find("cuda:\n  version: \"auto\"  # --probe: envpin chooses the toolkit\n"
+                      "  gpus: [\"NVIDIA H100 80GB HBM3\", \"NVIDIA A100-SXM4-80GB\"]  # --probe: this machine's\n"
+                      "  driver: \">=550.54.15\"  # --probe: this machine's\n"),
+            std::string::npos)
+      << yaml;
+  // Driver 550.54.15 runs CUDA 12.4 fully, and torch 2.4.1 has cu124 wheels.
+  EXPECT_NE(r.out.find("CUDA 12.4.1 (nvidia/cuda:12.4.1-runtime-ubuntu22.04)"), std::string::npos) << r.out;
+  fs::remove(dir_ / "envpin.yaml");
+  r = run("init --probe", "ENVPIN_NVML_LIBRARY=/nonexistent ENVPIN_NVIDIA_PROC_VERSION=/nonexistent PATH=/nonexistent");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("envpin: error: --probe found no NVIDIA GPU on this machine", 0), 0u) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+}
+
 TEST_F(InitCli, NothingToReadIsAnError) {
   const Result r = run("init");
   EXPECT_EQ(r.code, 1);

@@ -2,6 +2,7 @@
 // `envpin init`: a commented envpin.yaml from the project's requirements.txt, conda
 // environment.yml and pyproject.toml (tool/init), checked like `envpin validate` before it is
 // written, and never over a file without --force.
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "init/init.hpp"
 #include "io/atomic_file.hpp"
 #include "manifest/load.hpp"
+#include "probe/gpu_probe.hpp"
 #include "resolve/environment.hpp"
 
 namespace envpin::cli {
@@ -31,6 +33,7 @@ struct InitOptions {
   std::string prefer;
   std::string output = "envpin.yaml";
   bool force = false;
+  bool probe = false;
 };
 
 // The project directory's name as a manifest name: lowercase letters, digits and ._-.
@@ -83,12 +86,29 @@ int run_init(const InitOptions& o, Streams& io) {
       throw Error("envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
                   "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml) and pyproject.toml");
   }
-  if (d.cuda && o.gpus.empty())
+  // --probe: this machine's GPUs and driver are the fleet's (each product once).
+  std::vector<std::string> gpus = o.gpus;
+  std::string driver = o.driver;
+  if (o.probe) {
+    const probe::GpuProbe machine = probe::probe_machine(probe::options_from_environment());
+    if (machine.gpus.empty()) {
+      std::string why;
+      for (const std::string& n : machine.notes) why += (why.empty() ? "" : "; ") + n;
+      throw Error("--probe found no NVIDIA GPU on this machine" + (why.empty() ? std::string() : " (" + why + ")"), std::nullopt,
+                  "name the fleet's GPUs with --gpu instead, e.g. --gpu A100");
+    }
+    for (const probe::ProbedGpu& g : machine.gpus)
+      if (std::find(gpus.begin(), gpus.end(), g.name) == gpus.end()) gpus.push_back(g.name);
+    if (driver.empty()) driver = machine.driver;
+  }
+  // GPUs named, no CUDA version in the inputs: envpin chooses the toolkit for the fleet.
+  if (!d.cuda && !gpus.empty()) d.cuda = init::Value{"auto", o.probe ? "--probe: envpin chooses the toolkit" : "--gpu: envpin chooses the toolkit"};
+  if (d.cuda && gpus.empty())
     throw Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from + "): envpin needs the fleet's GPUs to choose "
                 "the toolkit and arch list",
                 std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
-  init::Options opt{o.name.empty() ? name_from(dir) : o.name, o.gpus,
-                    o.driver.empty() ? std::nullopt : std::optional<std::string>(o.driver)};
+  init::Options opt{o.name.empty() ? name_from(dir) : o.name, gpus,
+                    driver.empty() ? std::nullopt : std::optional<std::string>(driver), o.probe ? "--probe: this machine's" : ""};
   const std::string text = init::write_manifest(d, opt);
   // Checked as `envpin validate` would before anything is written; a refusal names the inputs'
   // value, not a line of a file that does not exist.
@@ -136,6 +156,7 @@ Command init_command() {
             app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
             app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
             app.add_flag("--force", o->force, "replace an existing manifest");
+            app.add_flag("--probe", o->probe, "take the fleet's GPUs and driver floor from this machine (NVML, nvidia-smi)");
             return [o](Streams& io) { return run_init(*o, io); };
           }};
 }

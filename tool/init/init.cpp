@@ -621,8 +621,8 @@ std::string write_manifest(const Draft& d, const Options& o) {
     if (d.cudnn) y << "  cudnn: true" << comment(d.cudnn->from) << "\n";
     y << "  gpus: [";
     for (std::size_t i = 0; i < o.gpus.size(); ++i) y << (i ? ", " : "") << yq(o.gpus[i]);
-    y << "]  # --gpu\n";
-    if (o.driver) y << "  driver: " << yq(">=" + *o.driver) << "  # --driver\n";
+    y << "]  # " << (o.gpus_from.empty() ? "--gpu" : o.gpus_from) << "\n";
+    if (o.driver) y << "  driver: " << yq(">=" + *o.driver) << "  # " << (o.gpus_from.empty() ? "--driver" : o.gpus_from) << "\n";
   }
   y << "python:\n";
   if (d.python) y << "  version: " << yq(d.python->value) << comment(d.python->from) << "\n";

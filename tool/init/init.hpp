@@ -53,6 +53,7 @@ struct Options {
   std::string name;
   std::vector<std::string> gpus;
   std::optional<std::string> driver;
+  std::string gpus_from;  // where gpus and driver came from when not --gpu/--driver ("--probe: ...")
 };
 
 // The manifest text: every inferred value with its origin as a YAML comment.
