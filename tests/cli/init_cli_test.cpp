@@ -72,6 +72,40 @@ TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {
   EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
 }
 
+// A working environment: a venv built here, with distributions as installers leave them
+// (dist-info METADATA, direct_url.json), asked through its own interpreter.
+TEST_F(InitCli, FromAWorkingPythonEnvironment) {
+  ASSERT_EQ(shell("python3 -m venv --without-pip " + (dir_ / "venv").string() + " && echo ok"), "ok\n");
+  const std::string site = shell("ls -d " + (dir_ / "venv/lib/python3*/site-packages").string() + " | tr -d '\\n'");
+  const auto dist = [&](const std::string& dir, const std::string& name, const std::string& version,
+                        const std::string& direct_url = "") {
+    io::write_atomic(fs::path(site) / dir / "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n", false);
+    if (!direct_url.empty()) io::write_atomic(fs::path(site) / dir / "direct_url.json", direct_url, false);
+  };
+  dist("numpy-1.26.4.dist-info", "numpy", "1.26.4");
+  dist("torch-2.4.1+cu124.dist-info", "torch", "2.4.1+cu124");
+  dist("pip-24.0.dist-info", "pip", "24.0");
+  dist("mylib-0.1.dist-info", "mylib", "0.1", R"({"url": "file:///src/mylib", "dir_info": {"editable": true}})");
+  dist("clip-1.0.dist-info", "clip", "1.0", R"({"url": "https://github.com/openai/CLIP.git", "vcs_info": {"vcs": "git"}})");
+  const std::string python = (dir_ / "venv/bin/python").string();
+  const Result r = run("init --from-python " + python + " --gpu A100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
+  const std::string minor = shell("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2], end=\"\")'");
+  EXPECT_NE(yaml.find("  version: \"" + minor + "\"  # " + python + " (the interpreter)\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  packages:\n    - \"numpy==1.26.4\"  # " + python + "\n    - \"torch==2.4.1+cu124\"  # " + python + "\n"),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("'pip' is pip's own tooling"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("'mylib' is installed from a local directory (editable)"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("'clip 1.0' came from a URL or VCS"), std::string::npos) << yaml;
+  // The torch build's variant decides the toolkit: cu124 wheels, CUDA 12.4.
+  EXPECT_NE(r.out.find("CUDA 12.4.1"), std::string::npos) << r.out;
+  const Result bad = run("init --force --from-python /nonexistent/python");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("cannot ask the Python environment '/nonexistent/python' what it has"), std::string::npos) << bad.err;
+}
+
 TEST_F(InitCli, NothingToReadIsAnError) {
   const Result r = run("init");
   EXPECT_EQ(r.code, 1);

@@ -26,6 +26,7 @@ using diag::Error;
 
 struct InitOptions {
   std::vector<std::string> from;
+  std::string from_python;
   std::vector<std::string> extras;
   std::vector<std::string> gpus;
   std::string driver;
@@ -71,12 +72,13 @@ int run_init(const InitOptions& o, Streams& io) {
       inputs.emplace_back(f);
     }
   }
-  if (o.from.empty()) inputs = init::inputs_in(dir);
-  if (inputs.empty())
+  if (o.from.empty() && o.from_python.empty()) inputs = init::inputs_in(dir);
+  if (inputs.empty() && o.from_python.empty())
     throw Error("there is no requirements.txt, environment.yml or pyproject.toml in " + dir.generic_string(), std::nullopt,
                 "name what the project has with --from FILE (repeatable)");
   init::Draft d;
   d.prefer = o.prefer;
+  if (!o.from_python.empty()) init::read_python(o.from_python, d);
   for (const fs::path& f : inputs) {
     const std::string kind = init::kind_of(f);
     if (kind == "requirements") init::read_requirements(f, d);
@@ -147,6 +149,8 @@ Command init_command() {
             auto o = std::make_shared<InitOptions>();
             app.add_option("--from", o->from, "a file or directory to read (default: the ones in the output's directory); repeatable")
                 ->allow_extra_args(false);
+            app.add_option("--from-python", o->from_python,
+                           "a working environment's interpreter (e.g. .venv/bin/python): its packages as exact pins");
             app.add_option("--extra", o->extras, "a pyproject optional-dependencies group to include; repeatable")
                 ->allow_extra_args(false);
             app.add_option("--gpu", o->gpus, "a GPU of the fleet (needed when the environment uses CUDA); repeatable")

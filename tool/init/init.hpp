@@ -39,6 +39,14 @@ void read_requirements(const std::filesystem::path& file, Draft& d);
 void read_conda(const std::filesystem::path& file, Draft& d);
 void read_pyproject(const std::filesystem::path& file, Draft& d, const std::vector<std::string>& extras);
 
+// A working Python environment: `python` (an interpreter path) is asked, through the real
+// interpreter, for its version and installed distributions (importlib.metadata), which become
+// exact pins; a torch built for CUDA (2.4.1+cu124) keeps its variant. pip's own tooling, editable
+// installs and distributions from URLs are notes, as pip freeze would set them apart.
+void read_python(const std::string& python, Draft& d);
+// The interpreter's answer (JSON from the probe script) read into `d`; for read_python and tests.
+void read_python_report(const std::string& json, const std::string& python, Draft& d);
+
 // Which reader a file is for, by its name: "requirements", "conda", "pyproject", or "".
 std::string kind_of(const std::filesystem::path& file);
 
