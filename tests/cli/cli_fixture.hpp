@@ -15,6 +15,7 @@
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
 #include "manifest/model.hpp"
+#include "test_dir.hpp"
 
 namespace envpin {
 
@@ -61,8 +62,7 @@ inline lock::Lock image_only_lock(const manifest::Manifest& m) {
 class Cli : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(testing::TempDir()) /
-           ("envpin-cli-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = test_dir("cli-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -75,7 +75,8 @@ class Cli : public testing::Test {
                             sh_quote(ENVPIN_BINARY) + " " + args +
                             " >" + sh_quote(out.string()) + " 2>" + sh_quote(err.string());
     const int status = std::system(cmd.c_str());
-    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, *io::read_file(out), *io::read_file(err)};
+    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, io::read_file(out).value_or("<no output file>"),
+             io::read_file(err).value_or("<no error file>")};
     fs::remove(out);
     fs::remove(err);
     return r;

@@ -5,6 +5,7 @@
 
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
+#include "test_dir.hpp"
 
 namespace envpin::io {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
-  const fs::path dir = fs::path(testing::TempDir()) / "envpin-atomic-test";
+  const fs::path dir = test_dir("atomic-test");
   fs::remove_all(dir);
   write_atomic(dir / "sub" / "a.sh", "one\n", true);
   EXPECT_EQ(read_file(dir / "sub" / "a.sh"), "one\n");
@@ -29,7 +30,7 @@ TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
 
 // A crash after the commit point leaves a journal; the next call finishes it, from any directory.
 TEST(AtomicFile, JournalFinishesACommitAndRefusesForeignRecords) {
-  const fs::path dir = fs::absolute(fs::path(testing::TempDir()) / "envpin-journal-test");
+  const fs::path dir = fs::absolute(test_dir("journal-test"));
   fs::remove_all(dir);
   fs::create_directories(dir / "p/.envpin");
   fs::create_directories(dir / "outside");
@@ -72,7 +73,7 @@ TEST(AtomicFile, JournalFinishesACommitAndRefusesForeignRecords) {
 }
 
 TEST(AtomicFile, FileInPlaceOfDirectoryIsAnError) {
-  const fs::path dir = fs::path(testing::TempDir()) / "envpin-atomic-test2";
+  const fs::path dir = test_dir("atomic-test2");
   fs::remove_all(dir);
   write_atomic(dir / "blocker", "x", false);
   EXPECT_THROW(write_atomic(dir / "blocker" / "y", "x", false), diag::Error);

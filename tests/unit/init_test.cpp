@@ -7,6 +7,7 @@
 #include "diag/error.hpp"
 #include "init/init.hpp"
 #include "manifest/load.hpp"
+#include "test_dir.hpp"
 
 namespace envpin::init {
 namespace {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 class Init : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(testing::TempDir()) / ("envpin-init-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = test_dir("init-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -8,6 +8,7 @@
 #include "diag/error.hpp"
 #include "manifest/load.hpp"
 #include "resolve/environment.hpp"
+#include "test_dir.hpp"
 
 namespace envpin::manifest {
 namespace {
@@ -418,7 +419,7 @@ TEST(Manifest, HugeAndBrokenInputIsALocatedErrorNotACrash) {
 }
 
 TEST(Manifest, SpecialFilesAreNeverRead) {
-  const fs::path dir = fs::path(testing::TempDir()) / "envpin-fifo-test";
+  const fs::path dir = test_dir("fifo-test");
   fs::remove_all(dir);
   fs::create_directories(dir);
   ASSERT_EQ(::mkfifo((dir / "envpin.yaml").c_str(), 0644), 0);
@@ -453,7 +454,7 @@ TEST(Manifest, MissingFile) {
 }
 
 TEST(Manifest, RequirementsFileErrorsNameTheirLine) {
-  const fs::path dir = fs::path(testing::TempDir()) / "envpin-req-test";
+  const fs::path dir = test_dir("req-test");
   fs::create_directories(dir);
   std::ofstream(dir / "req.txt") << "# pinned\nnumpy==1.26.4\ntorch=2.4\n";
   EXPECT_EQ(error_of("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", dir),

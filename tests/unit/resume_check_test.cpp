@@ -10,6 +10,7 @@
 #include "jobs/checkpoints.hpp"
 #include "jobs/resume_check.hpp"
 #include "pin/sha256.hpp"
+#include "test_dir.hpp"
 
 namespace envpin::jobs {
 namespace {
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 class CheckpointDir : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(testing::TempDir()) / ("envpin-ckpt-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = test_dir("ckpt-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
