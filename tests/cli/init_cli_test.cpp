@@ -106,6 +106,14 @@ TEST_F(InitCli, FromAWorkingPythonEnvironment) {
   EXPECT_NE(bad.err.find("cannot ask the Python environment '/nonexistent/python' what it has"), std::string::npos) << bad.err;
 }
 
+TEST_F(InitCli, AHostileNameIsAValueNotYaml) {
+  write("requirements.txt", "numpy\n");
+  const Result r = run("init --name 'x\n  evil: 1'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin: error: the inputs give a manifest envpin refuses:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+}
+
 TEST_F(InitCli, NothingToReadIsAnError) {
   const Result r = run("init");
   EXPECT_EQ(r.code, 1);

@@ -546,6 +546,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "of its variants (cu126, cu128, cu129) does, so it would fail with \"no kernel image is available "
                  "for execution on the device\"\n"
                  "envpin: hint: use torch 2.0 to 2.7 (cu118)\n"},
+        // Found by the fuzzer: numbers past INT_MAX in versions were std::out_of_range from std::stoi.
+        Scenario{"huge_torch_version", Req().gpu("A100").torch("1111111111111111111111111.0.1"),
+                 "13.2.1 13.2.1-runtime-ubuntu22.04 [80] torch=- driver>=595.58.03 unknown warnings=1"},
+        Scenario{"huge_cuda_version", Req().gpu("A100").cuda("99999999999.0"),
+                 "envpin: error: --gpu: CUDA 99999999999.0 (--cuda) cannot build code for 'A100' (sm_80); CUDA 11.0 to "
+                 "13.2 can (and nvidia/cuda publishes no 99999999999.0 image)\n"
+                 "envpin: hint: set --cuda to 13.2 or older\n"},
         Scenario{"k80_cuda12", Req().gpu("K80").cuda("12.0"),
                  "envpin: error: --gpu: CUDA 12.0.1 (--cuda) cannot build code for 'K80' (sm_37); CUDA 11.0 to 11.8 can\n"
                  "envpin: hint: set --cuda to 11.8 or older, or drop 'K80'\n"}),

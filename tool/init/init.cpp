@@ -16,6 +16,7 @@
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
 #include "resolve/cuda_tables.hpp"
+#include "resolve/policy_parts.hpp"
 
 namespace envpin::init {
 namespace {
@@ -50,6 +51,16 @@ std::string trim(std::string s) {
   if (b == std::string::npos) return "";
   const auto e = s.find_last_not_of(" \t\r");
   return s.substr(b, e - b + 1);
+}
+
+bool same_specifiers(const std::vector<manifest::Specifier>& a, const std::vector<manifest::Specifier>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const auto& x, const auto& y) { return x.op == y.op && x.version == y.version; });
+}
+
+// Whether `from` ("environment.yml:7 (...)") is in the file --prefer names.
+bool prefer_matches(const Draft& d, const std::string& from) {
+  return !d.prefer.empty() && from.substr(0, from.find(':')) == fs::path(d.prefer).filename().string();
 }
 
 void note(Draft& d, const std::string& text) {
@@ -300,6 +311,7 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
   }
   const std::string from = where(file, line) + " (" + diag::printable(shown) + ")";
   std::string why;
+  std::erase(rest, ' ');  // "python >= 3.8"
   const std::string version = conda_version(rest, why);
   if (name == "python") {
     const std::string v = version.starts_with("==") ? version.substr(2) : version.starts_with(">=") ? version.substr(2) : "";
@@ -363,7 +375,7 @@ std::string poetry_version(std::string v) {
   const auto next = [](const std::string& base, bool caret) {
     std::vector<int> parts;
     std::stringstream ss(base);
-    for (std::string p; std::getline(ss, p, '.');) parts.push_back(std::atoi(p.c_str()));
+    for (std::string p; std::getline(ss, p, '.');) parts.push_back(std::min(resolve::detail::bounded_int(p), 1000000));
     while (parts.size() < 2) parts.push_back(0);
     std::size_t bump = 0;
     if (caret) {
@@ -394,8 +406,8 @@ std::string lowest_python(const std::string& spec) {
     for (const auto& s : r->specifiers) {
       const auto num = [](const std::string& x) {
         const auto dot = x.find('.');
-        const int major = std::atoi(x.c_str());
-        const int sub = dot == std::string::npos ? 0 : std::atoi(x.c_str() + dot + 1);
+        const int major = std::min(resolve::detail::bounded_int(x), 1000);
+        const int sub = dot == std::string::npos ? 0 : std::min(resolve::detail::bounded_int(x.substr(dot + 1)), 1000);
         return major * 100 + sub;
       };
       const int have = 300 + minor, want = num(s.version);
@@ -415,7 +427,6 @@ int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line
 }  // namespace
 
 void add_package(Draft& d, const std::string& requirement, const std::string& from) {
-  const std::string& prefer = d.prefer;
   std::string error;
   std::size_t column = 0;
   const auto r = manifest::parse_requirement(requirement, error, column);
@@ -424,38 +435,42 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
     return;
   }
   const std::string text = r->text();
+  const auto file_of = [](const std::string& f) { return f.substr(0, f.find(':')); };
   for (Value& v : d.packages) {
     std::string e2;
     std::size_t c2 = 0;
-    const auto other = manifest::parse_requirement(v.value, e2, c2);
-    if (!other || other->normalized != r->normalized) continue;
+    const auto kept = manifest::parse_requirement(v.value, e2, c2);
+    if (!kept || kept->normalized != r->normalized) continue;
     if (v.value == text) return;
     // The same distribution under other markers ("x>=4.31; python_version<'3.10'", "x>=4.37;
     // python_version>'3.9'"): envpin.yaml lists a package once, so the first stays and the
     // choice is said.
-    if (other->marker != r->marker) {
+    if (kept->marker != r->marker) {
       note(d, from + ": " + diag::quote(text) + " left out: envpin.yaml lists " + r->normalized + " once, and " + v.from +
                   " already has " + diag::quote(v.value) + "; keep the one for the image's Python");
       return;
     }
-    // One side names no version: the other says more ("sentencepiece" and "sentencepiece==0.1.99").
-    if (r->specifiers.empty()) return;
-    if (other->specifiers.empty()) {
-      v = {text, from};
-      return;
+    manifest::Requirement merged = *kept;
+    // Extras add up ("black" and "black[jupyter]").
+    for (const std::string& e : r->extras)
+      if (std::find(merged.extras.begin(), merged.extras.end(), e) == merged.extras.end()) merged.extras.push_back(e);
+    // Versions: a side without one takes the other's ("sentencepiece" and "sentencepiece==0.1.99");
+    // two in one file are both required, as pip reads them; two files that disagree are a
+    // conflict, unless --prefer names the one that wins.
+    if (merged.specifiers.empty()) {
+      merged.specifiers = r->specifiers;
+    } else if (!r->specifiers.empty() && !same_specifiers(merged.specifiers, r->specifiers)) {
+      if (file_of(v.from) == file_of(from)) {
+        merged.specifiers.insert(merged.specifiers.end(), r->specifiers.begin(), r->specifiers.end());
+      } else if (!prefer_matches(d, from) && !prefer_matches(d, v.from)) {
+        throw Error(r->normalized + " is " + diag::quote(v.value) + " in " + v.from + " but " + diag::quote(text) + " in " + from,
+                    std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
+      } else if (prefer_matches(d, from)) {
+        merged.specifiers = r->specifiers;
+      }
     }
-    // Both in one file: pip takes both, so the specifiers are combined.
-    const auto file_of = [](const std::string& f) { return f.substr(0, f.find(':')); };
-    if (file_of(v.from) == file_of(from)) {
-      manifest::Requirement both = *other;
-      both.specifiers.insert(both.specifiers.end(), r->specifiers.begin(), r->specifiers.end());
-      v = {both.text(), v.from + ", " + from};
-      return;
-    }
-    if (!prefer.empty() && from.starts_with(prefer)) v = {text, from};
-    else if (prefer.empty() || !v.from.starts_with(prefer))
-      throw Error(r->normalized + " is " + diag::quote(v.value) + " in " + v.from + " but " + diag::quote(text) + " in " + from,
-                  std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
+    const std::string combined = merged.text();
+    if (combined != v.value) v = {combined, v.from + ", " + from};
     return;
   }
   d.packages.push_back({text, from});
@@ -694,7 +709,7 @@ std::string write_manifest(const Draft& d, const Options& o) {
   }
   y << ".\n# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
        "# and `envpin generate`.\n";
-  y << "envpin: 1\nname: " << o.name << "\n";
+  y << "envpin: 1\nname: " << yq(o.name) << "\n";
   if (d.cuda) {
     y << "cuda:\n  version: " << yq(d.cuda->value) << comment(d.cuda->from) << "\n";
     if (d.cudnn) y << "  cudnn: true" << comment(d.cudnn->from) << "\n";

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <limits>
 #include <regex>
 #include <utility>
 
@@ -197,7 +199,14 @@ std::pair<int, int> minor_numbers(std::string_view minor) {
   const auto dot = minor.find('.');
   const std::string major_text(minor.substr(0, dot));
   const std::string rest(dot == std::string_view::npos ? "0" : minor.substr(dot + 1, minor.find('.', dot + 1) - dot - 1));
-  return {std::stoi(major_text), std::stoi(rest)};
+  // Saturating: a hostile "--cuda 99999999999.0" is a version with no image, not an exception.
+  const auto number = [](const std::string& digits) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    (void)end;
+    return ec == std::errc::result_out_of_range ? std::numeric_limits<int>::max() : value;
+  };
+  return {number(major_text), number(rest)};
 }
 
 }  // namespace

@@ -2,13 +2,22 @@
 #include "resolve/policy_parts.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 
 namespace envpin::resolve::detail {
+
+int bounded_int(std::string_view s) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  (void)end;
+  return ec == std::errc::result_out_of_range ? std::numeric_limits<int>::max() : value;
+}
 
 std::pair<int, int> version_pair(std::string_view v) {
   const auto dot = v.find('.');
   const auto end = v.find('.', dot + 1);
-  return {std::stoi(std::string(v.substr(0, dot))), std::stoi(std::string(v.substr(dot + 1, end - dot - 1)))};
+  return {bounded_int(v.substr(0, dot)), dot == std::string_view::npos ? 0 : bounded_int(v.substr(dot + 1, end - dot - 1))};
 }
 
 int major_of(std::string_view v) { return version_pair(v).first; }

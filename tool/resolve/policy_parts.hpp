@@ -14,6 +14,9 @@
 
 namespace envpin::resolve::detail {
 
+// The digits at the start of `s` as an int, saturating at INT_MAX (versions come from hostile
+// input: "torch==111...1.0" must not throw std::out_of_range); 0 without digits.
+int bounded_int(std::string_view s);
 // "12.4.1" -> {12, 4}
 std::pair<int, int> version_pair(std::string_view v);
 int major_of(std::string_view v);

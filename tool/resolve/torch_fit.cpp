@@ -35,7 +35,7 @@ void TorchFit::check_input(std::vector<Note>& notes) {
     }
     return;
   }
-  const std::pair<int, int> wanted{std::stoi(m[1]), std::stoi(m[2])};
+  const std::pair<int, int> wanted{bounded_int(m[1].str()), bounded_int(m[2].str())};
   const std::pair<int, int> newest = version_pair(torch_releases().back().minor);
   if (wanted < version_pair(torch_releases().front().minor))
     throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch 2.0 to " +
