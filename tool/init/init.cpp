@@ -1,29 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "init/init.hpp"
 
-#include <yaml-cpp/yaml.h>
-
-#include <algorithm>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "init/parts.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
-#include "resolve/cuda_tables.hpp"
 #include "resolve/policy_parts.hpp"
 
 namespace envpin::init {
-namespace {
 
 namespace fs = std::filesystem;
 using diag::Error;
 using diag::Location;
+
+namespace detail {
 
 constexpr std::size_t kMaxInput = 1 << 20;
 
@@ -53,16 +51,6 @@ std::string trim(std::string s) {
   return s.substr(b, e - b + 1);
 }
 
-bool same_specifiers(const std::vector<manifest::Specifier>& a, const std::vector<manifest::Specifier>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const auto& x, const auto& y) { return x.op == y.op && x.version == y.version; });
-}
-
-// Whether `from` ("environment.yml:7 (...)") is in the file --prefer names.
-bool prefer_matches(const Draft& d, const std::string& from) {
-  return !d.prefer.empty() && from.substr(0, from.find(':')) == fs::path(d.prefer).filename().string();
-}
-
 void note(Draft& d, const std::string& text) {
   if (std::find(d.notes.begin(), d.notes.end(), text) == d.notes.end()) d.notes.push_back(text);
 }
@@ -74,11 +62,25 @@ void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
   if (!slot) slot = std::move(v);
 }
 
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+bool same_specifiers(const std::vector<manifest::Specifier>& a, const std::vector<manifest::Specifier>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const auto& x, const auto& y) { return x.op == y.op && x.version == y.version; });
+}
+
+// Whether `from` ("environment.yml:7 (...)") is in the file --prefer names.
+bool prefer_matches(const Draft& d, const std::string& from) {
+  return !d.prefer.empty() && from.substr(0, from.find(':')) == fs::path(d.prefer).filename().string();
+}
+
+
 // --- requirements files (pip's own syntax) -------------------------------------------------------
 
-// One logical line of a requirements file (or of a conda environment's pip: list).
-void requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, std::vector<fs::path>& stack,
-                      const std::string& from_suffix = {});
 
 void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path>& stack) {
   std::error_code ec;
@@ -111,8 +113,10 @@ void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path
   stack.pop_back();
 }
 
-void requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, std::vector<fs::path>& stack,
-                      const std::string& from_suffix) {
+}  // namespace
+
+void detail::requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, std::vector<fs::path>& stack,
+                              const std::string& from_suffix) {
   std::string text = raw;
   // A comment: '#' at the start or after whitespace.
   for (std::size_t i = 0; i < text.size(); ++i)
@@ -172,199 +176,7 @@ void requirement_line(const std::string& raw, const fs::path& file, int line, Dr
   add_package(d, text, from);
 }
 
-// --- conda environment.yml ------------------------------------------------------------------------
-
-// What a conda package becomes. Names as conda-forge and the defaults channel publish them
-// (https://conda-forge.org/packages, https://anaconda.org/anaconda/repo); their PyPI and Debian
-// bookworm names checked against pypi.org and packages.debian.org.
-enum class Rule { pypi, apt, cuda, cudnn, skip };
-struct CondaName {
-  std::string_view conda;
-  Rule rule;
-  std::string_view target;  // PyPI or Debian name; for skip, why
-};
-constexpr CondaName kConda[] = {
-    {"pytorch", Rule::pypi, "torch"},
-    {"pytorch-gpu", Rule::pypi, "torch"},
-    {"pytorch-cpu", Rule::pypi, "torch"},
-    {"py-opencv", Rule::pypi, "opencv-python"},
-    {"opencv", Rule::pypi, "opencv-python"},
-    {"tensorflow-gpu", Rule::pypi, "tensorflow"},
-    {"matplotlib-base", Rule::pypi, "matplotlib"},
-    {"pytables", Rule::pypi, "tables"},
-    {"msgpack-python", Rule::pypi, "msgpack"},
-    {"python-graphviz", Rule::pypi, "graphviz"},
-    {"pyqt", Rule::pypi, "PyQt5"},
-    {"cudatoolkit", Rule::cuda, ""},
-    {"cuda-toolkit", Rule::cuda, ""},
-    {"cuda-runtime", Rule::cuda, ""},
-    {"cuda-version", Rule::cuda, ""},
-    {"pytorch-cuda", Rule::cuda, ""},
-    {"cuda", Rule::cuda, ""},
-    {"cudnn", Rule::cudnn, ""},
-    {"ffmpeg", Rule::apt, "ffmpeg"},
-    {"libgl", Rule::apt, "libgl1"},
-    {"git", Rule::apt, "git"},
-    {"git-lfs", Rule::apt, "git-lfs"},
-    {"make", Rule::apt, "make"},
-    {"cmake", Rule::apt, "cmake"},
-    {"ninja", Rule::apt, "ninja-build"},
-    {"gcc", Rule::apt, "gcc"},
-    {"gxx", Rule::apt, "g++"},
-    {"gcc_linux-64", Rule::apt, "gcc"},
-    {"gxx_linux-64", Rule::apt, "g++"},
-    {"c-compiler", Rule::apt, "build-essential"},
-    {"cxx-compiler", Rule::apt, "build-essential"},
-    {"compilers", Rule::apt, "build-essential"},
-    {"libsndfile", Rule::apt, "libsndfile1"},
-    {"sox", Rule::apt, "sox"},
-    {"graphviz", Rule::apt, "graphviz"},
-    {"wget", Rule::apt, "wget"},
-    {"curl", Rule::apt, "curl"},
-    {"unzip", Rule::apt, "unzip"},
-    {"openjdk", Rule::apt, "default-jre-headless"},
-    {"nccl", Rule::skip, "torch's CUDA wheels bring their own NCCL"},
-    {"pytorch-mutex", Rule::skip, "conda's switch between its CPU and CUDA builds of pytorch"},
-    {"cpuonly", Rule::skip, "envpin picks the torch variant from cuda.gpus (none: the CPU wheels)"},
-    {"mkl", Rule::skip, "the wheels bring their own BLAS"},
-    {"mkl-include", Rule::skip, "the wheels bring their own BLAS"},
-    {"mkl-service", Rule::skip, "the wheels bring their own BLAS"},
-    {"blas", Rule::skip, "the wheels bring their own BLAS"},
-    {"libblas", Rule::skip, "the wheels bring their own BLAS"},
-    {"intel-openmp", Rule::skip, "the wheels bring their own OpenMP"},
-    {"pip", Rule::skip, "pip comes with the Python envpin installs"},
-    {"python_abi", Rule::skip, "conda's ABI marker"},
-    {"ca-certificates", Rule::skip, "the image's come from its OS"},
-    {"openssl", Rule::skip, "the image's come from its OS"},
-    {"zlib", Rule::skip, "the image's come from its OS"},
-    {"xz", Rule::skip, "the image's come from its OS"},
-    {"readline", Rule::skip, "the image's come from its OS"},
-    {"ncurses", Rule::skip, "the image's come from its OS"},
-    {"sqlite", Rule::skip, "the image's come from its OS"},
-    {"tk", Rule::skip, "the image's come from its OS"},
-    {"bzip2", Rule::skip, "the image's come from its OS"},
-    {"libffi", Rule::skip, "the image's come from its OS"},
-};
-
-// A conda package that is conda's own runtime or another language's, never a PyPI name.
-bool conda_only(std::string_view name) {
-  for (std::string_view p : {"r-", "lib", "_", "perl-", "font-", "xorg-", "ld_impl"})
-    if (name.starts_with(p)) return true;
-  return name.ends_with("-ng");
-}
-
-// conda's version syntax as PEP 440: "=2.1" -> "==2.1.*", "=2.1.0" and "2.1.0" -> "==2.1.0",
-// ">=1.26,<2" unchanged, "*" -> none. Empty result with `why` set: not translatable.
-std::string conda_version(std::string spec, std::string& why) {
-  spec = trim(spec);
-  if (spec.empty() || spec == "*") return "";
-  if (spec.find('|') != std::string::npos) {
-    why = "conda's '|' (either version) has no PEP 440 form";
-    return "";
-  }
-  if (spec.front() == '=' && (spec.size() < 2 || spec[1] != '=')) {
-    const std::string v = spec.substr(1);
-    if (v.ends_with(".*") || std::count(v.begin(), v.end(), '.') >= 2) return "==" + v;
-    return "==" + v + ".*";
-  }
-  if (std::isdigit(static_cast<unsigned char>(spec.front()))) {
-    if (spec.ends_with("*") && !spec.ends_with(".*")) spec = spec.substr(0, spec.size() - 1) + (spec.size() > 1 && spec[spec.size() - 2] == '.' ? "*" : ".*");
-    return "==" + spec;
-  }
-  return spec;
-}
-
-void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, std::vector<fs::path>& stack,
-                      std::optional<Value>& torch_cuda) {
-  const int line = item.Mark().line + 1;
-  if (item.IsMap()) {
-    for (const auto& kv : item) {
-      const std::string key = kv.first.as<std::string>();
-      if (key != "pip" || !kv.second.IsSequence()) {
-        note(d, where(file, line) + ": " + diag::quote(key) + " in dependencies is not a package list envpin knows: left out");
-        continue;
-      }
-      for (const auto& p : kv.second) {
-        if (!p.IsScalar()) continue;
-        requirement_line(p.as<std::string>(), file, p.Mark().line + 1, d, stack, " (pip)");
-      }
-    }
-    return;
-  }
-  if (!item.IsScalar()) return;
-  std::string spec = trim(item.as<std::string>());
-  const std::string shown = spec;
-  if (const auto colons = spec.find("::"); colons != std::string::npos) spec = spec.substr(colons + 2);  // channel::
-  const auto cut = spec.find_first_of(" =<>!~");
-  const std::string name = diag::printable(spec.substr(0, cut));
-  std::string rest = cut == std::string::npos ? "" : trim(spec.substr(cut));
-  // A build string after the version ("2.1.0=py3.10_cuda12.1_cudnn8_0", "=*=*cuda*").
-  std::string build;
-  if (rest.starts_with("=") && !rest.starts_with("==")) {
-    if (const auto second = rest.find('=', 1); second != std::string::npos) {
-      build = rest.substr(second + 1);
-      rest = rest.substr(0, second);
-    }
-  } else if (const auto sp = rest.find(' '); sp != std::string::npos) {
-    build = trim(rest.substr(sp + 1));
-    rest = rest.substr(0, sp);
-  }
-  const std::string from = where(file, line) + " (" + diag::printable(shown) + ")";
-  std::string why;
-  std::erase(rest, ' ');  // "python >= 3.8"
-  const std::string version = conda_version(rest, why);
-  if (name == "python") {
-    const std::string v = version.starts_with("==") ? version.substr(2) : version.starts_with(">=") ? version.substr(2) : "";
-    std::string minor = v.substr(0, v.find('.', v.find('.') + 1));
-    if (minor.ends_with(".*")) minor.resize(minor.size() - 2);
-    if (minor.starts_with("2."))
-      throw Error("the environment asks for Python " + minor + ", which envpin does not build images for",
-                  Location{file.generic_string(), line, 1}, "port the project to Python 3 first");
-    if (!manifest::is_python_version(minor)) {
-      note(d, from + ": Python version " + diag::quote(rest) + " not understood: python.version left to you");
-      return;
-    }
-    set_once(d.python, {minor, from}, "python.version");
-    return;
-  }
-  const CondaName* rule = nullptr;
-  for (const CondaName& c : kConda)
-    if (c.conda == name) rule = &c;
-  if (rule && rule->rule == Rule::cuda) {
-    std::string v = version.starts_with("==") ? version.substr(2) : "";
-    if (v.ends_with(".*")) v.resize(v.size() - 2);
-    v = v.substr(0, v.find('.', v.find('.') + 1));
-    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front()))) {
-      note(d, from + ": no CUDA version in it: cuda.version left to you");
-      return;
-    }
-    set_once(d.cuda, {v, from}, "the CUDA version");
-    if (name == "pytorch-cuda" || name == "cudatoolkit" || name == "cuda-version") torch_cuda = Value{v, from};
-    return;
-  }
-  if (rule && rule->rule == Rule::cudnn) {
-    set_once(d.cudnn, {"true", from}, "cuDNN");
-    return;
-  }
-  if (rule && rule->rule == Rule::skip) {
-    note(d, from + ": left out: " + std::string(rule->target));
-    return;
-  }
-  if (rule && rule->rule == Rule::apt) {
-    const std::string pkg(rule->target);
-    if (std::none_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value == pkg; })) d.apt.push_back({pkg, from});
-    return;
-  }
-  if (!rule && conda_only(name)) {
-    note(d, from + ": " + diag::quote(name) + " is a conda package with no PyPI or Debian name envpin knows: left out");
-    return;
-  }
-  if (!why.empty()) note(d, from + ": " + why + "; any version taken");
-  if (!build.empty() && build.find("cuda") != std::string::npos)
-    note(d, from + ": the build string " + diag::quote(build) + " asks for a CUDA build: envpin picks the wheels' variant from cuda.gpus");
-  const std::string pypi = rule ? std::string(rule->target) : name;
-  add_package(d, pypi + (why.empty() ? version : ""), from);
-}
+namespace {
 
 // --- pyproject.toml -----------------------------------------------------------------------------
 
@@ -479,50 +291,6 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
 void read_requirements(const fs::path& file, Draft& d) {
   std::vector<fs::path> stack;
   read_requirements_file(file, d, stack);
-}
-
-void read_conda(const fs::path& file, Draft& d) {
-  const std::string text = read_input(file);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error("not valid YAML: " + e.msg, Location{file.generic_string(), e.mark.line + 1, e.mark.column + 1},
-                "fix the file, or export it again with 'conda env export --from-history'");
-  }
-  if (!root.IsMap() || !root["dependencies"] || !root["dependencies"].IsSequence())
-    throw Error("no dependencies list: this is not a conda environment file", Location{file.generic_string(), 1, 1},
-                "name an environment.yml with a 'dependencies:' list");
-  d.sources.push_back(file.generic_string());
-  std::vector<fs::path> stack{fs::weakly_canonical(file)};
-  std::optional<Value> torch_cuda;
-  for (const auto& item : root["dependencies"]) conda_dependency(item, file, d, stack, torch_cuda);
-  // conda's torch with a CUDA package: the wheels of that CUDA variant, if there ever were any.
-  for (const Value& p : d.packages) {
-    std::string error;
-    std::size_t column = 0;
-    const auto r = manifest::parse_requirement(p.value, error, column);
-    if (!r || r->normalized != "torch" || !torch_cuda) continue;
-    const auto pinned = r->pinned();
-    std::string version = pinned ? *pinned : "";
-    for (const auto& s : r->specifiers)
-      if (s.op == "==" && s.version.ends_with(".*")) version = s.version.substr(0, s.version.size() - 2);
-    if (version.empty()) continue;
-    const resolve::TorchRelease* release = resolve::find_torch_release(version);
-    if (!release) continue;  // newer or older than the table: envpin cuda says so
-    if (!resolve::find_torch_variant(version, torch_cuda->value)) {
-      std::string variants;
-      for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
-      throw Error("torch " + version + " (" + p.from + ") never had CUDA " + torch_cuda->value + " wheels (" + torch_cuda->from +
-                      "); its variants are " + variants,
-                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + torch_cuda->value);
-    }
-    std::string tag = "cu" + torch_cuda->value;
-    std::erase(tag, '.');
-    const std::string url = resolve::torch_index_url(tag);
-    if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
-      d.extra_index.push_back({url, torch_cuda->from});
-  }
 }
 
 void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// What envpin init's readers share (tool/init/init.cpp: requirements files, pyproject, a working
+// environment, the draft; tool/init/conda.cpp: conda environments). Internal to tool/init.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "init/init.hpp"
+
+namespace envpin::init::detail {
+
+// The text of an input file: regular, at most 1 MiB, no NUL. Throws diag::Error.
+std::string read_input(const std::filesystem::path& file);
+// "requirements.txt:12": where a value came from.
+std::string where(const std::filesystem::path& file, int line);
+std::string trim(std::string s);
+// Adds a note once.
+void note(Draft& d, const std::string& text);
+// Sets a single value, refusing a second, different one with both origins named.
+void set_once(std::optional<Value>& slot, Value v, const std::string& what);
+// One logical line of a requirements file (or of a conda environment's pip: list); `stack`
+// holds the files being read, for -r cycles.
+void requirement_line(const std::string& raw, const std::filesystem::path& file, int line, Draft& d,
+                      std::vector<std::filesystem::path>& stack, const std::string& from_suffix = {});
+
+}  // namespace envpin::init::detail
