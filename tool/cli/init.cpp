@@ -88,6 +88,7 @@ int run_init(const InitOptions& o, Streams& io) {
       throw Error("envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
                   "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml) and pyproject.toml");
   }
+  init::settle(d);
   // --probe: this machine's GPUs and driver are the fleet's (each product once).
   std::vector<std::string> gpus = o.gpus;
   std::string driver = o.driver;

@@ -9,6 +9,7 @@
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "init/marker.hpp"
 #include "init/parts.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
@@ -255,13 +256,8 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
     if (!kept || kept->normalized != r->normalized) continue;
     if (v.value == text) return;
     // The same distribution under other markers ("x>=4.31; python_version<'3.10'", "x>=4.37;
-    // python_version>'3.9'"): envpin.yaml lists a package once, so the first stays and the
-    // choice is said.
-    if (kept->marker != r->marker) {
-      note(d, from + ": " + diag::quote(text) + " left out: envpin.yaml lists " + r->normalized + " once, and " + v.from +
-                  " already has " + diag::quote(v.value) + "; keep the one for the image's Python");
-      return;
-    }
+    // python_version>='3.10'"): alternatives, settled for the image's Python by settle().
+    if (kept->marker != r->marker) continue;
     manifest::Requirement merged = *kept;
     // Extras add up ("black" and "black[jupyter]").
     for (const std::string& e : r->extras)
@@ -286,6 +282,59 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
     return;
   }
   d.packages.push_back({text, from});
+}
+
+void settle(Draft& d) {
+  const std::string python = d.python ? d.python->value : kDefaultPython;
+  std::vector<Value> kept;
+  std::vector<bool> done(d.packages.size(), false);
+  const auto parse = [](const std::string& text) {
+    std::string error;
+    std::size_t column = 0;
+    return manifest::parse_requirement(text, error, column);
+  };
+  for (std::size_t i = 0; i < d.packages.size(); ++i) {
+    if (done[i]) continue;
+    const auto first = parse(d.packages[i].value);
+    std::vector<std::size_t> group{i};
+    for (std::size_t j = i + 1; j < d.packages.size(); ++j) {
+      const auto other = parse(d.packages[j].value);
+      if (first && other && other->normalized == first->normalized) group.push_back(j);
+    }
+    for (std::size_t g : group) done[g] = true;
+    if (group.size() == 1) {
+      kept.push_back(d.packages[i]);
+      continue;
+    }
+    // The alternative whose marker holds in the image; the first when that cannot be told.
+    std::vector<std::size_t> holding;
+    bool unknown = false;
+    for (std::size_t g : group) {
+      const auto r = parse(d.packages[g].value);
+      const std::optional<bool> holds = r && !r->marker.empty() ? marker_holds(r->marker, python) : std::optional<bool>(true);
+      if (!holds) unknown = true;
+      else if (*holds) holding.push_back(g);
+    }
+    const std::string name = first ? first->normalized : d.packages[i].value;
+    if (!unknown && holding.empty()) {
+      for (std::size_t g : group)
+        note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) + " left out: its marker does not hold for Python " +
+                    python + " on linux/amd64");
+      continue;
+    }
+    const std::size_t chosen = !unknown && holding.size() == 1 ? holding.front() : group.front();
+    kept.push_back(d.packages[chosen]);
+    for (std::size_t g : group) {
+      if (g == chosen) continue;
+      note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) + " left out: envpin.yaml lists " + name + " once, and " +
+                  (!unknown && holding.size() == 1
+                       ? "the marker of " + diag::quote(d.packages[chosen].value) + " (" + d.packages[chosen].from +
+                             ") is the one that holds for Python " + python + " on linux/amd64"
+                       : "the first, " + diag::quote(d.packages[chosen].value) + " (" + d.packages[chosen].from +
+                             "), is kept; keep the one for the image's Python"));
+    }
+  }
+  d.packages = std::move(kept);
 }
 
 void read_requirements(const fs::path& file, Draft& d) {
@@ -488,7 +537,7 @@ std::string write_manifest(const Draft& d, const Options& o) {
   }
   y << "python:\n";
   if (d.python) y << "  version: " << yq(d.python->value) << comment(d.python->from) << "\n";
-  else y << "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n";
+  else y << "  version: \"" << kDefaultPython << "\"  # none of the inputs names a Python version: envpin's default, change it if needed\n";
   if (d.index) y << "  index: " << yq(d.index->value) << comment(d.index->from) << "\n";
   if (!d.extra_index.empty()) {
     y << "  extra_index:\n";

@@ -53,8 +53,17 @@ std::string kind_of(const std::filesystem::path& file);
 // The files to read in a directory: requirements.txt, environment.yml/.yaml, pyproject.toml.
 std::vector<std::filesystem::path> inputs_in(const std::filesystem::path& dir);
 
+// The Python version written when no input names one.
+inline constexpr const char* kDefaultPython = "3.11";
+
+// After every input is read: of a distribution listed with different markers, keeps the
+// alternative whose marker holds in the image (CPython d.python on linux/amd64), or the first
+// when that cannot be told; each one left out is a note.
+void settle(Draft& d);
+
 // Adds one package, refusing a second, different requirement for the same distribution from
-// another place unless `d.prefer` names the file that wins.
+// another place unless `d.prefer` names the file that wins. The same distribution under another
+// marker is kept beside it, for settle().
 void add_package(Draft& d, const std::string& requirement, const std::string& from);
 
 struct Options {
