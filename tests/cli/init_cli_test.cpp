@@ -117,7 +117,7 @@ TEST_F(InitCli, AHostileNameIsAValueNotYaml) {
 TEST_F(InitCli, NothingToReadIsAnError) {
   const Result r = run("init");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("there is no requirements.txt, environment.yml or pyproject.toml in ."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in ."), std::string::npos) << r.err;
 }
 
 // Real projects' dependency files (tests/init/corpus/<case>: the inputs, SOURCE citing where

@@ -134,7 +134,7 @@ TEST_F(Init, CondaEnvironmentIsTranslated) {
             "    - \"transformers>=4.30\"  # environment.yml:16 (pip)\n"
             "    - \"wandb\"  # environment.yml:17 (pip)\n"
             "apt:\n"
-            "  - ffmpeg  # environment.yml:11 (ffmpeg)\n"
+            "  - \"ffmpeg\"  # environment.yml:11 (ffmpeg)\n"
             "# Not carried over:\n"
             "#   environment.yml:12 (r-base): 'r-base' is a conda package with no PyPI or Debian name envpin knows: left out\n"
             "#   environment.yml:13 (mkl): left out: the wheels bring their own BLAS\n"
@@ -245,6 +245,123 @@ TEST_F(Init, OneDistributionTwiceInOneFileIsCombined) {
   EXPECT_EQ(d.packages[0].value, "einops==0.6.1");
   EXPECT_EQ(d.packages[1].value, "numpy>=1.24,<2");
   EXPECT_EQ(d.packages[1].from, "pyproject.toml:2, pyproject.toml:2");
+}
+
+TEST_F(Init, DockerfileFinalStageAptAndPip) {
+  write("requirements.txt", "transformers>=4.36\n");
+  const fs::path df = write("Dockerfile",
+                            "# syntax=docker/dockerfile:1\n"
+                            "ARG CUDA=12.1.1\n"
+                            "FROM --platform=linux/amd64 nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04 AS build\n"
+                            "ENV DEBIAN_FRONTEND=noninteractive \\\n"
+                            "    HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
+                            "RUN apt-get update && apt-get install -y --no-install-recommends \\\n"
+                            "      git \\\n"
+                            "      # a comment inside the continuation\n"
+                            "      ffmpeg=7:4.4.2-0ubuntu0.22.04.1 \"libgl1\" $EXTRA \\\n"
+                            "    && rm -rf /var/lib/apt/lists/*\n"
+                            "COPY requirements.txt .\n"
+                            "RUN pip install --no-cache-dir -r requirements.txt\n"
+                            "RUN python3 -m pip install -U 'numpy<2' -e . ; conda install -y faiss-gpu\n"
+                            "COPY .env config/ /app/\n"
+                            "FROM build\n"
+                            "CMD [\"python3\", \"train.py\"]\n");
+  Draft d;
+  read_dockerfile(df, d);
+  settle(d);
+  EXPECT_EQ(manifest(d, {"A100"}),
+            "# Written by `envpin init` from Dockerfile, requirements.txt.\n"
+            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+            "# and `envpin generate`.\n"
+            "envpin: 1\n"
+            "name: \"demo\"\n"
+            "os: \"ubuntu22.04\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+            "cuda:\n"
+            "  version: \"12.1\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+            "  flavor: \"devel\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+            "  cudnn: true  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+            "  gpus: [\"A100\"]  # --gpu\n"
+            "python:\n"
+            "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n"
+            "  packages:\n"
+            "    - \"transformers>=4.36\"  # requirements.txt:1\n"
+            "    - \"numpy<2\"  # Dockerfile:13\n"
+            "apt:\n"
+            "  - \"git\"  # Dockerfile:6\n"
+            "  - \"ffmpeg=7:4.4.2-0ubuntu0.22.04.1\"  # Dockerfile:6\n"
+            "  - \"libgl1\"  # Dockerfile:6\n"
+            "# Not carried over:\n"
+            "#   Dockerfile:4: ENV DEBIAN_FRONTEND, HF_TOKEN not carried: set them under env: in envpin.yaml (secrets: for a "
+            "credential); values are not copied. It holds what looks like a credential: rotate it, it is in the image's history\n"
+            "#   Dockerfile:6: the apt package '$EXTRA' is not a Debian name[=version] envpin can pin (an expansion, a release or a "
+            "pattern): left out\n"
+            "#   Dockerfile:13: '-e .' is a local or VCS package: the project is copied into the image, not pinned; install it in the "
+            "Dockerfile's place of your choice\n"
+            "#   Dockerfile:13: conda installs in the Dockerfile are not read: export the environment ('conda env export "
+            "--from-history') and pass it with --from\n"
+            "#   Dockerfile:14: COPY '.env' puts a secret file into the image; envpin keeps secrets out of the context: declare it "
+            "under secrets: for run time\n");
+  // The credential itself is never written anywhere.
+  for (const std::string& n : d.notes) EXPECT_EQ(n.find("hf_abc"), std::string::npos) << n;
+}
+
+TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
+  write("environment.yml", "dependencies:\n  - python=3.10\n  - pytorch=2.3.0\n  - pytorch-cuda=12.1\n");
+  const fs::path df = write("Dockerfile", "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime\nRUN pip install torch==2.1.0\n");
+  Draft d;
+  read_conda(dir_ / "environment.yml", d);
+  read_dockerfile(df, d);
+  settle(d);
+  ASSERT_EQ(d.packages.size(), 1u);
+  EXPECT_EQ(d.packages[0].value, "torch==2.3.0");
+  EXPECT_EQ(d.cuda->value, "12.1");
+  EXPECT_EQ(d.python->value, "3.10");
+  EXPECT_EQ(d.cudnn->from, "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime)");  // no other input names it
+  const std::vector<std::string> expected = {
+      "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime) suggests torch==2.1.0; the other inputs' torch is kept",
+      "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime) suggests cuda.version '11.8'; kept '12.1' from "
+      "environment.yml:4 (pytorch-cuda=12.1)",
+      "Dockerfile:2: 'torch==2.1.0' conflicts with the other inputs: left out (they win over a Dockerfile)"};
+  EXPECT_EQ(d.notes, expected);
+
+  // A python image, with CUDA from another input: the OS stays nvidia/cuda's.
+  Draft p;
+  read_conda(dir_ / "environment.yml", p);
+  read_dockerfile(write("Dockerfile.py", "FROM python:3.12-slim-bookworm\n"), p);
+  settle(p);
+  EXPECT_EQ(p.python->value, "3.10");
+  EXPECT_FALSE(p.os);
+  EXPECT_EQ(p.notes.back(), "Dockerfile.py:1 (FROM python:3.12-slim-bookworm) suggests os 'debian12'; with CUDA (environment.yml:4 "
+                            "(pytorch-cuda=12.1)) envpin builds on nvidia/cuda's Ubuntu image instead");
+}
+
+TEST_F(Init, DockerfileBasesAndRefusals) {
+  const auto from = [&](const std::string& line) {
+    Draft d;
+    read_dockerfile(write("Dockerfile", line + "\n"), d);
+    settle(d);
+    return d;
+  };
+  EXPECT_EQ(from("FROM python:3.11.9-slim-bullseye").python->value, "3.11");
+  EXPECT_EQ(from("FROM python:3.11.9-slim-bullseye").os->value, "debian11");
+  EXPECT_EQ(from("from ubuntu:24.04").os->value, "ubuntu24.04");
+  EXPECT_EQ(from("FROM docker.io/library/debian:bookworm-slim").os->value, "debian12");
+  EXPECT_EQ(from("FROM continuumio/miniconda3:24.1.2-0").base->value, "continuumio/miniconda3:24.1.2-0");
+  EXPECT_FALSE(from("FROM scratch").base);
+  EXPECT_EQ(from("FROM $IMAGE").notes, std::vector<std::string>{"Dockerfile:1: FROM '$IMAGE' uses an ARG without a default: the base is left to you"});
+  try {
+    from("RUN apt-get install -y git");
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "no FROM instruction: this is not a Dockerfile");
+    EXPECT_EQ(e.where()->line, 1);
+  }
+  try {
+    from("FROM debian:12\nRUN echo \x1b[31m");
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.where()->line, 2);
+  }
 }
 
 }  // namespace

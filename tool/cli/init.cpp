@@ -65,7 +65,7 @@ int run_init(const InitOptions& o, Streams& io) {
     if (fs::is_directory(f, ec)) {
       const auto found = init::inputs_in(f);
       if (found.empty())
-        throw Error("there is no requirements.txt, environment.yml or pyproject.toml in " + f, std::nullopt,
+        throw Error("there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in " + f, std::nullopt,
                     "name the file with --from FILE");
       inputs.insert(inputs.end(), found.begin(), found.end());
     } else {
@@ -74,19 +74,22 @@ int run_init(const InitOptions& o, Streams& io) {
   }
   if (o.from.empty() && o.from_python.empty()) inputs = init::inputs_in(dir);
   if (inputs.empty() && o.from_python.empty())
-    throw Error("there is no requirements.txt, environment.yml or pyproject.toml in " + dir.generic_string(), std::nullopt,
+    throw Error("there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in " + dir.generic_string(), std::nullopt,
                 "name what the project has with --from FILE (repeatable)");
   init::Draft d;
   d.prefer = o.prefer;
   if (!o.from_python.empty()) init::read_python(o.from_python, d);
+  // A Dockerfile gives way to the other inputs, so it is read last.
+  std::stable_partition(inputs.begin(), inputs.end(), [](const fs::path& f) { return init::kind_of(f) != "dockerfile"; });
   for (const fs::path& f : inputs) {
     const std::string kind = init::kind_of(f);
     if (kind == "requirements") init::read_requirements(f, d);
     else if (kind == "conda") init::read_conda(f, d);
     else if (kind == "pyproject") init::read_pyproject(f, d, o.extras);
+    else if (kind == "dockerfile") init::read_dockerfile(f, d);
     else
       throw Error("envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
-                  "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml) and pyproject.toml");
+                  "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml and Dockerfiles");
   }
   init::settle(d);
   // --probe: this machine's GPUs and driver are the fleet's (each product once).

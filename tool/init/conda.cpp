@@ -232,31 +232,7 @@ void read_conda(const fs::path& file, Draft& d) {
   std::optional<Value> torch_cuda;
   for (const auto& item : root["dependencies"]) conda_dependency(item, file, d, stack, torch_cuda);
   // conda's torch with a CUDA package: the wheels of that CUDA variant, if there ever were any.
-  for (const Value& p : d.packages) {
-    std::string error;
-    std::size_t column = 0;
-    const auto r = manifest::parse_requirement(p.value, error, column);
-    if (!r || r->normalized != "torch" || !torch_cuda) continue;
-    const auto pinned = r->pinned();
-    std::string version = pinned ? *pinned : "";
-    for (const auto& s : r->specifiers)
-      if (s.op == "==" && s.version.ends_with(".*")) version = s.version.substr(0, s.version.size() - 2);
-    if (version.empty()) continue;
-    const resolve::TorchRelease* release = resolve::find_torch_release(version);
-    if (!release) continue;  // newer or older than the table: envpin cuda says so
-    if (!resolve::find_torch_variant(version, torch_cuda->value)) {
-      std::string variants;
-      for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
-      throw Error("torch " + version + " (" + p.from + ") never had CUDA " + torch_cuda->value + " wheels (" + torch_cuda->from +
-                      "); its variants are " + variants,
-                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + torch_cuda->value);
-    }
-    std::string tag = "cu" + torch_cuda->value;
-    std::erase(tag, '.');
-    const std::string url = resolve::torch_index_url(tag);
-    if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
-      d.extra_index.push_back({url, torch_cuda->from});
-  }
+  if (torch_cuda) torch_variant_index(d, torch_cuda->value, torch_cuda->from);
 }
 
 }  // namespace envpin::init

@@ -94,7 +94,7 @@ void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path
   }
   const std::string text = read_input(file);
   stack.push_back(canonical);
-  d.sources.push_back(file.generic_string());
+  if (std::find(d.sources.begin(), d.sources.end(), file.generic_string()) == d.sources.end()) d.sources.push_back(file.generic_string());
   std::istringstream in(text);
   std::string line, logical;
   int number = 0, start = 0;
@@ -335,6 +335,17 @@ void settle(Draft& d) {
     }
   }
   d.packages = std::move(kept);
+  // envpin's CUDA images are nvidia/cuda's Ubuntu ones: another OS or base is a suggestion.
+  if (d.cuda && d.base) {
+    note(d, d.base->from + " suggests base " + diag::quote(d.base->value) + "; with CUDA (" + d.cuda->from +
+                ") envpin builds on nvidia/cuda's image instead");
+    d.base.reset();
+  }
+  if (d.cuda && d.os && !d.os->value.starts_with("ubuntu")) {
+    note(d, d.os->from + " suggests os " + diag::quote(d.os->value) + "; with CUDA (" + d.cuda->from +
+                ") envpin builds on nvidia/cuda's Ubuntu image instead");
+    d.os.reset();
+  }
 }
 
 void read_requirements(const fs::path& file, Draft& d) {
@@ -489,6 +500,9 @@ void read_python_report(const std::string& text, const std::string& python, Draf
 std::string kind_of(const fs::path& file) {
   const std::string name = file.filename().string();
   if (name == "pyproject.toml") return "pyproject";
+  if (name == "Dockerfile" || name == "Containerfile" || name.starts_with("Dockerfile.") || name.ends_with(".Dockerfile") ||
+      name.ends_with(".dockerfile"))
+    return "dockerfile";
   if (name.ends_with(".yml") || name.ends_with(".yaml")) return "conda";
   if (name.ends_with(".txt") || name.ends_with(".in")) return "requirements";
   return "";
@@ -496,7 +510,7 @@ std::string kind_of(const fs::path& file) {
 
 std::vector<fs::path> inputs_in(const fs::path& dir) {
   std::vector<fs::path> out;
-  for (const char* name : {"environment.yml", "environment.yaml", "pyproject.toml", "requirements.txt"})
+  for (const char* name : {"environment.yml", "environment.yaml", "pyproject.toml", "requirements.txt", "Dockerfile", "Containerfile"})
     if (fs::is_regular_file(dir / name)) out.push_back(dir / name);
   return out;
 }
@@ -527,8 +541,11 @@ std::string write_manifest(const Draft& d, const Options& o) {
   y << ".\n# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
        "# and `envpin generate`.\n";
   y << "envpin: 1\nname: " << yq(o.name) << "\n";
+  if (d.os) y << "os: " << yq(d.os->value) << comment(d.os->from) << "\n";
+  if (d.base) y << "base: " << yq(d.base->value) << comment(d.base->from) << "\n";
   if (d.cuda) {
     y << "cuda:\n  version: " << yq(d.cuda->value) << comment(d.cuda->from) << "\n";
+    if (d.flavor) y << "  flavor: " << yq(d.flavor->value) << comment(d.flavor->from) << "\n";
     if (d.cudnn) y << "  cudnn: true" << comment(d.cudnn->from) << "\n";
     y << "  gpus: [";
     for (std::size_t i = 0; i < o.gpus.size(); ++i) y << (i ? ", " : "") << yq(o.gpus[i]);
@@ -549,7 +566,7 @@ std::string write_manifest(const Draft& d, const Options& o) {
   }
   if (!d.apt.empty()) {
     y << "apt:\n";
-    for (const Value& v : d.apt) y << "  - " << v.value << comment(v.from) << "\n";
+    for (const Value& v : d.apt) y << "  - " << yq(v.value) << comment(v.from) << "\n";
   }
   if (!d.notes.empty()) {
     y << "# Not carried over:\n";

@@ -26,6 +26,9 @@ struct Draft {
   std::vector<Value> extra_index;            // --extra-index-url, the torch variant's index
   std::optional<Value> cuda;                 // "12.1"
   std::optional<Value> cudnn;                // "true"
+  std::optional<Value> flavor;               // "devel"
+  std::optional<Value> os;                   // "ubuntu22.04"
+  std::optional<Value> base;                 // an image envpin does not know
   std::vector<Value> apt;                    // Debian packages for conda's system packages
   std::vector<std::string> notes;            // what was left out, and why
   std::vector<std::string> sources;          // the files read, for the header
@@ -37,6 +40,9 @@ struct Draft {
 // `d.prefer` names the file that wins.
 void read_requirements(const std::filesystem::path& file, Draft& d);
 void read_conda(const std::filesystem::path& file, Draft& d);
+// An existing Dockerfile: its final FROM and apt-get/pip installs. Read after the other inputs: a
+// value they set differently stays theirs, the Dockerfile's becomes a note.
+void read_dockerfile(const std::filesystem::path& file, Draft& d);
 void read_pyproject(const std::filesystem::path& file, Draft& d, const std::vector<std::string>& extras);
 
 // A working Python environment: `python` (an interpreter path) is asked, through the real
@@ -47,10 +53,12 @@ void read_python(const std::string& python, Draft& d);
 // The interpreter's answer (JSON from the probe script) read into `d`; for read_python and tests.
 void read_python_report(const std::string& json, const std::string& python, Draft& d);
 
-// Which reader a file is for, by its name: "requirements", "conda", "pyproject", or "".
+// Which reader a file is for, by its name: "requirements", "conda", "pyproject", "dockerfile",
+// or "".
 std::string kind_of(const std::filesystem::path& file);
 
-// The files to read in a directory: requirements.txt, environment.yml/.yaml, pyproject.toml.
+// The files to read in a directory: requirements.txt, environment.yml/.yaml, pyproject.toml,
+// Dockerfile/Containerfile.
 std::vector<std::filesystem::path> inputs_in(const std::filesystem::path& dir);
 
 // The Python version written when no input names one.

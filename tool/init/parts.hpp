@@ -26,4 +26,8 @@ void set_once(std::optional<Value>& slot, Value v, const std::string& what);
 void requirement_line(const std::string& raw, const std::filesystem::path& file, int line, Draft& d,
                       std::vector<std::filesystem::path>& stack, const std::string& from_suffix = {});
 
+// The torch index of CUDA `cuda`'s variant for a pinned torch in `d` (from `cuda_from`); an error
+// when that torch release never had wheels for that CUDA version.
+void torch_variant_index(Draft& d, const std::string& cuda, const std::string& cuda_from);
+
 }  // namespace envpin::init::detail

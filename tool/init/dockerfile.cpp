@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin init's reader for an existing Dockerfile: the final stage's FROM (an nvidia/cuda,
+// pytorch/pytorch or python image, a plain OS image, or anything else as `base`), the packages of
+// its `apt-get install` and `pip install` lines. Nothing in it is run or expanded beyond the
+// global ARG defaults a FROM names. A Dockerfile is read after the other inputs and gives way to
+// them: where it disagrees, its value is a suggestion in the notes.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "init/init.hpp"
+#include "init/parts.hpp"
+#include "manifest/requirement.hpp"
+#include "resolve/cuda_tables.hpp"
+#include "secrets/rules.hpp"
+
+namespace envpin::init {
+namespace {
+
+namespace fs = std::filesystem;
+using diag::Error;
+using diag::Location;
+using namespace detail;
+
+// One instruction: its keyword (upper case), its arguments, and the line it starts on.
+struct Instruction {
+  std::string keyword;
+  std::string args;
+  int line = 0;
+};
+
+// Docker's line rules: '#' comment lines (also inside a continuation), '\' continues a line.
+std::vector<Instruction> instructions(const std::string& text, const fs::path& file) {
+  std::vector<Instruction> out;
+  std::istringstream in(text);
+  std::string line, logical;
+  int number = 0, start = 0;
+  const auto flush = [&] {
+    const std::string t = trim(logical);
+    logical.clear();
+    if (t.empty()) return;
+    const auto sp = t.find_first_of(" \t");
+    std::string keyword = t.substr(0, sp);
+    std::transform(keyword.begin(), keyword.end(), keyword.begin(), [](unsigned char c) { return std::toupper(c); });
+    out.push_back({keyword, sp == std::string::npos ? "" : trim(t.substr(sp)), start});
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (const std::size_t bad = diag::control_at(line); bad != std::string::npos)
+      throw Error("the line holds " + diag::describe_char_at(line, bad),
+                  Location{file.generic_string(), number, static_cast<int>(bad) + 1}, "remove it");
+    const std::string t = trim(line);
+    if (t.starts_with("#")) continue;
+    if (logical.empty()) start = number;
+    if (!t.empty() && t.back() == '\\') {
+      logical += t.substr(0, t.size() - 1) + " ";
+      continue;
+    }
+    logical += t;
+    flush();
+  }
+  flush();
+  return out;
+}
+
+// Shell words of a RUN line, split into commands at && || ; | (outside quotes). Words that hold
+// an expansion ($, backquote) keep a '$' so that callers leave them out.
+std::vector<std::vector<std::string>> commands(const std::string& s) {
+  std::vector<std::vector<std::string>> out(1);
+  std::string word;
+  bool in_word = false;
+  const auto end_word = [&] {
+    if (in_word) out.back().push_back(word);
+    word.clear();
+    in_word = false;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\'') {
+      const std::size_t e = s.find('\'', i + 1);
+      word += s.substr(i + 1, (e == std::string::npos ? s.size() : e) - i - 1);
+      in_word = true;
+      i = e == std::string::npos ? s.size() : e;
+    } else if (c == '"') {
+      std::size_t e = i + 1;
+      for (; e < s.size() && s[e] != '"'; ++e) {
+        if (s[e] == '\\' && e + 1 < s.size()) ++e;
+        word += s[e];
+      }
+      in_word = true;
+      i = e;
+    } else if (c == '\\' && i + 1 < s.size()) {
+      word += s[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      end_word();
+    } else if (c == '&' || c == '|' || c == ';') {
+      end_word();
+      if (i + 1 < s.size() && s[i + 1] == c) ++i;
+      if (!out.back().empty()) out.emplace_back();
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  end_word();
+  if (out.back().empty()) out.pop_back();
+  return out;
+}
+
+// Sets a value the Dockerfile gives, unless another input gave a different one: then the
+// Dockerfile's is a suggestion.
+void offer(Draft& d, std::optional<Value>& slot, Value v, const std::string& what) {
+  if (!slot) {
+    slot = std::move(v);
+    return;
+  }
+  if (slot->value != v.value)
+    note(d, v.from + " suggests " + what + " " + diag::quote(v.value) + "; kept " + diag::quote(slot->value) + " from " +
+                slot->from);
+}
+
+// "12.1.1-cudnn8-devel-ubuntu22.04" and the like, from nvidia/cuda's tags
+// (https://hub.docker.com/r/nvidia/cuda/tags: VERSION[-cudnnN]-FLAVOR-OS).
+void from_cuda_tag(const std::string& tag, const std::string& from, Draft& d) {
+  std::vector<std::string> parts;
+  std::stringstream ss(tag);
+  for (std::string p; std::getline(ss, p, '-');) parts.push_back(p);
+  if (parts.empty() || !std::isdigit(static_cast<unsigned char>(parts[0].front()))) {
+    note(d, from + ": the nvidia/cuda tag " + diag::quote(tag) + " names no CUDA version: cuda.version left to you");
+    return;
+  }
+  std::string version = parts[0];
+  version = version.substr(0, version.find('.', version.find('.') + 1));  // 12.1.1 -> 12.1: envpin picks the patch
+  offer(d, d.cuda, {version, from}, "cuda.version");
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p.starts_with("cudnn")) offer(d, d.cudnn, {"true", from}, "cuda.cudnn");
+    else if (p == "base" || p == "runtime" || p == "devel") offer(d, d.flavor, {p, from}, "cuda.flavor");
+    else if (p.starts_with("ubuntu") && (p == "ubuntu20.04" || p == "ubuntu22.04" || p == "ubuntu24.04"))
+      offer(d, d.os, {p, from}, "os");
+    else
+      note(d, from + ": the tag's " + diag::quote(p) + " has no envpin setting (envpin's CUDA images are Ubuntu): left out");
+  }
+}
+
+// Debian codename or number in a tag ("3.11-slim-bookworm", "bookworm-slim", "12") -> os key.
+std::string debian_os(const std::string& tag) {
+  for (const auto& [code, key] : {std::pair{"bullseye", "debian11"}, {"bookworm", "debian12"}, {"trixie", "debian13"}})
+    if (tag.find(code) != std::string::npos) return key;
+  for (const auto& [num, key] : {std::pair{"11", "debian11"}, {"12", "debian12"}, {"13", "debian13"}})
+    if (tag == num || tag.starts_with(std::string(num) + "-") || tag.starts_with(std::string(num) + ".")) return key;
+  return "";
+}
+
+void from_image(const std::string& image, const std::string& from, Draft& d) {
+  std::string ref = image;
+  if (const auto at = ref.find('@'); at != std::string::npos) ref.resize(at);  // the digest: envpin lock pins its own
+  std::string repo = ref, tag;
+  if (const auto colon = ref.rfind(':'); colon != std::string::npos && ref.find('/', colon) == std::string::npos) {
+    repo = ref.substr(0, colon);
+    tag = ref.substr(colon + 1);
+  }
+  for (const char* prefix : {"docker.io/", "index.docker.io/", "library/", "nvcr.io/"})
+    if (repo.starts_with(prefix)) repo = repo.substr(std::string_view(prefix).size());
+  if (repo.starts_with("library/")) repo = repo.substr(8);
+  if (repo == "nvidia/cuda") {
+    from_cuda_tag(tag, from, d);
+    return;
+  }
+  if (repo == "pytorch/pytorch" && !tag.empty()) {
+    // "2.1.0-cuda12.1-cudnn8-runtime" (https://hub.docker.com/r/pytorch/pytorch/tags)
+    std::vector<std::string> parts;
+    std::stringstream ss(tag);
+    for (std::string p; std::getline(ss, p, '-');) parts.push_back(p);
+    if (manifest::is_pep440_version(parts[0])) {
+      try {
+        add_package(d, "torch==" + parts[0], from);
+      } catch (const Error&) {
+        note(d, from + " suggests torch==" + parts[0] + "; the other inputs' torch is kept");
+      }
+    }
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      if (parts[i].starts_with("cuda")) offer(d, d.cuda, {parts[i].substr(4), from}, "cuda.version");
+      else if (parts[i].starts_with("cudnn")) offer(d, d.cudnn, {"true", from}, "cuda.cudnn");
+      else if (parts[i] == "runtime" || parts[i] == "devel") offer(d, d.flavor, {parts[i], from}, "cuda.flavor");
+    }
+    if (d.cuda && d.cuda->from == from) torch_variant_index(d, d.cuda->value, from);
+    return;
+  }
+  if (repo == "python" && !tag.empty()) {
+    const std::string version = tag.substr(0, tag.find('-'));
+    const std::string minor = version.substr(0, version.find('.', version.find('.') + 1));
+    if (manifest::is_python_version(minor)) offer(d, d.python, {minor, from}, "python.version");
+    else note(d, from + ": the python tag " + diag::quote(tag) + " names no Python version: python.version left to you");
+    if (const std::string os = debian_os(tag.find('-') == std::string::npos ? "" : tag.substr(tag.find('-') + 1)); !os.empty())
+      offer(d, d.os, {os, from}, "os");
+    return;
+  }
+  if (repo == "ubuntu" && (tag.starts_with("20.04") || tag.starts_with("22.04") || tag.starts_with("24.04"))) {
+    offer(d, d.os, {"ubuntu" + tag.substr(0, 5), from}, "os");
+    return;
+  }
+  if (repo == "debian" && !debian_os(tag).empty()) {
+    offer(d, d.os, {debian_os(tag), from}, "os");
+    return;
+  }
+  offer(d, d.base, {image, from}, "base");
+}
+
+// Global ARG defaults ("ARG CUDA=12.1.1") put into a FROM line; an expansion envpin cannot
+// resolve leaves the line unread.
+std::optional<std::string> expand(const std::string& s, const std::map<std::string, std::string>& args) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '$') {
+      out += s[i];
+      continue;
+    }
+    std::string name;
+    if (i + 1 < s.size() && s[i + 1] == '{') {
+      const auto close = s.find('}', i);
+      if (close == std::string::npos) return std::nullopt;
+      name = s.substr(i + 2, close - i - 2);
+      i = close;
+    } else {
+      std::size_t e = i + 1;
+      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_')) ++e;
+      name = s.substr(i + 1, e - i - 1);
+      i = e - 1;
+    }
+    const auto it = args.find(name);
+    if (it == args.end() || it->second.find('$') != std::string::npos) return std::nullopt;
+    out += it->second;
+  }
+  return out;
+}
+
+// `apt-get install` packages: name or name=version, each checked as Debian spells them.
+void apt_install(const std::vector<std::string>& words, std::size_t first, const std::string& from, Draft& d) {
+  for (std::size_t i = first; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "-o" || w == "--option" || w == "-t" || w == "--target-release" || w == "-c" || w == "--config-file") {
+      ++i;
+      continue;
+    }
+    if (w.starts_with("-")) continue;
+    const auto eq = w.find('=');
+    const std::string name = w.substr(0, eq);
+    const std::string version = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (!manifest::is_deb_name(name) || (!version.empty() && !manifest::is_deb_version(version))) {
+      note(d, from + ": the apt package " + diag::quote(w) + " is not a Debian name[=version] envpin can pin (an expansion, a "
+                  "release or a pattern): left out");
+      continue;
+    }
+    if (std::any_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value.substr(0, v.value.find('=')) == name; }))
+      continue;
+    d.apt.push_back({w, from});
+  }
+}
+
+// `pip install` arguments, read as the lines of a requirements file would be.
+void pip_install(const std::vector<std::string>& words, std::size_t first, const fs::path& file, int line, Draft& d,
+                 std::vector<fs::path>& stack) {
+  const std::string from = where(file, line);
+  for (std::size_t i = first; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool has_value = i + 1 < words.size();
+    if (w.find('$') != std::string::npos) {
+      note(d, from + ": " + diag::quote(w) + " holds a shell expansion: left out");
+      continue;
+    }
+    if ((w == "-r" || w == "--requirement") && has_value) {
+      const fs::path included = file.parent_path() / words[++i];
+      if (fs::is_regular_file(included)) requirement_line("-r " + words[i], file, line, d, stack);
+      else note(d, from + ": pip installs " + diag::quote(words[i]) + ", which is not beside the Dockerfile: pass it with --from");
+    } else if ((w == "-c" || w == "--constraint" || w == "-i" || w == "--index-url" || w == "--extra-index-url" || w == "-e" ||
+                w == "--editable") &&
+               has_value) {
+      requirement_line(w + " " + words[++i], file, line, d, stack);
+    } else if (w.starts_with("--index-url=") || w.starts_with("--extra-index-url=")) {
+      requirement_line(w, file, line, d, stack);
+    } else if (w == "-f" || w == "--find-links" || w == "--trusted-host" || w == "-t" || w == "--target" || w == "--prefix" ||
+               w == "--root" || w == "--platform" || w == "--python-version" || w == "--only-binary" || w == "--no-binary") {
+      note(d, from + ": the pip option " + diag::quote(w) + " is not carried (envpin lock and the Dockerfile set pip's options)");
+      ++i;
+    } else if (w.starts_with("-")) {
+      continue;  // -U, --no-cache-dir, --no-deps, -q: how pip runs, not what it installs
+    } else {
+      try {
+        requirement_line(w, file, line, d, stack);
+      } catch (const Error&) {  // another input asks for it differently, and wins
+        note(d, from + ": " + diag::quote(w) + " conflicts with the other inputs: left out (they win over a Dockerfile)");
+      }
+    }
+  }
+}
+
+void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vector<fs::path>& stack) {
+  const std::string from = where(file, ins.line);
+  if (ins.args.starts_with("[") || ins.args.find("<<") != std::string::npos) {
+    note(d, from + ": a RUN in exec or heredoc form is not read: add what it installs by hand");
+    return;
+  }
+  for (const std::vector<std::string>& cmd : commands(ins.args)) {
+    std::size_t i = 0;
+    while (i < cmd.size() && (cmd[i].find('=') != std::string::npos || cmd[i] == "sudo" || cmd[i] == "env")) ++i;  // FOO=bar apt-get
+    if (i >= cmd.size()) continue;
+    const std::string program = fs::path(cmd[i]).filename().string();
+    const auto sub = [&](const std::string& verb) {
+      for (std::size_t j = i + 1; j < cmd.size(); ++j)
+        if (cmd[j] == verb) return j;
+      return cmd.size();
+    };
+    if (program == "apt-get" || program == "apt") {
+      if (const std::size_t j = sub("install"); j < cmd.size()) apt_install(cmd, j + 1, from, d);
+    } else if (program.starts_with("pip") || (program.starts_with("python") && i + 2 < cmd.size() && cmd[i + 1] == "-m" &&
+                                              cmd[i + 2] == "pip") ||
+               (program == "uv" && i + 1 < cmd.size() && cmd[i + 1] == "pip")) {
+      if (const std::size_t j = sub("install"); j < cmd.size()) pip_install(cmd, j + 1, file, ins.line, d, stack);
+    } else if (program == "conda" || program == "mamba" || program == "micromamba") {
+      if (sub("install") < cmd.size() || sub("create") < cmd.size() || sub("update") < cmd.size())
+        note(d, from + ": " + program + " installs in the Dockerfile are not read: export the environment "
+                       "('conda env export --from-history') and pass it with --from");
+    }
+  }
+}
+
+}  // namespace
+
+void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::string& cuda_from) {
+  for (const Value& p : d.packages) {
+    std::string error;
+    std::size_t column = 0;
+    const auto r = manifest::parse_requirement(p.value, error, column);
+    if (!r || r->normalized != "torch") continue;
+    const auto pinned = r->pinned();
+    std::string version = pinned ? *pinned : "";
+    for (const auto& s : r->specifiers)
+      if (s.op == "==" && s.version.ends_with(".*")) version = s.version.substr(0, s.version.size() - 2);
+    if (version.empty()) continue;
+    const resolve::TorchRelease* release = resolve::find_torch_release(version);
+    if (!release) continue;  // newer or older than the table: envpin cuda says so
+    if (!resolve::find_torch_variant(version, cuda)) {
+      std::string variants;
+      for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
+      throw Error("torch " + version + " (" + p.from + ") never had CUDA " + cuda + " wheels (" + cuda_from + "); its variants are " +
+                      variants,
+                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + cuda);
+    }
+    std::string tag = "cu" + cuda;
+    std::erase(tag, '.');
+    const std::string url = resolve::torch_index_url(tag);
+    if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
+      d.extra_index.push_back({url, cuda_from});
+  }
+}
+
+void read_dockerfile(const fs::path& file, Draft& d) {
+  const std::string text = read_input(file);
+  const std::vector<Instruction> all = instructions(text, file);
+  if (std::none_of(all.begin(), all.end(), [](const Instruction& i) { return i.keyword == "FROM"; }))
+    throw Error("no FROM instruction: this is not a Dockerfile", Location{file.generic_string(), 1, 1},
+                "name the project's Dockerfile");
+  d.sources.push_back(file.generic_string());
+  std::vector<fs::path> stack{fs::weakly_canonical(file)};
+  // The final stage is the image that runs; its FROM may name an earlier stage.
+  std::map<std::string, std::string> global_args;
+  std::map<std::string, std::pair<std::string, int>> stages;  // name -> the image it starts from, and its FROM line
+  std::size_t final_from = 0;
+  bool seen_from = false;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const Instruction& ins = all[k];
+    if (ins.keyword == "ARG" && !seen_from) {
+      const auto eq = ins.args.find('=');
+      if (eq != std::string::npos) global_args[trim(ins.args.substr(0, eq))] = trim(ins.args.substr(eq + 1));
+      for (auto& [name, value] : global_args)
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+          value = value.substr(1, value.size() - 2);
+    }
+    if (ins.keyword == "FROM") {
+      seen_from = true;
+      final_from = k;
+    }
+  }
+  std::string image;
+  int image_line = 0;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    if (all[k].keyword != "FROM") continue;
+    std::vector<std::string> words;
+    std::stringstream ss(all[k].args);
+    for (std::string w; ss >> w;)
+      if (!w.starts_with("--")) words.push_back(w);  // --platform=...
+    if (words.empty()) continue;
+    const auto expanded = expand(words[0], global_args);
+    std::string resolved = expanded ? *expanded : "";
+    int line = all[k].line;
+    if (const auto it = stages.find(resolved); it != stages.end()) std::tie(resolved, line) = it->second;
+    if (words.size() >= 3) {
+      std::string as = words[1];
+      std::transform(as.begin(), as.end(), as.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (as == "as") stages[words[2]] = {resolved, line};
+    }
+    if (k == final_from) {
+      image = resolved;
+      image_line = line;
+      if (!expanded)
+        note(d, where(file, all[k].line) + ": FROM " + diag::quote(words[0]) + " uses an ARG without a default: the base is left to you");
+    }
+  }
+  if (!image.empty() && image != "scratch") {
+    if (!std::all_of(image.begin(), image.end(), [](unsigned char c) { return std::isalnum(c) || std::string_view("._/:@-").find(c) != std::string_view::npos; }))
+      note(d, where(file, image_line) + ": FROM " + diag::quote(image) + " is not an image reference envpin reads: left out");
+    else
+      from_image(image, where(file, image_line) + " (FROM " + image + ")", d);
+  }
+  // What the stages install, and what envpin will not carry from them.
+  for (const Instruction& ins : all) {
+    const std::string from = where(file, ins.line);
+    if (ins.keyword == "RUN") {
+      run_line(ins, file, d, stack);
+    } else if (ins.keyword == "ENV") {
+      std::string names;
+      int count = 0;
+      for (const std::vector<std::string>& cmd : commands(ins.args))
+        for (std::size_t i = 0; i < cmd.size(); ++i) {
+          const auto eq = cmd[i].find('=');
+          const std::string name = eq == std::string::npos ? (i == 0 ? cmd[i] : "") : cmd[i].substr(0, eq);
+          if (!name.empty()) names += (count++ ? ", " : "") + diag::printable(name);
+          if (eq == std::string::npos) break;  // "ENV NAME value words": one variable
+        }
+      std::size_t length = 0;
+      const bool token = secrets::find_token(ins.args, length) != std::string::npos;
+      note(d, from + ": ENV " + names + " not carried: set " + (count > 1 ? "them" : "it") + " under env: in envpin.yaml (secrets: for a credential); values are not copied" +
+                  (token ? ". It holds what looks like a credential: rotate it, it is in the image's history" : ""));
+    } else if (ins.keyword == "COPY" || ins.keyword == "ADD") {
+      std::vector<std::string> words;
+      std::stringstream ss(ins.args);
+      for (std::string w; ss >> w;)
+        if (!w.starts_with("--")) words.push_back(w);
+      if (!words.empty()) words.pop_back();  // the destination
+      for (const std::string& w : words)
+        if (secrets::is_secret_path(fs::path(w).lexically_normal().generic_string()))
+          note(d, from + ": " + ins.keyword + " " + diag::quote(w) + " puts a secret file into the image; envpin keeps secrets out "
+                         "of the context: declare it under secrets: for run time");
+    }
+  }
+}
+
+}  // namespace envpin::init
