@@ -158,8 +158,12 @@ TEST_F(InitCli, Corpus) {
     EXPECT_EQ(*io::read_file(work / "envpin.yaml"), *io::read_file(yaml)) << name;
     // What init wrote is a manifest envpin takes.
     EXPECT_EQ(run("validate -f " + name + "/envpin.yaml").code, 0) << name;
+    if (io::read_file(yaml)->find("\ncuda:\n") != std::string::npos) {
+      const Result cuda = run("cuda -f " + name + "/envpin.yaml");
+      EXPECT_EQ(cuda.code, 0) << name << ": " << cuda.err;
+    }
   }
-  EXPECT_GE(cases, 10);
+  EXPECT_GE(cases, 20);
 }
 
 }  // namespace

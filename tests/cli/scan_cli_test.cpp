@@ -69,6 +69,16 @@ TEST_F(ScanCli, JsonAndSkippedFiles) {
   EXPECT_EQ(r.out.find("hf_" "abcdefghijklmnop"), std::string::npos) << "a finding never repeats the secret";
 }
 
+TEST_F(ScanCli, ADockerfilesPathsAreTheImages) {
+  write("p/Dockerfile", "FROM debian:12\nWORKDIR /home/" "appuser/src\nENV HF_TOKEN=hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH\n");
+  write("p/train.py", "DATA = '/home/" "alice/data'\n");
+  const Result r = run("scan p");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out.find("Dockerfile:2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p/Dockerfile:3:14: a credential is written in this file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p/train.py:1:9: hard-coded host path '/home/" "alice/'"), std::string::npos) << r.out;
+}
+
 TEST_F(ScanCli, ThisRepositoryIsClean) {
   const Result r = run(std::string("scan ") + ENVPIN_SOURCE_DIR);
   EXPECT_EQ(r.code, 0) << r.out;

