@@ -213,6 +213,33 @@ if awk '/^Step [0-9]+\/[0-9]+ : RUN (apt-get update|python3 -m venv|python -m pi
 cp "$T/before-edit.yaml" "$P/envpin.yaml"
 "$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null 2>&1
 
+# --- envpin init round trip ---------------------------------------------------------------------
+# A working venv (built here from the loopback index) -> envpin init --from-python -> lock,
+# generate, docker build: the image has the venv's exact versions. The index comes from the
+# project's requirements.txt, as a user's would; base, os and a system Python are this test
+# machine's (no python:3.11 image here), added to what init wrote.
+step "envpin init --from-python: a venv's versions, rebuilt in an image"
+R="$T/roundtrip"
+mkdir -p "$R"
+/usr/bin/python3 -m venv --without-pip "$T/venv" &&
+  /usr/bin/python3 -m pip --python "$T/venv/bin/python" install -q --no-cache-dir \
+    --index-url "http://127.0.0.1:$INDEX_PORT/simple" envpin-demo==1.0.0 >"$T/venv.log" 2>&1 || {
+  fail "building the venv"; cat "$T/venv.log"; }
+printf -- '--index-url http://127.0.0.1:%s/simple\n' "$INDEX_PORT" > "$R/requirements.txt"
+if "$ENVPIN" init --from-python "$T/venv/bin/python" --from "$R/requirements.txt" -o "$R/envpin.yaml" >"$T/init.out" 2>&1 &&
+   grep -q '^    - "envpin-demo==1.0.0"  # ' "$R/envpin.yaml" && grep -q '^    - "envpin-dep==2.0.0"  # ' "$R/envpin.yaml"; then
+  pass; else fail "envpin init --from-python"; cat "$T/init.out" "$R/envpin.yaml"; fi
+sed -i "s|^name: .*|&\nbase: $IMAGE\nos: debian12\napt: [python3-venv]|; s|^  version: .*|&\n  source: system|" "$R/envpin.yaml"
+if "$ENVPIN" lock -f "$R/envpin.yaml" >"$T/rt-lock.out" 2>&1 && "$ENVPIN" generate -f "$R/envpin.yaml" >/dev/null 2>"$T/rt-gen.err" &&
+   DOCKER_BUILDKIT=0 docker build --network host -t envpin-e2e-roundtrip "$R" >"$T/rt-build.log" 2>&1; then pass; else
+  fail "lock, generate and build of init's manifest"; cat "$T/rt-lock.out" "$T/rt-gen.err" "$R/envpin.yaml"; tail -20 "$T/rt-build.log"; fi
+versions='import importlib.metadata as m; print(m.version("envpin-demo"), m.version("envpin-dep"))'
+here=$("$T/venv/bin/python" -c "$versions" 2>&1)
+there=$(docker run --rm --network none envpin-e2e-roundtrip python -c "$versions" 2>&1)
+if [ "$here" = "1.0.0 2.0.0" ] && [ "$there" = "$here" ]; then pass; else fail "the image has '$there', the venv '$here'"; fi
+if docker run --rm --network none envpin-e2e-roundtrip envpin-check-env >"$T/rt-check.log" 2>&1; then pass; else
+  fail "check_env in the round-trip image"; cat "$T/rt-check.log"; fi
+
 # --- what a lock must refuse --------------------------------------------------------------------
 step "negative cases"
 # A wheel replaced on the index (same name and version, different bytes): pip's hash check fails.
