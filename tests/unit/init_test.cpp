@@ -364,5 +364,32 @@ TEST_F(Init, DockerfileBasesAndRefusals) {
   }
 }
 
+TEST_F(Init, CredentialsNeverReachTheManifest) {
+  const fs::path req = write("requirements.txt",
+                             "--index-url https://ci:s3cr3t@pypi.example.org/simple\n"
+                             "--extra-index-url https://__token__@gitlab.example.org/api/v4/projects/1/packages/pypi/simple\n"
+                             "torch==2.4.1 --hash=sha256:0123 --config-settings=token=hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH\n");
+  Draft d;
+  read_requirements(req, d);
+  const std::string text = manifest(d);
+  EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
+  EXPECT_EQ(text.find("__token__"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hf_abc"), std::string::npos) << text;
+  EXPECT_NE(text.find("  index: \"https://pypi.example.org/simple\"  # requirements.txt:1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#   requirements.txt:1: the index URL's credentials are left out"), std::string::npos) << text;
+  EXPECT_NE(text.find("token=<credential>"), std::string::npos) << text;
+  // A requirements line that includes a secret file is refused, and the file is not read.
+  write(".env", "HF_TOKEN=x\n");
+  const fs::path bad = write("bad.txt", "numpy\n-r .env\n");
+  Draft e;
+  try {
+    read_requirements(bad, e);
+    FAIL() << "no error";
+  } catch (const diag::Error& err) {
+    EXPECT_EQ(err.message(), "the line includes '.env', which is a secret file, as a requirements file");
+    EXPECT_EQ(err.where()->line, 2);
+  }
+}
+
 }  // namespace
 }  // namespace envpin::init

@@ -390,6 +390,11 @@ const ErrorCase kErrors[] = {
     {"index_shell", "envpin: 1\nname: x\npython: {version: '3.11', index: \"https://x/simple' $(id) '\"}\n",
      "envpin: error: envpin.yaml:3:34: python.index must be an http(s) URL, found 'https://x/simple' $(id) ''\n"
      "envpin: hint: write it as 'https://host/simple' (percent-encode other characters)\n"},
+    {"index_credentials", "envpin: 1\nname: x\npython:\n  version: '3.11'\n  extra_index: [https://pypi.example.org/simple, \"https://ci:s3cr3t@pypi.example.org/simple\"]\n",
+     "envpin: error: envpin.yaml:5:50: the package index URL holds credentials (the part before '@'): they would be written "
+     "into the Dockerfile, envpin.lock and the image's history\n"
+     "envpin: hint: remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in "
+     "the manifest\n"},
     {"slurm_checkpoints_shell", "envpin: 1\nname: x\njobs: {slurm: {checkpoints: \"/s/$(id)\"}}\n",
      "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' '/s/$(id)' has characters other than letters, digits "
      "and ._-+@/\n"

@@ -16,6 +16,7 @@
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
 #include "resolve/policy_parts.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::init {
 
@@ -53,8 +54,22 @@ std::string trim(std::string s) {
   return s.substr(b, e - b + 1);
 }
 
-void note(Draft& d, const std::string& text) {
+void note(Draft& d, const std::string& raw) {
+  // Notes quote the inputs, and envpin.yaml is committed and sent in the build context: a
+  // credential in a line never reaches them.
+  std::string text = raw;
+  std::size_t length = 0;
+  for (std::size_t at; (at = secrets::find_token(text, length)) != std::string::npos;) text.replace(at, length, "<credential>");
   if (std::find(d.notes.begin(), d.notes.end(), text) == d.notes.end()) d.notes.push_back(text);
+}
+
+std::string index_url(const std::string& url, const std::string& from, Draft& d) {
+  const std::string_view credentials = manifest::index_url_credentials(url);
+  if (credentials.empty()) return url;
+  const std::size_t at = url.find(credentials);
+  note(d, from + ": the index URL's credentials are left out (they would be written into the Dockerfile, the lock and the "
+                 "image's history): give pip them on the build machine (a netrc or keyring)");
+  return url.substr(0, at) + url.substr(at + credentials.size());
 }
 
 void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
@@ -141,6 +156,9 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
     }
     if ((option == "-r" || option == "--requirement") && !value.empty()) {
       const fs::path included = file.parent_path() / value;
+      if (secrets::is_secret_path(fs::path(value).lexically_normal().generic_string()))
+        throw Error("the line includes " + diag::quote(value) + ", which is a secret file, as a requirements file",
+                    Location{file.generic_string(), line, 1}, "remove the line; envpin init reads requirements files only");
       read_requirements_file(included, d, stack);
     } else if (option == "-c" || option == "--constraint") {
       note(d, from + ": the constraints file " + diag::quote(value) +
@@ -149,13 +167,14 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
       if (!manifest::is_index_url(value))
         throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts", Location{file.generic_string(), line, 1},
                     "use an http(s) URL without quotes, spaces or '$'");
-      set_once(d.index, {value, from}, "the package index");
+      set_once(d.index, {index_url(value, from, d), from}, "the package index");
     } else if (option == "--extra-index-url" && !value.empty()) {
       if (!manifest::is_index_url(value))
         throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts", Location{file.generic_string(), line, 1},
                     "use an http(s) URL without quotes, spaces or '$'");
-      if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == value; }))
-        d.extra_index.push_back({value, from});
+      const std::string url = index_url(value, from, d);
+      if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
+        d.extra_index.push_back({url, from});
     } else if (option == "-e" || option == "--editable") {
       note(d, from + ": " + diag::quote(text) +
                   " is a local or VCS package: the project is copied into the image, not pinned; install it in the "
@@ -457,8 +476,8 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
   if (const auto* indexes = t["tool"]["uv"]["index"].as_array())
     for (const auto& entry : *indexes)
       if (const auto* url = entry.as_table() ? (*entry.as_table())["url"].as_string() : nullptr) {
-        const std::string u = url->get();
-        if (!manifest::is_index_url(u)) continue;
+        if (!manifest::is_index_url(url->get())) continue;
+        const std::string u = index_url(url->get(), where(file, line_of(entry)), d);
         if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
           d.extra_index.push_back({u, where(file, line_of(entry)) + " ([[tool.uv.index]])"});
       }

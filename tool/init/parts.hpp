@@ -17,7 +17,9 @@ std::string read_input(const std::filesystem::path& file);
 // "requirements.txt:12": where a value came from.
 std::string where(const std::filesystem::path& file, int line);
 std::string trim(std::string s);
-// Adds a note once.
+// An index URL without its credentials ("user:token@"), which are a note, never a value.
+std::string index_url(const std::string& url, const std::string& from, Draft& d);
+// Adds a note once, any credential in it replaced by "<credential>".
 void note(Draft& d, const std::string& text);
 // Sets a single value, refusing a second, different one with both origins named.
 void set_once(std::optional<Value>& slot, Value v, const std::string& what);

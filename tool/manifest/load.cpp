@@ -241,6 +241,16 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
     if (!is_index_url(u.value))
       throw Error("python.extra_index must hold http(s) URLs, found " + quote(u.value), u.where,
                   "write it as 'https://host/simple' (percent-encode other characters)");
+  // Credentials in an index URL would be written into the Dockerfile, the lock and the image's
+  // history. The error does not repeat them.
+  std::vector<const Located<std::string>*> urls;
+  if (py.index) urls.push_back(&*py.index);
+  for (const auto& u : py.extra_index) urls.push_back(&u);
+  for (const Located<std::string>* u : urls)
+    if (!index_url_credentials(u->value).empty())
+      throw Error("the package index URL holds credentials (the part before '@'): they would be written into the Dockerfile, "
+                  "envpin.lock and the image's history",
+                  u->where, "remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in the manifest");
   if (!has_version)
     r.fail(node, "the python section needs 'version'", "add 'version: \"3.11\"' under python");
   if (packages_at && py.requirements)

@@ -186,6 +186,15 @@ bool is_index_url(std::string_view v) {
   return (v.starts_with("https://") || v.starts_with("http://")) && diag::only_ascii(v, ":/._-~%?&=+@!,;#[]");
 }
 
+std::string_view index_url_credentials(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  const std::string_view rest = url.substr(scheme + 3);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  const std::size_t at = authority.rfind('@');
+  return at == std::string_view::npos ? std::string_view() : authority.substr(0, at + 1);
+}
+
 bool is_deb_name(std::string_view v) {
   // Policy §5.6.1: [a-z0-9][a-z0-9+.-]+
   const auto ok = [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '+' || c == '.' || c == '-'; };

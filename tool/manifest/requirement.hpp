@@ -48,6 +48,10 @@ bool is_driver_version(std::string_view v);
 // characters only (no quotes, spaces, '$' or backslash).
 bool is_index_url(std::string_view v);
 
+// The credentials of an index URL ("user:token@" in https://user:token@host/simple), or empty:
+// such a URL would put them into the Dockerfile, the lock and the image's history.
+std::string_view index_url_credentials(std::string_view url);
+
 // True for a Debian package name (policy §5.6.1) and an optional version (§5.6.12).
 bool is_deb_name(std::string_view v);
 bool is_deb_version(std::string_view v);
