@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "init/init.hpp"
 #include "manifest/load.hpp"
 #include "test_dir.hpp"
@@ -388,6 +389,34 @@ TEST_F(Init, CredentialsNeverReachTheManifest) {
   } catch (const diag::Error& err) {
     EXPECT_EQ(err.message(), "the line includes '.env', which is a secret file, as a requirements file");
     EXPECT_EQ(err.where()->line, 2);
+  }
+}
+
+TEST_F(Init, CondaSpacesAroundOperatorsAndHostileBytes) {
+  // Found by the init fuzzer: "python >= 3.8" lost its version to the build-string split, and a
+  // control character in a value reached the manifest text raw.
+  write("environment.yml", "dependencies:\n  - python >= 3.8\n  - numpy >=1.20, <2\n  - scipy 1.7.1 py38_0\n  - cudatoolkit=11.1\x0c\n");
+  Draft d;
+  read_conda(dir_ / "environment.yml", d);
+  EXPECT_EQ(d.python->value, "3.8");
+  ASSERT_EQ(d.packages.size(), 2u);
+  EXPECT_EQ(d.packages[0].value, "numpy>=1.20,<2");
+  EXPECT_EQ(d.packages[1].value, "scipy==1.7.1");
+  const std::string text = write_manifest(d, {"demo", {"A100"}, std::nullopt});
+  for (char c : text) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << text;
+  EXPECT_NE(text.find("  version: \"11.1\\x0c\""), std::string::npos) << text;
+  try {
+    manifest::parse(text, "envpin.yaml", dir_);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "'cuda.version' holds the control character 0x0c at byte 5");
+    EXPECT_EQ(e.where()->line, 7);  // "  version:" under cuda:
+  }
+  try {
+    read_pyproject(write("pyproject.toml", "[tool.poetry.dependencies]\nx = {optional = tr\x02e}\n"), d, {});
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(diag::control_at(e.message()), std::string_view::npos) << e.message();
   }
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
@@ -124,7 +125,16 @@ int run_init(const InitOptions& o, Streams& io) {
     parsed = manifest::parse(text, out.generic_string(), dir);
     resolved = resolve::resolve(*parsed);
   } catch (const Error& e) {
-    throw Error("the inputs give a manifest envpin refuses: " + e.message(), std::nullopt, e.hint());
+    // The draft's line says where its value came from (its comment): the refusal names that.
+    std::string origin;
+    if (e.where() && e.where()->line > 0) {
+      std::istringstream lines(text);
+      std::string line;
+      for (int n = 0; n < e.where()->line && std::getline(lines, line); ++n) {
+      }
+      if (const auto hash = line.find("  # "); hash != std::string::npos) origin = " (" + line.substr(hash + 4) + ")";
+    }
+    throw Error("the inputs give a manifest envpin refuses: " + e.message() + origin, std::nullopt, e.hint());
   }
   const manifest::Manifest& m = *parsed;
   const resolve::Environment& env = *resolved;

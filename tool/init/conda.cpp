@@ -145,6 +145,22 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
   const auto cut = spec.find_first_of(" =<>!~");
   const std::string name = diag::printable(spec.substr(0, cut));
   std::string rest = cut == std::string::npos ? "" : trim(spec.substr(cut));
+  // Spaces beside an operator or a comma belong to the version ("python >= 3.8", ">=1.2, <2");
+  // a space between two versions' words starts the build string ("numpy 1.11 py36_0").
+  {
+    std::string squeezed;
+    const std::string_view ops = "=<>!~,";
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == ' ') {
+        const std::size_t next = rest.find_first_not_of(' ', i);
+        const bool after_op = !squeezed.empty() && ops.find(squeezed.back()) != std::string_view::npos;
+        const bool before_op = next != std::string::npos && ops.find(rest[next]) != std::string_view::npos;
+        if (after_op || before_op) continue;
+      }
+      squeezed += rest[i];
+    }
+    rest = squeezed;
+  }
   // A build string after the version ("2.1.0=py3.10_cuda12.1_cudnn8_0", "=*=*cuda*").
   std::string build;
   if (rest.starts_with("=") && !rest.starts_with("==")) {
@@ -221,7 +237,7 @@ void read_conda(const fs::path& file, Draft& d) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw Error("not valid YAML: " + e.msg, Location{file.generic_string(), e.mark.line + 1, e.mark.column + 1},
+    throw Error("not valid YAML: " + diag::printable(e.msg), Location{file.generic_string(), e.mark.line + 1, e.mark.column + 1},
                 "fix the file, or export it again with 'conda env export --from-history'");
   }
   if (!root.IsMap() || !root["dependencies"] || !root["dependencies"].IsSequence())

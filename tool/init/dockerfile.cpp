@@ -383,9 +383,10 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
     if (!resolve::find_torch_variant(version, cuda)) {
       std::string variants;
       for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
-      throw Error("torch " + version + " (" + p.from + ") never had CUDA " + cuda + " wheels (" + cuda_from + "); its variants are " +
+      throw Error("torch " + diag::printable(version) + " (" + diag::printable(p.from) + ") never had CUDA " + diag::printable(cuda) +
+                      " wheels (" + diag::printable(cuda_from) + "); its variants are " +
                       variants,
-                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + cuda);
+                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + diag::printable(cuda));
     }
     std::string tag = "cu" + cuda;
     std::erase(tag, '.');

@@ -32,20 +32,22 @@ constexpr std::size_t kMaxInput = 1 << 20;
 std::string read_input(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec))
-    throw Error("cannot read " + file.generic_string() + ": not a regular file", Location{file.generic_string(), 0, 0},
+    throw Error("cannot read " + diag::printable(file.generic_string()) + ": not a regular file", Location{file.generic_string(), 0, 0},
                 "name a requirements.txt, environment.yml or pyproject.toml");
   if (fs::file_size(file, ec) > kMaxInput)
-    throw Error(file.generic_string() + " is larger than 1 MiB", Location{file.generic_string(), 0, 0},
+    throw Error(diag::printable(file.generic_string()) + " is larger than 1 MiB", Location{file.generic_string(), 0, 0},
                 "name the project's dependency file, not a data file");
   const auto text = io::read_file(file);
-  if (!text) throw Error("cannot read " + file.generic_string(), Location{file.generic_string(), 0, 0}, "check its permissions");
+  if (!text) throw Error("cannot read " + diag::printable(file.generic_string()), Location{file.generic_string(), 0, 0}, "check its permissions");
   if (text->find('\0') != std::string::npos)
-    throw Error(file.generic_string() + " holds a NUL byte: it is not a text file", Location{file.generic_string(), 0, 0},
+    throw Error(diag::printable(file.generic_string()) + " holds a NUL byte: it is not a text file", Location{file.generic_string(), 0, 0},
                 "name the project's dependency file");
   return *text;
 }
 
-std::string where(const fs::path& file, int line) { return file.filename().generic_string() + ":" + std::to_string(line); }
+std::string where(const fs::path& file, int line) {
+  return diag::printable(file.filename().generic_string()) + ":" + std::to_string(line);
+}
 
 std::string trim(std::string s) {
   const auto b = s.find_first_not_of(" \t\r");
@@ -57,7 +59,7 @@ std::string trim(std::string s) {
 void note(Draft& d, const std::string& raw) {
   // Notes quote the inputs, and envpin.yaml is committed and sent in the build context: a
   // credential in a line never reaches them.
-  std::string text = raw;
+  std::string text = diag::printable(raw);
   std::size_t length = 0;
   for (std::size_t at; (at = secrets::find_token(text, length)) != std::string::npos;) text.replace(at, length, "<credential>");
   if (std::find(d.notes.begin(), d.notes.end(), text) == d.notes.end()) d.notes.push_back(text);
@@ -105,7 +107,7 @@ void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path
   if (std::find(stack.begin(), stack.end(), canonical) != stack.end()) {
     std::string chain;
     for (const fs::path& p : stack) chain += p.filename().generic_string() + " -> ";
-    throw Error("requirements files include each other: " + chain + file.filename().generic_string(),
+    throw Error("requirements files include each other: " + diag::printable(chain + file.filename().generic_string()),
                 Location{file.generic_string(), 0, 0}, "remove one of the -r lines");
   }
   const std::string text = read_input(file);
@@ -379,7 +381,7 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
   try {
     t = toml::parse(text, file.generic_string());
   } catch (const toml::parse_error& e) {
-    throw Error("not valid TOML: " + std::string(e.description()),
+    throw Error("not valid TOML: " + diag::printable(e.description()),
                 Location{file.generic_string(), static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)},
                 "fix the file");
   }
@@ -580,10 +582,19 @@ std::vector<fs::path> inputs_in(const fs::path& dir) {
 
 namespace {
 
-// A YAML double-quoted scalar (values are printable single lines by now).
+// A YAML double-quoted scalar. A control character a hostile input slipped into a value is
+// escaped (\xNN): the line stays one line, and the manifest reader refuses the value by name.
 std::string yq(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
