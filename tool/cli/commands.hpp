@@ -43,5 +43,7 @@ Command resume_command();
 Command submit_command();
 Command resume_check_command();
 Command init_command();
+Command sync_command();
+Command remote_command();
 
 }  // namespace envpin::cli

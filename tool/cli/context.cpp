@@ -23,7 +23,7 @@
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
 #include "scan/ignore.hpp"
-#include "secrets/rules.hpp"
+#include "scan/send_set.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -49,58 +49,13 @@ int context(const Options& o, Streams& io) {
       throw diag::Error("cannot write the context to " + diag::quote(o.output) + ": it exists and is not a regular file",
                         std::nullopt, "pass a new file name, or '-o -' for standard output");
   }
-  const auto allowed = [&](const std::string& rel) {
-    return std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
-                       [&](const auto& a) { return a.value == rel; });
-  };
-  // Hard links share an inode: a link to a secret is the secret under another name.
-  std::set<std::pair<dev_t, ino_t>> secret_inodes;
-
-  std::vector<std::string> paths;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::none, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
-    const std::string rel = it->path().lexically_relative(root).generic_string();
-    // Excluded directories are still walked: a later "!" pattern may bring a file back, as
-    // docker does (the generated .dockerignore re-includes .envpin/check_env.sh). Secrets
-    // never go in, whatever .dockerignore says.
-    if (secrets::is_secret_path(rel) && !allowed(rel)) {
-      struct stat st {};
-      if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) secret_inodes.emplace(st.st_dev, st.st_ino);
-      continue;
-    }
-    // envpin's own temporaries, which an interrupted write leaves, are never content.
-    if (rules.excluded(rel) || io::is_temporary(it->path()) || fs::absolute(it->path()).lexically_normal() == output)
-      continue;
-    paths.push_back(rel);
-  }
-  std::sort(paths.begin(), paths.end());
-  // Before anything is written: no hard link to a secret, and no file that would be sent holds
-  // a well-known credential (text files up to 4 MiB, as scan reads them).
-  std::vector<std::string> sent;
-  for (const std::string& rel : paths) {
-    struct stat st {};
-    if (::lstat((root / rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      sent.push_back(rel);
-      continue;
-    }
-    if (st.st_nlink > 1 && secret_inodes.count({st.st_dev, st.st_ino})) continue;
-    sent.push_back(rel);
-    if (st.st_size > (4 << 20)) continue;
-    const auto text = io::read_file(root / rel);
-    std::size_t length = 0;
-    if (!text || text->find('\0') != std::string::npos) continue;
-    if (const std::size_t at = secrets::find_token(*text, length); at != std::string::npos) {
-      const int line = 1 + static_cast<int>(std::count(text->begin(), text->begin() + static_cast<long>(at), '\n'));
-      const std::size_t bol = text->rfind('\n', at);
-      const int column = static_cast<int>(at - (bol == std::string::npos ? 0 : bol + 1)) + 1;
-      throw diag::Error("a credential is written in this file, which the build context would carry",
-                        diag::Location{(m.project_dir == "." ? fs::path(rel) : m.project_dir / rel).generic_string(), line, column},
-                        "remove it (and rotate it), or add the file to context.exclude in " + m.file);
-    }
-  }
-  paths = std::move(sent);
+  scan::SendRules send;
+  send.rules = &rules;
+  for (const auto& a : m.context_allow_secrets) send.allow_secrets.push_back(a.value);
+  send.skip = output;
+  send.carrier = "the build context would carry";
+  send.hint = "remove it (and rotate it), or add the file to context.exclude in " + m.file;
+  std::vector<std::string> paths = scan::send_set(root, send, m.project_dir.generic_string()).paths;
 
   // Streamed into a temporary file beside the output and hashed on the way; renamed into place
   // only when complete.

@@ -181,7 +181,7 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
     std::string minor = v.substr(0, v.find('.', v.find('.') + 1));
     if (minor.ends_with(".*")) minor.resize(minor.size() - 2);
     if (minor.starts_with("2."))
-      throw Error("the environment asks for Python " + minor + ", which envpin does not build images for",
+      throw Error("the environment asks for Python " + diag::printable(minor) + ", which envpin does not build images for",
                   Location{file.generic_string(), line, 1}, "port the project to Python 3 first");
     if (!manifest::is_python_version(minor)) {
       note(d, from + ": Python version " + diag::quote(rest) + " not understood: python.version left to you");

@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# `envpin sync` and `envpin remote` against a real OpenSSH server started here on 127.0.0.2 (a
+# generated host key and user key, a throwaway user whose home is in a temp dir, key-only logins,
+# StrictModes on; the client checks the host key against a known_hosts written here). Asserts:
+# secrets, keys and gitignored data never arrive (the remote tree is listed); a dirty remote
+# directory is refused without --delete and excluded files there survive --delete; an rsync
+# killed mid-transfer resumes from its partial file; `remote` runs envpin there; host key
+# mismatch, a wrong key, a closed port and a missing envpin are one clear line each.
+#   sync.sh ENVPIN_BINARY
+set -u
+ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/lib.sh"
+need rsync ssh ssh-keygen /usr/sbin/sshd useradd
+need_root "sshd and useradd" "$0" "$@"
+. "$(dirname "$0")/servers.sh"
+
+T=$(mktemp -d /tmp/envpin-e2e-sync.XXXXXX)
+chmod 755 "$T"
+U=envpinsync
+SSHD_PID=""
+cleanup() {
+  [ -z "$SSHD_PID" ] || kill "$SSHD_PID" 2>/dev/null
+  pkill -u "$U" 2>/dev/null
+  userdel "$U" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+step "starting sshd on 127.0.0.2"
+mkdir -p /run/sshd && chmod 755 /run/sshd
+ssh-keygen -q -t ed25519 -N '' -f "$T/host_key" -C host
+ssh-keygen -q -t ed25519 -N '' -f "$T/other_host_key" -C other
+ssh-keygen -q -t ed25519 -N '' -f "$T/id_user" -C user
+ssh-keygen -q -t ed25519 -N '' -f "$T/id_wrong" -C wrong
+userdel "$U" 2>/dev/null
+useradd -M -d "$T/home" -s /bin/sh "$U" && usermod -p '*' "$U"
+mkdir -p "$T/home/.ssh" && cp "$T/id_user.pub" "$T/home/.ssh/authorized_keys"
+chown -R "$U:" "$T/home" && chmod 700 "$T/home/.ssh" && chmod 600 "$T/home/.ssh/authorized_keys"
+PORT=$(free_port)
+cat > "$T/sshd_config" <<EOF
+ListenAddress 127.0.0.2:$PORT
+HostKey $T/host_key
+PidFile $T/sshd.pid
+AuthorizedKeysFile .ssh/authorized_keys
+PermitRootLogin no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes yes
+EOF
+/usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
+SSHD_PID=$!
+echo "[127.0.0.2]:$PORT $(cut -d' ' -f1,2 "$T/host_key.pub")" > "$T/known_hosts"
+echo "[127.0.0.2]:$PORT $(cut -d' ' -f1,2 "$T/other_host_key.pub")" > "$T/known_hosts_changed"
+ssh_with() {  # ssh_with KEY KNOWN_HOSTS [PORT]: the ssh command line envpin is given
+  echo "ssh -p ${3:-$PORT} -i $1 -o UserKnownHostsFile=$2 -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes"
+}
+ENVPIN_SSH=$(ssh_with "$T/id_user" "$T/known_hosts")
+export ENVPIN_SSH
+# shellcheck disable=SC2086 # the words of the ssh command line
+wait_for 20 $ENVPIN_SSH "$U@127.0.0.2" true || { fail "sshd did not start"; cat "$T/sshd.log"; exit 1; }
+pass
+
+# --- the project ----------------------------------------------------------------------------------
+P="$T/project"
+mkdir -p "$P/src" "$P/data" "$P/.ssh"
+cat > "$P/envpin.yaml" <<'EOF'
+envpin: 1
+name: sync-e2e
+python:
+  version: "3.11"
+  packages: [numpy==1.26.4]
+env: {ENVPIN_SYNC_E2E: "1"}
+EOF
+echo 'print("train")' > "$P/src/train.py"
+echo 'data/' > "$P/.gitignore"
+head -c 1048576 /dev/urandom > "$P/data/shard-0.bin"
+echo 'HF_TOKEN=x' > "$P/.env"
+echo 'X=1' > "$P/src/.ENV.local"
+cp "$T/id_wrong" "$P/.ssh/id_ed25519"
+cp "$T/id_wrong" "$P/deploy.key"
+"$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || fail "generate"
+D="$T/home/work/sync-e2e"
+remote_tree() { (cd "$D" && find . -mindepth 1 | sort); }
+
+step "envpin sync --dry-run lists what is left out and why; nothing is sent"
+"$ENVPIN" sync --dry-run -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/dry.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^skip    .env  (a secret file)$' "$T/dry.out" && grep -q '^skip    data/shard-0.bin  (.dockerignore)$' "$T/dry.out" &&
+   grep -q '^skip    deploy.key  (a secret file)$' "$T/dry.out" && grep -q '^send    src/train.py$' "$T/dry.out" && [ ! -e "$D" ]; then
+  pass; else fail "sync --dry-run: exit $rc"; cat "$T/dry.out"; fi
+
+step "envpin sync: the project arrives, its secrets and gitignored data do not"
+start=$(date +%s)
+"$ENVPIN" sync -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/sync.out" 2>&1
+rc=$?
+step "sync took $(( $(date +%s) - start )) s: $(head -1 "$T/sync.out")"
+if [ "$rc" = 0 ] && [ -f "$D/src/train.py" ] && [ -f "$D/envpin.yaml" ] && [ -f "$D/Dockerfile" ] && [ -f "$D/.envpin/check_env.sh" ]; then pass; else
+  fail "sync: exit $rc"; cat "$T/sync.out"; fi
+remote_tree > "$T/tree.txt"
+if grep -qi -e '/\.env$' -e '\.env\.local' -e 'id_ed25519' -e 'deploy.key' -e '^./data/' -e '/\.ssh' "$T/tree.txt"; then
+  fail "a secret or gitignored file arrived:"; cat "$T/tree.txt"; else pass; fi
+if [ "$(stat -c %U "$D/src/train.py")" = "$U" ] && grep -q "^left out: .*(a secret file)" "$T/sync.out"; then pass; else
+  fail "owner or summary"; cat "$T/sync.out"; fi
+
+step "a dirty remote directory: refused without --delete; excluded files there stay"
+su "$U" -c "echo stale > '$D/stale.txt'; mkdir -p '$D/data'; echo keep > '$D/data/remote-only.bin'"
+"$ENVPIN" sync -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/dirty.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "envpin: error: .*has 1 file this project does not: 'stale.txt'" "$T/dirty.out" &&
+   grep -q "pass --delete" "$T/dirty.out" && [ -f "$D/stale.txt" ]; then pass; else fail "dirty remote: exit $rc"; cat "$T/dirty.out"; fi
+"$ENVPIN" sync --delete -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/delete.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && [ ! -e "$D/stale.txt" ] && [ -f "$D/data/remote-only.bin" ]; then pass; else
+  fail "sync --delete: exit $rc"; cat "$T/delete.out"; ls -la "$D" "$D/data"; fi
+
+step "an rsync killed mid-transfer resumes from its partial file"
+head -c 20971520 /dev/urandom > "$P/src/weights.bin"
+mkdir -p "$T/slow"
+real_rsync=$(command -v rsync)
+printf '#!/bin/sh\nexec %s --bwlimit=4000 "$@"\n' "$real_rsync" > "$T/slow/rsync"  # 4 MB/s: ~5 s for 20 MB
+chmod 755 "$T/slow/rsync"
+PATH="$T/slow:$PATH" "$ENVPIN" sync -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/killed.out" 2>&1 &
+SYNC_PID=$!
+sleep 3
+pkill -TERM -P "$SYNC_PID" -x rsync  # the client only: the server side keeps the partial file
+wait $SYNC_PID
+rc=$?
+partial=$(stat -c %s "$D/src/weights.bin" 2>/dev/null || echo 0)
+if [ "$rc" != 0 ] && [ "$partial" -gt 0 ] && [ "$partial" -lt 20971520 ]; then pass; else
+  fail "the killed sync: exit $rc, partial file of $partial bytes"; cat "$T/killed.out"; fi
+"$ENVPIN" sync -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/resume.out" 2>&1
+rc=$?
+wire=$(sed -n 's/.*bytes of content (\([0-9,]*\) over the wire).*/\1/p' "$T/resume.out" | tr -d ,)
+if [ "$rc" = 0 ] && cmp -s "$P/src/weights.bin" "$D/src/weights.bin" && [ -n "$wire" ] && [ "$wire" -lt $((20971520 - partial / 2)) ]; then
+  pass; else fail "resume: exit $rc, $wire bytes over the wire after a $partial-byte partial"; cat "$T/resume.out"; fi
+step "resumed: $partial bytes were there, $wire sent"
+
+step "envpin remote runs envpin there, in the synced directory"
+mkdir -p "$T/bin" && chmod 755 "$T/bin" && cp "$ENVPIN" "$T/bin/envpin" && chmod 755 "$T/bin/envpin"
+ENVPIN_REMOTE_ENVPIN="$T/bin/envpin" "$ENVPIN" remote "$U@127.0.0.2:work/sync-e2e" -- validate >"$T/remote.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q "envpin.yaml" "$T/remote.out"; then pass; else fail "remote validate: exit $rc"; cat "$T/remote.out"; fi
+ENVPIN_REMOTE_ENVPIN="$T/bin/envpin" "$ENVPIN" remote "$U@127.0.0.2:work/sync-e2e" -- report --json >"$T/remote-report.json" 2>"$T/remote-report.err"
+if /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"].startswith("envpin.report")' "$T/remote-report.json"; then
+  pass; else fail "remote report --json"; head -5 "$T/remote-report.json" "$T/remote-report.err"; fi
+ENVPIN_REMOTE_ENVPIN=/nonexistent/envpin "$ENVPIN" remote "$U@127.0.0.2:work/sync-e2e" -- validate >"$T/noenvpin.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "envpin: error: envpin is not installed on 127.0.0.2" "$T/noenvpin.out" &&
+   grep -q "run the synced .envpin/run.sh there directly" "$T/noenvpin.out"; then pass; else fail "remote without envpin: exit $rc"; cat "$T/noenvpin.out"; fi
+
+step "bad input: changed host key, wrong key, closed port, hostile destination"
+check_error() {  # check_error NAME PATTERN ENVPIN_SSH DESTINATION
+  ENVPIN_SSH=$3 "$ENVPIN" sync -f "$P/envpin.yaml" -- "$4" >"$T/$1.out" 2>&1
+  rc=$?
+  if [ "$rc" = 1 ] && [ "$(grep -c '^envpin: error: ' "$T/$1.out")" = 1 ] && grep -q "$2" "$T/$1.out"; then pass; else
+    fail "$1: exit $rc"; cat "$T/$1.out"; fi
+}
+check_error changed "ssh refused the server's host key: Host key for \[127.0.0.2\]:$PORT has changed" \
+  "$(ssh_with "$T/id_user" "$T/known_hosts_changed")" "$U@127.0.0.2:work/sync-e2e"
+if grep -q "ssh-keygen -R 127.0.0.2" "$T/changed.out"; then pass; else fail "no ssh-keygen -R hint"; fi
+check_error wrongkey "ssh could not log in: .*Permission denied (publickey)" \
+  "$(ssh_with "$T/id_wrong" "$T/known_hosts")" "$U@127.0.0.2:work/sync-e2e"
+closed=$(free_port)
+check_error closed "cannot reach the server: ssh: connect to host 127.0.0.2 port $closed: Connection refused" \
+  "$(ssh_with "$T/id_user" "$T/known_hosts" "$closed")" "$U@127.0.0.2:work/sync-e2e"
+check_error hostile "the remote path .* has characters other than" "$ENVPIN_SSH" "$U@127.0.0.2:work/x;touch \$HOME/pwned"
+check_error option "the host in .* starts with '-'" "$ENVPIN_SSH" "-oProxyCommand=touch /tmp/pwned:x"
+if [ -e "$T/home/pwned" ] || [ -e /tmp/pwned ]; then fail "a hostile destination ran a command"; else pass; fi
+finish

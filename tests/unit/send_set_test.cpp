@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a project sends (build context and sync): one rule set, and the rsync excludes that
+// leave out exactly what it leaves out.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "diag/error.hpp"
+#include "scan/send_set.hpp"
+#include "test_dir.hpp"
+
+namespace envpin::scan {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SendSetTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test_dir("send-set-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& rel, const std::string& text = "x\n") {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel, std::ios::binary) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(SendSetTest, OneRuleSetAndTheFewestExcludes) {
+  write("src/train.py");
+  write("data/shard-0.bin");
+  write("data/sub/shard-1.bin");
+  write(".env");
+  write("src/.ENV.local");
+  write(".ssh/id_ed25519");
+  write(".envpin/run.sh");
+  write(".envpin/state/x");
+  write("we[ir]d*.log");
+  ASSERT_EQ(::link((dir_ / ".env").c_str(), (dir_ / "src/config.txt").c_str()), 0);
+  IgnoreRules rules;
+  rules.add("data");
+  rules.add(".envpin");
+  rules.add("!.envpin/run.sh");
+  rules.add("*.log");
+  SendRules r;
+  r.rules = &rules;
+  r.carrier = "sync would send";
+  const SendSet s = send_set(dir_, r, ".");
+  EXPECT_EQ(s.paths, (std::vector<std::string>{".envpin/run.sh", "src", "src/train.py"}));
+  std::vector<std::string> why;
+  for (const LeftOut& l : s.left_out) why.push_back(l.path + (l.directory ? "/" : "") + " " + l.why);
+  EXPECT_EQ(why, (std::vector<std::string>{".env a secret file", ".envpin/ .dockerignore", ".envpin/state/ .dockerignore",
+                                           ".envpin/state/x .dockerignore", ".ssh/ a secret file", ".ssh/id_ed25519 a secret file",
+                                           "data/ .dockerignore", "data/shard-0.bin .dockerignore", "data/sub/ .dockerignore",
+                                           "data/sub/shard-1.bin .dockerignore", "src/.ENV.local a secret file",
+                                           "src/config.txt a hard link to a secret file", "we[ir]d*.log .dockerignore"}));
+  // .envpin stays (run.sh is sent); what is under it that is not sent goes by name; data whole.
+  EXPECT_EQ(rsync_excludes(s), (std::vector<std::string>{"/.env", "/.envpin/state", "/.ssh", "/data", "/src/.ENV.local",
+                                                         "/src/config.txt", "/we?ir]d?.log"}));
+}
+
+TEST_F(SendSetTest, ACredentialInAFileIsRefusedWithItsPlace) {
+  write("src/conf.py", "A = 1\nTOKEN = 'hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH'\n");
+  SendRules r;
+  r.carrier = "envpin sync would send to gpu1";
+  r.hint = "remove it";
+  try {
+    send_set(dir_, r, "proj");
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "a credential is written in this file, which envpin sync would send to gpu1");
+    EXPECT_EQ(e.where()->file, "proj/src/conf.py");
+    EXPECT_EQ(e.where()->line, 2);
+    EXPECT_EQ(e.where()->column, 10);
+  }
+}
+
+TEST_F(SendSetTest, EverythingUnderASentDirectoryLeftOut) {
+  // .gitignore's "data/" becomes .dockerignore's "**/data/**": the directory goes, nothing in
+  // it; on the server, what is in data/ is left alone.
+  write("data/a.bin");
+  write("data/sub/b.bin");
+  write("src/keep.py");
+  write("src/skip.log");
+  IgnoreRules rules;
+  rules.add("**/data/**");
+  rules.add("**/*.log");
+  SendRules r;
+  r.rules = &rules;
+  const SendSet s = send_set(dir_, r, ".");
+  EXPECT_EQ(s.paths, (std::vector<std::string>{"data", "src", "src/keep.py"}));
+  EXPECT_EQ(rsync_excludes(s), (std::vector<std::string>{"/data/**", "/src/skip.log"}));
+}
+
+}  // namespace
+}  // namespace envpin::scan

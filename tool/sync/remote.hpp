@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// The server side of the laptop -> server loop: where a project goes ([user@]host:path), the ssh
+// command that reaches it (the real OpenSSH client, ~/.ssh/config honoured, ENVPIN_SSH for
+// options), and ssh's and rsync's failures as one line with the fix.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diag/error.hpp"
+
+namespace envpin::sync {
+
+struct Target {
+  std::string destination;  // "user@host" or "host" (an ssh config alias too)
+  std::string host;         // "host"
+  std::string path;         // "/srv/project", "project" (relative to the remote home), "~/p"
+};
+
+// Parses "[user@]host:path". Names and the path are restricted to characters that no shell,
+// ssh or rsync reads specially (letters, digits and ._-+@/~; no leading '-'). Throws diag::Error.
+Target parse_target(const std::string& text);
+
+// The ssh command: ENVPIN_SSH's words (default "ssh"), then a connect timeout
+// (ENVPIN_SSH_TIMEOUT seconds, default 15) and keep-alives, which options given earlier override.
+std::vector<std::string> ssh_words();
+
+// `words` as one string for rsync's -e, each word quoted when it needs to be.
+std::string rsync_shell(const std::vector<std::string>& words);
+
+// `s` as one word for a POSIX shell (single quotes).
+std::string sh_quote(const std::string& s);
+
+// What failed, from ssh's or rsync's standard error and exit code, as an error with a fix.
+diag::Error remote_error(const std::string& err, int code, const Target& t, const std::string& doing);
+
+}  // namespace envpin::sync
