@@ -150,6 +150,23 @@ rc=$?
 if [ "$rc" = 1 ] && grep -q "envpin: error: envpin is not installed on 127.0.0.2" "$T/noenvpin.out" &&
    grep -q "run the synced .envpin/run.sh there directly" "$T/noenvpin.out"; then pass; else fail "remote without envpin: exit $rc"; cat "$T/noenvpin.out"; fi
 
+step "diff --host: one report here, one there, one diff; check and jobs with --host"
+mkdir -p "$T/planted/envpin_planted-1.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: envpin-planted\nVersion: 1.0\n' > "$T/planted/envpin_planted-1.0.dist-info/METADATA"
+(cd "$P" && PATH=/usr/local/bin:/usr/bin:/bin ENVPIN_SYNC_E2E=1 PYTHONPATH="$T/planted" ENVPIN_REMOTE_ENVPIN="$T/bin/envpin" \
+   "$ENVPIN" diff --host "$U@127.0.0.2:work/sync-e2e" >"$T/diff.out" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && grep -q "^RISK    env.ENVPIN_SYNC_E2E$" "$T/diff.out" && grep -A1 "^RISK    python.only_in_a$" "$T/diff.out" | grep -q "A: envpin-planted$" &&
+   grep -q "^envpin diff: 0 breaks, 2 risks, 0 info$" "$T/diff.out"; then pass; else
+  fail "diff --host: exit $rc"; cat "$T/diff.out"; fi
+(cd "$P" && ENVPIN_REMOTE_ENVPIN="$T/bin/envpin" "$ENVPIN" check --host "$U@127.0.0.2:work/sync-e2e" >"$T/check.out" 2>&1)
+rc=$?
+if [ "$rc" != 0 ] && grep -q "numpy" "$T/check.out"; then pass; else fail "check --host: exit $rc"; cat "$T/check.out"; fi
+(cd "$P" && ENVPIN_REMOTE_ENVPIN="$T/bin/envpin" "$ENVPIN" jobs --host "$U@127.0.0.2:work/sync-e2e" >"$T/jobs.out" 2>&1)
+rc=$?
+# The server's envpin answered (this project has no jobs section): the command went there.
+if [ "$rc" = 1 ] && grep -q "envpin.yaml has no jobs section" "$T/jobs.out"; then pass; else fail "jobs --host: exit $rc"; cat "$T/jobs.out"; fi
+
 step "bad input: changed host key, wrong key, closed port, hostile destination"
 check_error() {  # check_error NAME PATTERN ENVPIN_SSH DESTINATION
   ENVPIN_SSH=$3 "$ENVPIN" sync -f "$P/envpin.yaml" -- "$4" >"$T/$1.out" 2>&1

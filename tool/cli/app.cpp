@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -32,9 +33,47 @@ diag::Error usage_error(const CLI::ParseError& e, const std::string& command) {
   return diag::Error(message, std::nullopt, hint);
 }
 
+// The commands that act where the job is, which --host [user@]host:path runs on the server (in
+// the synced directory, through `envpin remote`); `run` there is always detached, so the job
+// outlives the connection.
+constexpr std::string_view kHostCommands[] = {"run", "jobs", "logs", "stop", "resume", "check", "report"};
+
+// argv with "--host TARGET" (before any "--") turned into "remote TARGET -- COMMAND ...".
+std::vector<std::string> host_rewrite(int argc, const char* const* argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() < 2 || std::find(std::begin(kHostCommands), std::end(kHostCommands), args[1]) == std::end(kHostCommands)) return {};
+  std::string target;
+  std::vector<std::string> rest;
+  bool after_dashes = false;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    if (!after_dashes && args[i] == "--") after_dashes = true;
+    if (!after_dashes && args[i] == "--host" && i + 1 < args.size()) {
+      target = args[++i];
+      continue;
+    }
+    if (!after_dashes && args[i].starts_with("--host=")) {
+      target = args[i].substr(7);
+      continue;
+    }
+    rest.push_back(args[i]);
+  }
+  if (target.empty()) return {};
+  std::vector<std::string> out = {args[0], "remote", target, "--", args[1]};
+  if (args[1] == "run" && std::find(rest.begin(), rest.end(), "-d") == rest.end() &&
+      std::find(rest.begin(), rest.end(), "--detach") == rest.end())
+    out.push_back("--detach");
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
 }  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (const std::vector<std::string> remote = host_rewrite(argc, argv); !remote.empty()) {
+    std::vector<const char*> words;
+    for (const std::string& w : remote) words.push_back(w.c_str());
+    return run(static_cast<int>(words.size()), words.data(), out, err);
+  }
   CLI::App app{"envpin: a pinned, verifiable environment for GPU projects from one manifest", "envpin"};
   app.set_version_flag("--version", std::string("envpin ") + kEnvpinVersion, "print the version and exit");
   app.footer(std::string("\n") + kExitCodes);
@@ -42,10 +81,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
   std::vector<Command> table = {init_command(), generate_command(), lock_command(), verify_command(), context_command(), scan_command(), report_command(), diff_command(), check_command(), run_command(), jobs_command(), logs_command(), stop_command(), resume_command(), resume_check_command(), submit_command(), sync_command(), remote_command(), hash_command(), apt_lookup_command(), validate_command(), cuda_command()};
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
+  std::string host_unused;  // --host is taken out of argv above; the option is there for --help
   for (Command& c : table) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     sub->footer(std::string("\n") + kExitCodes);
     actions.emplace_back(sub, c.setup(*sub));
+    if (std::find(std::begin(kHostCommands), std::end(kHostCommands), std::string_view(c.name)) != std::end(kHostCommands))
+      sub->add_option("--host", host_unused, "[user@]host:path: run this there, in the project envpin sync copied (needs envpin there)");
   }
 
   Streams streams{out, err};

@@ -10,6 +10,9 @@
 #include "manifest/load.hpp"
 #include "report/diff.hpp"
 #include "report/report.hpp"
+#include "io/process.hpp"
+#include "diag/text.hpp"
+#include "sync/remote.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -39,6 +42,7 @@ int report_cmd(const ReportOptions& o, Streams& io) {
 
 struct DiffOptions {
   std::string a, b;
+  std::string host;  // [user@]host:path: this machine against the server
   bool json = false;
 };
 
@@ -53,8 +57,34 @@ nlohmann::json read_report(const std::string& file) {
   }
 }
 
+// This machine's report against the server's (`envpin report --json` run there over ssh).
+std::pair<nlohmann::json, nlohmann::json> here_and_there(const DiffOptions& o) {
+  const sync::Target t = sync::parse_target(o.host);
+  std::optional<manifest::Manifest> m;
+  if (fs::exists("envpin.yaml")) m = manifest::load("envpin.yaml");
+  nlohmann::json here = report::collect(m ? &*m : nullptr, report::options_from_environment());
+  const io::ProcessResult r = io::run_process(sync::remote_envpin_argv(t, {"report", "--json"}));
+  if (r.exit_code == 127)
+    throw diag::Error("envpin is not installed on " + t.host + " (or " + diag::quote(t.path) + " is missing)", std::nullopt,
+                      "install it there, or set ENVPIN_REMOTE_ENVPIN to its path");
+  if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, t, "envpin report on");
+  try {
+    return {std::move(here), nlohmann::json::parse(r.out)};
+  } catch (const nlohmann::json::parse_error&) {
+    throw diag::Error("envpin report on " + t.destination + " did not print a report", std::nullopt,
+                      "run 'envpin remote " + o.host + " -- report --json' to see what it prints");
+  }
+}
+
 int diff_cmd(const DiffOptions& o, Streams& io) {
-  const auto d = report::diff(read_report(o.a), read_report(o.b), o.a, o.b);
+  if (o.host.empty() && (o.a.empty() || o.b.empty()))
+    throw diag::Error("diff needs two reports, or --host", std::nullopt, "envpin diff A.json B.json, or envpin diff --host user@host:path");
+  if (!o.host.empty() && !o.a.empty())
+    throw diag::Error("diff --host compares this machine with the server; it takes no report files", std::nullopt,
+                      "drop the file names, or drop --host");
+  const auto [a, b] = o.host.empty() ? std::pair{read_report(o.a), read_report(o.b)} : here_and_there(o);
+  const std::string name_a = o.host.empty() ? o.a : "here", name_b = o.host.empty() ? o.b : o.host;
+  const auto d = report::diff(a, b, name_a, name_b);
   io.out << (o.json ? report::diff_json(d).dump(2) + "\n" : report::format_diff(d));
   const bool breaks = std::any_of(d.begin(), d.end(), [](const auto& x) { return x.verdict == "breaks"; });
   return breaks ? kError : kOk;
@@ -77,8 +107,9 @@ Command diff_command() {
   return {"diff", "compare two reports layer by layer; exit 1 when a difference breaks the job",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<DiffOptions>();
-            app.add_option("a", o->a, "the first report (envpin report --json)")->required();
-            app.add_option("b", o->b, "the second report")->required();
+            app.add_option("a", o->a, "the first report (envpin report --json)");
+            app.add_option("b", o->b, "the second report");
+            app.add_option("--host", o->host, "[user@]host:path: this machine against the server (envpin report there over ssh)");
             app.add_flag("--json", o->json, "print JSON (schema envpin.diff/1)");
             return [o](Streams& io) { return diff_cmd(*o, io); };
           }};

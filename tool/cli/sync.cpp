@@ -158,15 +158,8 @@ struct RemoteOptions {
 int run_remote(const RemoteOptions& o, Streams& io) {
   const sync::Target target = sync::parse_target(o.target);
   if (o.args.empty()) throw Error("no envpin command to run on " + target.host, std::nullopt, "e.g. envpin remote " + o.target + " -- check");
-  const char* bin = std::getenv("ENVPIN_REMOTE_ENVPIN");
-  const std::string envpin = bin && *bin ? bin : "envpin";
-  std::string command = "cd " + sync::sh_quote(target.path) + " && exec " + sync::sh_quote(envpin);
-  for (const std::string& a : o.args) command += " " + sync::sh_quote(a);
-  std::vector<std::string> argv = sync::ssh_words();
-  argv.push_back(target.destination);
-  argv.push_back(command);
   io.out.flush();
-  const int code = io::run_attached(argv);
+  const int code = io::run_attached(sync::remote_envpin_argv(target, o.args));
   if (code == 127)
     throw Error("envpin is not installed on " + target.host + " (or the directory " + diag::quote(target.path) + " is missing)",
                 std::nullopt,

@@ -86,6 +86,17 @@ std::string rsync_shell(const std::vector<std::string>& words) {
   return out;
 }
 
+std::vector<std::string> remote_envpin_argv(const Target& t, const std::vector<std::string>& args) {
+  const char* bin = std::getenv("ENVPIN_REMOTE_ENVPIN");
+  const std::string envpin = bin && *bin ? bin : "envpin";
+  std::string command = "cd " + sh_quote(t.path) + " && exec " + sh_quote(envpin);
+  for (const std::string& a : args) command += " " + sh_quote(a);
+  std::vector<std::string> argv = ssh_words();
+  argv.push_back(t.destination);
+  argv.push_back(command);
+  return argv;
+}
+
 diag::Error remote_error(const std::string& err, int code, const Target& t, const std::string& doing) {
   // The line that says what happened: ssh's own, not rsync's summary of it nor ssh's banner.
   std::vector<std::string> lines;

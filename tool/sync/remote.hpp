@@ -31,6 +31,10 @@ std::string rsync_shell(const std::vector<std::string>& words);
 // `s` as one word for a POSIX shell (single quotes).
 std::string sh_quote(const std::string& s);
 
+// The ssh command line that runs envpin (ENVPIN_REMOTE_ENVPIN, default "envpin") with `args` on
+// the server, in the target's directory; each argument is one quoted word there.
+std::vector<std::string> remote_envpin_argv(const Target& t, const std::vector<std::string>& args);
+
 // What failed, from ssh's or rsync's standard error and exit code, as an error with a fix.
 diag::Error remote_error(const std::string& err, int code, const Target& t, const std::string& doing);
 
