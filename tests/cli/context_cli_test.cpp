@@ -82,7 +82,7 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   ASSERT_EQ(r.code, 0) << r.err;
   // The digest it prints is the one sha256sum computes.
   const std::string sum = shell("sha256sum " + (dir_ / "a.tar").string()).substr(0, 64);
-  EXPECT_EQ(r.out, "sha256:" + sum + "  a.tar (9 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
+  EXPECT_EQ(r.out, "sha256:" + sum + "  a.tar (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   const std::string listing = shell("tar -tvf " + (dir_ / "a.tar").string() + " --numeric-owner");
   EXPECT_EQ(listing.find(".env\n"), std::string::npos) << listing;
   EXPECT_EQ(listing.find(".env.local"), std::string::npos) << listing;
@@ -98,7 +98,7 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   const Result piped = run("context -f a/envpin.yaml -o -");
   ASSERT_EQ(piped.code, 0) << piped.err;
   EXPECT_EQ(piped.out, *io::read_file(dir_ / "a.tar"));
-  EXPECT_EQ(piped.err, "sha256:" + sum + "  - (9 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
+  EXPECT_EQ(piped.err, "sha256:" + sum + "  - (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   // Sorted by path.
   EXPECT_LT(listing.find(" .dockerignore\n"), listing.find(" Dockerfile\n"));
   EXPECT_LT(listing.find(" Dockerfile\n"), listing.find(" src/train.py\n"));

@@ -34,9 +34,9 @@ ssh-keygen -q -t ed25519 -N '' -f "$T/other_host_key" -C other
 ssh-keygen -q -t ed25519 -N '' -f "$T/id_user" -C user
 ssh-keygen -q -t ed25519 -N '' -f "$T/id_wrong" -C wrong
 userdel "$U" 2>/dev/null
-useradd -M -d "$T/home" -s /bin/sh "$U" && usermod -p '*' "$U"
-mkdir -p "$T/home/.ssh" && cp "$T/id_user.pub" "$T/home/.ssh/authorized_keys"
-chown -R "$U:" "$T/home" && chmod 700 "$T/home/.ssh" && chmod 600 "$T/home/.ssh/authorized_keys"
+useradd -M -d "$T/u" -s /bin/sh "$U" && usermod -p '*' "$U"
+mkdir -p "$T/u/.ssh" && cp "$T/id_user.pub" "$T/u/.ssh/authorized_keys"
+chown -R "$U:" "$T/u" && chmod 700 "$T/u/.ssh" && chmod 600 "$T/u/.ssh/authorized_keys"
 PORT=$(free_port)
 cat > "$T/sshd_config" <<EOF
 ListenAddress 127.0.0.2:$PORT
@@ -81,7 +81,7 @@ echo 'X=1' > "$P/src/.ENV.local"
 cp "$T/id_wrong" "$P/.ssh/id_ed25519"
 cp "$T/id_wrong" "$P/deploy.key"
 "$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null || fail "generate"
-D="$T/home/work/sync-e2e"
+D="$T/u/work/sync-e2e"
 remote_tree() { (cd "$D" && find . -mindepth 1 | sort); }
 
 step "envpin sync --dry-run lists what is left out and why; nothing is sent"
@@ -103,6 +103,12 @@ if grep -qi -e '/\.env$' -e '\.env\.local' -e 'id_ed25519' -e 'deploy.key' -e '^
   fail "a secret or gitignored file arrived:"; cat "$T/tree.txt"; else pass; fi
 if [ "$(stat -c %U "$D/src/train.py")" = "$U" ] && grep -q "^left out: .*(a secret file)" "$T/sync.out"; then pass; else
   fail "owner or summary"; cat "$T/sync.out"; fi
+
+step "plain rsync with the generated .envpin/rsync-exclude leaves out the same files"
+rsync -a -e "$ENVPIN_SSH" --mkpath --exclude-from="$P/.envpin/rsync-exclude" "$P/" "$U@127.0.0.2:work/plain/" >"$T/plain.out" 2>&1 ||
+  { fail "plain rsync"; cat "$T/plain.out"; }
+(cd "$T/u/work/plain" && find . -mindepth 1 | sort) > "$T/plain-tree.txt"
+if diff "$T/tree.txt" "$T/plain-tree.txt" >"$T/plain.diff"; then pass; else fail "plain rsync sent another set of files:"; cat "$T/plain.diff"; fi
 
 step "a dirty remote directory: refused without --delete; excluded files there stay"
 su "$U" -c "echo stale > '$D/stale.txt'; mkdir -p '$D/data'; echo keep > '$D/data/remote-only.bin'"
@@ -184,5 +190,5 @@ check_error closed "cannot reach the server: ssh: connect to host 127.0.0.2 port
   "$(ssh_with "$T/id_user" "$T/known_hosts" "$closed")" "$U@127.0.0.2:work/sync-e2e"
 check_error hostile "the remote path .* has characters other than" "$ENVPIN_SSH" "$U@127.0.0.2:work/x;touch \$HOME/pwned"
 check_error option "the host in .* starts with '-'" "$ENVPIN_SSH" "-oProxyCommand=touch /tmp/pwned:x"
-if [ -e "$T/home/pwned" ] || [ -e /tmp/pwned ]; then fail "a hostile destination ran a command"; else pass; fi
+if [ -e "$T/u/pwned" ] || [ -e /tmp/pwned ]; then fail "a hostile destination ran a command"; else pass; fi
 finish

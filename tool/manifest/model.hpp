@@ -108,6 +108,8 @@ struct Outputs {
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
   Located<std::string> ckpt_helper{".envpin/envpin_ckpt.py", {}};
+  // Fixed: the same rules for plain rsync (what envpin sync leaves out).
+  Located<std::string> rsync_exclude{".envpin/rsync-exclude", {}};
   // Fixed: the sha256 of every file generate wrote, so it replaces only its own files.
   Located<std::string> record{".envpin/generated.json", {}};
 };

@@ -14,6 +14,8 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
 Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment& env);
 Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env);
 Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& env);
+// .envpin/rsync-exclude: .dockerignore's rules for plain rsync (what envpin sync leaves out).
+Artifact rsync_exclude(const manifest::Manifest& m, const resolve::Environment& env);
 // .envpin/envpin.cmake: what EnvPin.cmake needs at configure time without running envpin.
 Artifact cmake_fragment(const manifest::Manifest& m, const resolve::Environment& env);
 // .envpin/run.sh and .envpin/job.sbatch, running jobs in `image`; none without a jobs section.
