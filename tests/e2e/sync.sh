@@ -11,18 +11,23 @@
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"
-need rsync ssh ssh-keygen /usr/sbin/sshd useradd
-need_root "sshd and useradd" "$0" "$@"
+need rsync ssh ssh-keygen /usr/sbin/sshd useradd dockerd docker docker-registry debootstrap curl
+need_root "sshd, useradd and dockerd" "$0" "$@"
 . "$(dirname "$0")/servers.sh"
 
 T=$(mktemp -d /tmp/envpin-e2e-sync.XXXXXX)
 chmod 755 "$T"
 U=envpinsync
 SSHD_PID=""
+DOCKERD_PID=""
+# shellcheck disable=SC2034 # read by servers.sh's stop_servers
+REGISTRY_PID=""
 cleanup() {
   [ -z "$SSHD_PID" ] || kill "$SSHD_PID" 2>/dev/null
+  [ -z "$DOCKERD_PID" ] || docker ps -q | xargs -r docker kill >/dev/null 2>&1
   pkill -u "$U" 2>/dev/null
   userdel "$U" 2>/dev/null
+  stop_servers
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -48,6 +53,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes yes
+PermitUserEnvironment yes
 EOF
 /usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
 SSHD_PID=$!
@@ -172,6 +178,65 @@ if [ "$rc" != 0 ] && grep -q "numpy" "$T/check.out"; then pass; else fail "check
 rc=$?
 # The server's envpin answered (this project has no jobs section): the command went there.
 if [ "$rc" = 1 ] && grep -q "envpin.yaml has no jobs section" "$T/jobs.out"; then pass; else fail "jobs --host: exit $rc"; cat "$T/jobs.out"; fi
+
+step "run --host: a job started there outlives the ssh connection; logs --host shows it"
+start_registry_and_dockerd
+push_base_image
+chmod 666 "$T/docker.sock"  # the server's user runs containers (test only: a socket in a temp dir)
+# The server user's session environment (sshd reads ~/.ssh/environment): its docker engine, and
+# the loopback-only network of this test engine.
+printf 'DOCKER_HOST=unix://%s/docker.sock\nDOCKER_BUILDKIT=0\nENVPIN_BUILD_FLAGS=--network host\nENVPIN_RUN_FLAGS=--network none\n' "$T" \
+  > "$T/u/.ssh/environment"
+chown "$U:" "$T/u/.ssh/environment" && chmod 600 "$T/u/.ssh/environment"
+J="$T/jobs-project"
+mkdir -p "$J"
+cat > "$J/envpin.yaml" <<JOBS
+envpin: 1
+name: sync-jobs
+base: $IMAGE
+os: debian12
+jobs:
+  checkpoints: {path: /checkpoints, host: ckpt}
+  logs: logs
+JOBS
+cat > "$J/job.sh" <<'JOB'
+i=0
+while [ $i -lt 8 ]; do i=$((i + 1)); echo "step $i"; sleep 1; done
+echo "job done"
+JOB
+R="$U@127.0.0.2:work/sync-jobs"
+if "$ENVPIN" lock -f "$J/envpin.yaml" >"$T/jlock.out" 2>&1 && "$ENVPIN" generate -f "$J/envpin.yaml" >/dev/null &&
+   "$ENVPIN" sync -f "$J/envpin.yaml" "$R" >"$T/jsync.out" 2>&1; then pass; else
+  fail "lock, generate and sync of the jobs project"; cat "$T/jlock.out" "$T/jsync.out"; fi
+ENVPIN_REMOTE_ENVPIN="$T/bin/envpin"
+export ENVPIN_REMOTE_ENVPIN
+# The checkpoint directory is the server's persistent storage: run.sh asks for it to exist.
+$ENVPIN_SSH "$U@127.0.0.2" mkdir -p work/sync-jobs/ckpt
+if "$ENVPIN" run --host "$R" --job-id far -- sh job.sh >"$T/run-host.out" 2>&1; then pass; else fail "run --host"; cat "$T/run-host.out"; fi
+# A second session follows the log; then the connection drops: the client is killed, and so are
+# the server side's sshd processes of every session.
+"$ENVPIN" logs --host "$R" far >"$T/follow.out" 2>&1 &
+FOLLOW=$!
+sleep 2
+kill -9 "$FOLLOW" 2>/dev/null
+for priv in $(ps -o pid= --ppid "$SSHD_PID"); do
+  # shellcheck disable=SC2046 # the session's children, one PID per word
+  kill -9 "$priv" $(ps -o pid= --ppid "$priv") 2>/dev/null
+done
+wait "$FOLLOW" 2>/dev/null
+LOG="$T/u/work/sync-jobs/logs/far.log"
+i=0
+until grep -q "job done" "$LOG" 2>/dev/null || [ $i -gt 90 ]; do sleep 1; i=$((i + 1)); done
+if grep -q "job done" "$LOG" 2>/dev/null; then pass; else
+  fail "the job did not finish after the connection dropped"; ls -la "$T/u/work/sync-jobs/logs" 2>&1; cat "$T/run-host.out"; fi
+if grep -q "step 1" "$T/follow.out"; then pass; else fail "logs --host did not follow the job"; cat "$T/follow.out"; fi
+"$ENVPIN" logs --host "$R" --no-follow far >"$T/logs.out" 2>&1
+if grep -q "step 8" "$T/logs.out" && grep -q "job done" "$T/logs.out"; then pass; else fail "logs --host --no-follow"; cat "$T/logs.out"; fi
+sleep 2
+"$ENVPIN" jobs --host "$R" --json >"$T/jobs.json" 2>&1
+if /usr/bin/python3 -c 'import json,sys; j=[x for x in json.load(open(sys.argv[1])) if x["job"]=="far"][0]; assert j["state"]=="exited" and j["exit"]=="0", j' "$T/jobs.json"; then
+  pass; else fail "jobs --host after the job"; cat "$T/jobs.json"; fi
+unset ENVPIN_REMOTE_ENVPIN
 
 step "bad input: changed host key, wrong key, closed port, hostile destination"
 check_error() {  # check_error NAME PATTERN ENVPIN_SSH DESTINATION
