@@ -95,7 +95,9 @@ int run_sync(const SyncOptions& o, Streams& io) {
   const std::vector<std::string> ssh = sync::ssh_words();
   std::vector<std::string> argv = {"rsync", "-a", "--checksum", "--partial", "--mkpath", "--from0",
                                    "--exclude-from=" + excludes.path, "-e", sync::rsync_shell(ssh), "--itemize-changes"};
-  const std::string source = (root.empty() ? fs::path(".") : root).generic_string() + "/";
+  // Absolute, so that a ':' in a directory name is never read by rsync as a host.
+  const std::string source = fs::absolute(root.empty() ? fs::path(".") : root).lexically_normal().generic_string();
+  const std::string from = source.ends_with("/") ? source : source + "/";
   const std::string destination = target.destination + ":" + target.path + "/";
   if (io::find_on_path("rsync").empty())
     throw Error("rsync is not installed here", std::nullopt, "install it (apt-get install rsync)");
@@ -104,7 +106,7 @@ int run_sync(const SyncOptions& o, Streams& io) {
   // removed only with --delete (excluded files there, such as data, are never touched).
   std::vector<std::string> preview = argv;
   for (const char* a : {"--dry-run", "--delete"}) preview.emplace_back(a);
-  preview.push_back(source);
+  preview.push_back(from);
   preview.push_back(destination);
   const io::ProcessResult dry = io::run_process(preview);
   if (dry.exit_code != 0) throw sync::remote_error(dry.err, dry.exit_code, target, "rsync to");
@@ -138,11 +140,11 @@ int run_sync(const SyncOptions& o, Streams& io) {
   }
   if (o.remove) argv.emplace_back("--delete");
   argv.emplace_back("--stats");
-  argv.push_back(source);
+  argv.push_back(from);
   argv.push_back(destination);
   const io::ProcessResult r = io::run_process(argv);
   if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, target, "rsync to");
-  io.out << "synced " << source << " to " << destination << ": " << stat_of(r.out, "Number of regular files transferred")
+  io.out << "synced " << from << " to " << destination << ": " << stat_of(r.out, "Number of regular files transferred")
          << " file(s) sent of " << stat_of(r.out, "Number of files") << ", " << with_commas(stat_of(r.out, "Total transferred file size"))
          << " bytes of content (" << with_commas(stat_of(r.out, "Total bytes sent")) << " over the wire)"
          << (o.remove && !deletions.empty() ? ", " + std::to_string(deletions.size()) + " deleted" : "") << "\n";
