@@ -135,7 +135,9 @@ printf '#!/bin/sh\nexec %s --bwlimit=4000 "$@"\n' "$real_rsync" > "$T/slow/rsync
 chmod 755 "$T/slow/rsync"
 PATH="$T/slow:$PATH" "$ENVPIN" sync -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/killed.out" 2>&1 &
 SYNC_PID=$!
-sleep 3
+# Killed once the transfer is under way: the receiver's temporary file has data.
+i=0
+until [ -n "$(find "$D/src" -name '.weights.bin.*' -size +512k 2>/dev/null)" ] || [ $i -gt 100 ]; do sleep 0.2; i=$((i + 1)); done
 pkill -TERM -P "$SYNC_PID" -x rsync  # the client only: the server side keeps the partial file
 wait $SYNC_PID
 rc=$?
@@ -253,6 +255,15 @@ check_error wrongkey "ssh could not log in: .*Permission denied (publickey)" \
 closed=$(free_port)
 check_error closed "cannot reach the server: ssh: connect to host 127.0.0.2 port $closed: Connection refused" \
   "$(ssh_with "$T/id_user" "$T/known_hosts" "$closed")" "$U@127.0.0.2:work/sync-e2e"
+check_error denied "the server refused a write: .*Permission denied" "$ENVPIN_SSH" "$U@127.0.0.2:/root/envpin-sync-e2e"
+# A server without rsync: the user's PATH there has none.
+mkdir -p "$T/nobin" && printf 'PATH=%s/nobin\n' "$T" > "$T/u/.ssh/environment"
+check_error norsync "rsync is not installed on 127.0.0.2" "$ENVPIN_SSH" "$U@127.0.0.2:work/sync-e2e"
+rm -f "$T/u/.ssh/environment"
+# -e gives the ssh command as ENVPIN_SSH does.
+good_ssh=$ENVPIN_SSH
+if ENVPIN_SSH=false "$ENVPIN" sync -e "$good_ssh" -n -f "$P/envpin.yaml" "$U@127.0.0.2:work/sync-e2e" >"$T/e.out" 2>&1; then pass; else
+  fail "sync -e"; cat "$T/e.out"; fi
 check_error hostile "the remote path .* has characters other than" "$ENVPIN_SSH" "$U@127.0.0.2:work/x;touch \$HOME/pwned"
 check_error option "the host in .* starts with '-'" "$ENVPIN_SSH" "-oProxyCommand=touch /tmp/pwned:x"
 if [ -e "$T/u/pwned" ] || [ -e /tmp/pwned ]; then fail "a hostile destination ran a command"; else pass; fi

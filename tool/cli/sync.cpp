@@ -31,6 +31,7 @@ using diag::Error;
 
 struct SyncOptions {
   std::string target;
+  std::string ssh;  // -e: the ssh command, as ENVPIN_SSH
   std::string manifest = "envpin.yaml";
   bool dry_run = false;
   bool remove = false;
@@ -67,7 +68,13 @@ std::uintmax_t stat_of(const std::string& out, const std::string& label) {
   return n;
 }
 
+// -e CMD: the ssh command for this run, as ENVPIN_SSH would give it.
+void use_ssh(const std::string& command) {
+  if (!command.empty()) ::setenv("ENVPIN_SSH", command.c_str(), 1);
+}
+
 int run_sync(const SyncOptions& o, Streams& io) {
+  use_ssh(o.ssh);
   const sync::Target target = sync::parse_target(o.target);
   const manifest::Manifest m = manifest::load(o.manifest);
   const fs::path root = m.project_dir;
@@ -154,10 +161,12 @@ int run_sync(const SyncOptions& o, Streams& io) {
 
 struct RemoteOptions {
   std::string target;
+  std::string ssh;
   std::vector<std::string> args;
 };
 
 int run_remote(const RemoteOptions& o, Streams& io) {
+  use_ssh(o.ssh);
   const sync::Target target = sync::parse_target(o.target);
   if (o.args.empty()) throw Error("no envpin command to run on " + target.host, std::nullopt, "e.g. envpin remote " + o.target + " -- check");
   io.out.flush();
@@ -184,6 +193,7 @@ Command sync_command() {
             app.add_option("-f,--manifest", o->manifest, "the manifest")->capture_default_str();
             app.add_flag("-n,--dry-run", o->dry_run, "list what would be sent, left out and deleted; send nothing");
             app.add_flag("--delete", o->remove, "delete files there that the project does not have (excluded ones stay)");
+            app.add_option("-e,--ssh", o->ssh, "the ssh command and its options (default: $ENVPIN_SSH, else ssh)");
             return [o](Streams& io) { return run_sync(*o, io); };
           }};
 }
@@ -193,6 +203,7 @@ Command remote_command() {
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<RemoteOptions>();
             app.add_option("target", o->target, "[user@]host:path of the synced project")->required();
+            app.add_option("-e,--ssh", o->ssh, "the ssh command and its options (default: $ENVPIN_SSH, else ssh)");
             app.add_option("args", o->args, "the envpin command and its arguments, after --");
             return [o](Streams& io) { return run_remote(*o, io); };
           }};

@@ -262,6 +262,11 @@ int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line
 }  // namespace
 
 void add_package(Draft& d, const std::string& requirement, const std::string& from) {
+  // "name @ https://..." (PEP 508 direct references) and the like, from any reader.
+  if (requirement.find("://") != std::string::npos || requirement.find(" @ ") != std::string::npos) {
+    note(d, from + ": " + diag::quote(requirement) + " is a URL or path requirement: left out (envpin pins from package indexes)");
+    return;
+  }
   std::string error;
   std::size_t column = 0;
   const auto r = manifest::parse_requirement(requirement, error, column);
