@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What envpin init's readers share (tool/init/init.cpp: requirements files, pyproject, a working
-// environment, the draft; tool/init/conda.cpp: conda environments). Internal to tool/init.
+// What envpin init's readers share (tool/init/init.cpp: requirements files, a working
+// environment, the draft; conda.cpp, pyproject.cpp, dockerfile.cpp: the other inputs). Internal
+// to tool/init.
 #pragma once
 
 #include <filesystem>

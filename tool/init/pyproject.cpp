@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin init's reader for pyproject.toml (toml++): PEP 621's requires-python, dependencies and
+// optional groups; Poetry's dependencies (caret and tilde as PEP 440), its extras and groups; uv's
+// package indexes.
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "init/init.hpp"
+#include "init/parts.hpp"
+#include "manifest/requirement.hpp"
+#include "resolve/policy_parts.hpp"
+
+namespace envpin::init {
+
+namespace fs = std::filesystem;
+using diag::Error;
+using diag::Location;
+using namespace detail;
+
+namespace {
+
+// --- pyproject.toml -----------------------------------------------------------------------------
+
+// Poetry's "^1.2.3" / "~1.2.3" / "1.2.3" / "*" as PEP 440.
+std::string poetry_version(std::string v) {
+  v = trim(v);
+  if (v.empty() || v == "*") return "";
+  const auto next = [](const std::string& base, bool caret) {
+    std::vector<int> parts;
+    std::stringstream ss(base);
+    for (std::string p; std::getline(ss, p, '.');) parts.push_back(std::min(resolve::detail::bounded_int(p), 1000000));
+    while (parts.size() < 2) parts.push_back(0);
+    std::size_t bump = 0;
+    if (caret) {
+      while (bump + 1 < parts.size() && parts[bump] == 0) ++bump;
+    } else {
+      bump = parts.size() >= 2 ? 1 : 0;
+    }
+    std::string out;
+    for (std::size_t i = 0; i <= bump; ++i) out += (i ? "." : "") + std::to_string(i == bump ? parts[i] + 1 : parts[i]);
+    if (bump == 0) out += ".0";
+    return out;
+  };
+  if (v.front() == '^') return ">=" + v.substr(1) + ",<" + next(v.substr(1), true);
+  if (v.front() == '~' && (v.size() < 2 || v[1] != '=')) return ">=" + v.substr(1) + ",<" + next(v.substr(1), false);
+  if (std::isdigit(static_cast<unsigned char>(v.front()))) return "==" + v;
+  return v;
+}
+
+// The lowest CPython 3 minor a requires-python specifier allows ("3.10" for ">=3.10").
+std::string lowest_python(const std::string& spec) {
+  for (int minor = 8; minor <= 15; ++minor) {
+    const std::string candidate = "3." + std::to_string(minor);
+    std::string error;
+    std::size_t column = 0;
+    const auto r = manifest::parse_requirement("python" + spec, error, column);
+    if (!r) return "";
+    bool ok = true;
+    for (const auto& s : r->specifiers) {
+      const auto num = [](const std::string& x) {
+        const auto dot = x.find('.');
+        const int major = std::min(resolve::detail::bounded_int(x), 1000);
+        const int sub = dot == std::string::npos ? 0 : std::min(resolve::detail::bounded_int(x.substr(dot + 1)), 1000);
+        return major * 100 + sub;
+      };
+      const int have = 300 + minor, want = num(s.version);
+      if (s.op == ">=") ok = ok && have >= want;
+      else if (s.op == ">") ok = ok && have > want;
+      else if (s.op == "<") ok = ok && have < want;
+      else if (s.op == "<=") ok = ok && have <= want;
+      else if (s.op == "~=" || s.op == "==") ok = ok && have >= want;
+    }
+    if (ok) return candidate;
+  }
+  return "";
+}
+
+int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+
+}  // namespace
+
+void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {
+  const std::string text = read_input(file);
+  toml::table t;
+  try {
+    t = toml::parse(text, file.generic_string());
+  } catch (const toml::parse_error& e) {
+    throw Error("not valid TOML: " + diag::printable(e.description()),
+                Location{file.generic_string(), static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)},
+                "fix the file");
+  }
+  d.sources.push_back(file.generic_string());
+  const std::string name = file.filename().generic_string();
+  if (const auto* project = t["project"].as_table()) {
+    if (const auto* rp = (*project)["requires-python"].as_string()) {
+      const std::string v = lowest_python(rp->get());
+      if (v.empty()) note(d, where(file, line_of(*rp)) + ": requires-python " + diag::quote(rp->get()) + " not understood");
+      else set_once(d.python, {v, where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) + ", the lowest it allows)"}, "python.version");
+    }
+    if (const auto* deps = (*project)["dependencies"].as_array())
+      for (const auto& dep : *deps)
+        if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)));
+    if (const auto* groups = (*project)["optional-dependencies"].as_table())
+      for (const auto& [group, list] : *groups) {
+        const std::string g(group.str());
+        if (std::find(extras.begin(), extras.end(), g) == extras.end()) {
+          note(d, name + ": the optional group " + diag::quote(g) + " is not included (add it with --extra " + diag::printable(g) + ")");
+          continue;
+        }
+        if (const auto* arr = list.as_array())
+          for (const auto& dep : *arr)
+            if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")");
+      }
+  }
+  // Poetry: caret and tilde ranges; optional packages come with the extras that list them
+  // ([tool.poetry.extras]), dependency groups ([tool.poetry.group.NAME]) by name, both by --extra.
+  const auto wanted = [&](const std::string& group) { return std::find(extras.begin(), extras.end(), group) != extras.end(); };
+  std::map<std::string, std::vector<std::string>> poetry_extras;  // normalized package -> the extras listing it
+  if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
+    for (const auto& [extra, list] : *table)
+      if (const auto* arr = list.as_array())
+        for (const auto& item : *arr)
+          if (const auto* s = item.as_string()) poetry_extras[manifest::normalize_name(s->get())].emplace_back(extra.str());
+  const auto poetry_dependencies = [&](const toml::table& deps, const std::string& group) {
+    // toml++ iterates a table by key; the manifest lists them in the file's order.
+    std::vector<std::pair<std::string, const toml::node*>> ordered;
+    for (const auto& [key, value] : deps) ordered.emplace_back(std::string(key.str()), &value);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return line_of(*a.second) < line_of(*b.second); });
+    for (const auto& [pkg, node] : ordered) {
+      const toml::node& value = *node;
+      const std::string from = where(file, line_of(value)) + (group.empty() ? "" : " (" + diag::printable(group) + ")");
+      std::string spec, extras_of;
+      if (const auto* s = value.as_string()) spec = s->get();
+      else if (const auto* tbl = value.as_table()) {
+        if ((*tbl)["path"] || (*tbl)["git"] || (*tbl)["url"]) {
+          note(d, from + ": " + diag::quote(pkg) + " comes from a path, git or URL: left out (envpin pins from package indexes)");
+          continue;
+        }
+        if (const auto* v = (*tbl)["version"].as_string()) spec = v->get();
+        std::string with;  // { extras = ["all"] } -> fastapi[all]
+        if (const auto* list = (*tbl)["extras"].as_array())
+          for (const auto& e : *list)
+            if (const auto* x = e.as_string()) with += (with.empty() ? "" : ",") + x->get();
+        if (!with.empty()) extras_of = "[" + with + "]";
+        if (const auto* optional = (*tbl)["optional"].as_boolean(); optional && optional->get()) {
+          const auto listed = poetry_extras.find(manifest::normalize_name(pkg));
+          std::string extra;
+          if (listed != poetry_extras.end())
+            for (const std::string& e : listed->second)
+              if (wanted(e)) extra = e;
+          if (extra.empty()) {
+            if (listed == poetry_extras.end())
+              note(d, from + ": " + diag::quote(pkg) + " is optional and in no extra: left out");
+            continue;  // the extras not asked for are one note each, below
+          }
+        }
+      }
+      if (pkg == "python") {
+        const std::string pep = poetry_version(spec);
+        const std::string v = lowest_python(pep);
+        if (!v.empty()) set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"}, "python.version");
+        continue;
+      }
+      add_package(d, pkg + extras_of + poetry_version(spec), from);
+    }
+  };
+  if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) poetry_dependencies(*poetry, "");
+  if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
+    for (const auto& [extra, list] : *table)
+      if (!wanted(std::string(extra.str())))
+        note(d, name + ": the Poetry extra " + diag::quote(std::string(extra.str())) + " is not included (add it with --extra " +
+                    diag::printable(std::string(extra.str())) + ")");
+  if (const auto* groups = t["tool"]["poetry"]["group"].as_table())
+    for (const auto& [group, body] : *groups) {
+      const std::string g(group.str());
+      const auto* deps = body.as_table() ? (*body.as_table())["dependencies"].as_table() : nullptr;
+      if (!deps) continue;
+      if (wanted(g)) poetry_dependencies(*deps, g);
+      else note(d, name + ": the Poetry group " + diag::quote(g) + " is not included (add it with --extra " + diag::printable(g) + ")");
+    }
+  // uv: an index on download.pytorch.org names the torch variant.
+  if (const auto* indexes = t["tool"]["uv"]["index"].as_array())
+    for (const auto& entry : *indexes)
+      if (const auto* url = entry.as_table() ? (*entry.as_table())["url"].as_string() : nullptr) {
+        if (!manifest::is_index_url(url->get())) continue;
+        const std::string u = index_url(url->get(), where(file, line_of(entry)), d);
+        if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
+          d.extra_index.push_back({u, where(file, line_of(entry)) + " ([[tool.uv.index]])"});
+      }
+}
+
+}  // namespace envpin::init
