@@ -73,6 +73,15 @@ void use_ssh(const std::string& command) {
   if (!command.empty()) ::setenv("ENVPIN_SSH", command.c_str(), 1);
 }
 
+// "Number of files: 18 (reg: 13, dir: 5)" -> 13: the regular files in the project's copy.
+std::uintmax_t files_in(const std::string& out) {
+  const auto at = out.find("Number of files: ");
+  if (at == std::string::npos) return 0;
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  const auto reg = line.find("reg: ");
+  return reg == std::string::npos ? stat_of(line, "Number of files") : stat_of(line.substr(reg), "reg");
+}
+
 int run_sync(const SyncOptions& o, Streams& io) {
   use_ssh(o.ssh);
   const sync::Target target = sync::parse_target(o.target);
@@ -121,7 +130,9 @@ int run_sync(const SyncOptions& o, Streams& io) {
   std::istringstream lines(dry.out);
   for (std::string l; std::getline(lines, l);) {
     // --itemize-changes: "YXcstpoguax path"; '.' in the first column is an unchanged item.
-    if (l.starts_with("*deleting ")) deletions.push_back(l.substr(l.find_first_not_of(' ', 10)));
+    if (l.starts_with("*deleting ")) {
+      if (const auto name = l.find_first_not_of(' ', 10); name != std::string::npos) deletions.push_back(l.substr(name));
+    }
     else if (l.size() > 12 && l[0] != '.' && l[11] == ' ' && l.substr(12) != "./") changes.push_back(l.substr(12));
   }
   std::map<std::string, std::size_t> why;
@@ -152,7 +163,7 @@ int run_sync(const SyncOptions& o, Streams& io) {
   const io::ProcessResult r = io::run_process(argv);
   if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, target, "rsync to");
   io.out << "synced " << from << " to " << destination << ": " << stat_of(r.out, "Number of regular files transferred")
-         << " file(s) sent of " << stat_of(r.out, "Number of files") << ", " << with_commas(stat_of(r.out, "Total transferred file size"))
+         << " file(s) sent of " << files_in(r.out) << ", " << with_commas(stat_of(r.out, "Total transferred file size"))
          << " bytes of content (" << with_commas(stat_of(r.out, "Total bytes sent")) << " over the wire)"
          << (o.remove && !deletions.empty() ? ", " + std::to_string(deletions.size()) + " deleted" : "") << "\n";
   io.out << "left out: " << (left.empty() ? "nothing" : left) << " (envpin sync --dry-run lists them)\n";
