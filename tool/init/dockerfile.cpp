@@ -398,6 +398,9 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
 
 void read_dockerfile(const fs::path& file, Draft& d) {
   const std::string text = read_input(file);
+  if (written_by_envpin(text))
+    throw Error(diag::printable(file.filename().generic_string()) + " was written by envpin generate: it is the manifest's output, not an input",
+                Location{file.generic_string(), 1, 1}, "edit envpin.yaml instead, or name the project's own Dockerfile");
   const std::vector<Instruction> all = instructions(text, file);
   if (std::none_of(all.begin(), all.end(), [](const Instruction& i) { return i.keyword == "FROM"; }))
     throw Error("no FROM instruction: this is not a Dockerfile", Location{file.generic_string(), 1, 1},

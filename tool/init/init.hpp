@@ -57,8 +57,11 @@ void read_python_report(const std::string& json, const std::string& python, Draf
 // or "".
 std::string kind_of(const std::filesystem::path& file);
 
+// Whether `text` is a file `envpin generate` wrote (its header).
+bool written_by_envpin(const std::string& text);
+
 // The files to read in a directory: requirements.txt, environment.yml/.yaml, pyproject.toml,
-// Dockerfile/Containerfile.
+// Dockerfile/Containerfile (not one envpin generated).
 std::vector<std::filesystem::path> inputs_in(const std::filesystem::path& dir);
 
 // The Python version written when no input names one.
