@@ -321,7 +321,43 @@ const ErrorCase kErrors[] = {
      "envpin: hint: write it as '/shared/checkpoints/my-project'\n"},
     {"jobs_unknown_key", "envpin: 1\nname: x\njobs: {checkpoint: /c}\n",
      "envpin: error: envpin.yaml:3:8: unknown key 'checkpoint' in jobs (did you mean 'checkpoints'?)\n"
-     "envpin: hint: valid keys in jobs: checkpoints, logs, restart, resume, env, gpus, stop_timeout, slurm\n"},
+     "envpin: hint: valid keys in jobs: checkpoints, logs, restart, resume, env, gpus, stop_timeout, slurm, launch, "
+     "nodes, gpus_per_node, notify, idle\n"},
+    {"jobs_nodes_without_launch", "envpin: 1\nname: x\njobs: {nodes: 2}\n",
+     "envpin: error: envpin.yaml:3:15: jobs.nodes is 2 but jobs.launch is 'none': the command would run on the first node "
+     "only, the other nodes idle\n"
+     "envpin: hint: set jobs.launch: torchrun (one torchrun per node, one process per GPU), or srun (your command once per "
+     "node, reading ENVPIN_NODE_RANK)\n"},
+    {"jobs_launch_unknown", "envpin: 1\nname: x\njobs: {launch: torchrn}\n",
+     "envpin: error: envpin.yaml:3:16: 'torchrn' is not a valid jobs.launch (did you mean 'torchrun'?)\n"
+     "envpin: hint: use one of: none, torchrun, srun\n"},
+    {"jobs_gpus_per_node_conflict", "envpin: 1\nname: x\njobs: {gpus: 2, gpus_per_node: 4}\n",
+     "envpin: error: envpin.yaml:3:32: jobs.gpus_per_node is 4 but jobs.gpus (line 3) is '2'\n"
+     "envpin: hint: keep one of them: jobs.gpus is the GPUs of each node\n"},
+    {"jobs_idle_window_short", "envpin: 1\nname: x\njobs: {gpus: all, idle: {for: 20s, every: 1m}}\n",
+     "envpin: error: envpin.yaml:3:31: jobs.idle.for (20 s) is shorter than the sampling interval jobs.idle.every (60 s): "
+     "the guard could never see the window\n"
+     "envpin: hint: make jobs.idle.for at least jobs.idle.every (e.g. for: 10m, every: 30s)\n"},
+    {"jobs_idle_without_gpus", "envpin: 1\nname: x\njobs: {idle: {for: 10m}}\n",
+     "envpin: error: envpin.yaml:3:14: jobs.idle watches the job's GPUs, but the job has none (jobs.gpus)\n"
+     "envpin: hint: set jobs.gpus (or a cuda section), or remove jobs.idle\n"},
+    {"jobs_idle_bad_duration", "envpin: 1\nname: x\njobs: {gpus: all, idle: {for: 10 minutes}}\n",
+     "envpin: error: envpin.yaml:3:31: 'jobs.idle.for' must be a duration from 1 s to 168 h, found '10 minutes'\n"
+     "envpin: hint: write it as seconds or with a unit: 30s, 10m, 1h\n"},
+    {"jobs_notify_credentials", "envpin: 1\nname: x\njobs: {notify: {url: 'https://bot:s3cret@hooks.example.com/x'}}\n",
+     "envpin: error: envpin.yaml:3:22: jobs.notify.url holds credentials (the part before '@'): .envpin/run.sh would carry "
+     "them\n"
+     "envpin: hint: name the variable that holds the URL instead: url_secret: NOTIFY_URL\n"},
+    {"jobs_notify_no_url", "envpin: 1\nname: x\njobs: {notify: {on: [failed]}}\n",
+     "envpin: error: envpin.yaml:3:16: jobs.notify needs url or url_secret\n"
+     "envpin: hint: add 'url: https://hooks.example.com/envpin', or 'url_secret: NOTIFY_URL' to read it from the "
+     "environment\n"},
+    {"jobs_notify_code_in_url", "envpin: 1\nname: x\njobs: {notify: {url: 'https://x.example/$(reboot)'}}\n",
+     "envpin: error: envpin.yaml:3:22: jobs.notify.url must be an http(s) URL, found 'https://x.example/$(reboot)'\n"
+     "envpin: hint: write it as 'https://hooks.example.com/envpin' (percent-encode other characters)\n"},
+    {"jobs_notify_event", "envpin: 1\nname: x\njobs: {notify: {url_secret: HOOK, on: [done]}}\n",
+     "envpin: error: envpin.yaml:3:40: 'done' is not a valid jobs.notify.on event\n"
+     "envpin: hint: use one of: started, checkpoint, restarted, failed, finished, stopped, idle\n"},
     {"jobs_logs_outside", "envpin: 1\nname: x\njobs: {logs: ../logs}\n",
      "envpin: error: envpin.yaml:3:14: 'jobs.logs' points outside the project: '../logs'\n"
      "envpin: hint: write a path inside the directory holding the manifest\n"},

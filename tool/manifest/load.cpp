@@ -37,6 +37,7 @@ using detail::host_dir;
 using detail::is_digit;
 using detail::is_env_name;
 using detail::kPathExtra;
+using detail::read_jobs;
 using detail::read_outputs;
 
 constexpr std::string_view kTopKeys[] = {
@@ -50,11 +51,6 @@ constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
 constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets", "include_gitignored"};
 constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
-constexpr std::string_view kJobsKeys[] = {"checkpoints", "logs", "restart", "resume", "env", "gpus",
-                                          "stop_timeout", "slurm"};
-constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep"};
-constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
-constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
 constexpr std::string_view kOsValues[] = {"ubuntu20.04", "ubuntu22.04", "ubuntu24.04",
                                           "debian11",    "debian12",    "debian13"};
 constexpr std::string_view kPlatforms[] = {"linux/amd64", "linux/arm64"};
@@ -376,102 +372,6 @@ void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, boo
       gpu_set = true;
     }
   }
-}
-
-void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
-  // A word the shell reads as itself, whatever the quoting around it.
-  const auto safe_word = [](const std::string& w) { return !w.empty() && only(w, "_@%+=:,./-"); };
-  // Slurm's --time: minutes, or [D-]HH:MM:SS.
-  const auto slurm_time = [](std::string_view t) {
-    const auto digits = [](std::string_view d, std::size_t lo, std::size_t hi) {
-      return d.size() >= lo && d.size() <= hi && std::all_of(d.begin(), d.end(), is_digit);
-    };
-    if (digits(t, 1, 9)) return true;
-    if (const std::size_t dash = t.find('-'); dash != t.npos) {
-      if (!digits(t.substr(0, dash), 1, 4)) return false;
-      t.remove_prefix(dash + 1);
-    }
-    return t.size() >= 7 && t.size() <= 8 && t[t.size() - 3] == ':' && t[t.size() - 6] == ':' &&
-           digits(t.substr(0, t.size() - 6), 1, 2) && digits(t.substr(t.size() - 5, 2), 2, 2) &&
-           digits(t.substr(t.size() - 2), 2, 2);
-  };
-  Jobs j;
-  for (const auto& [key, k, v] : r.entries(node, "jobs", kJobsKeys)) {
-    if (key == "checkpoints") {
-      if (v.IsMap()) {
-        for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
-          if (ckey == "path") j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
-          else if (ckey == "host") j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
-          else j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
-      } else {
-        j.checkpoints = container_path(r, v, "jobs.checkpoints");
-      }
-    } else if (key == "logs") {
-      j.logs = host_dir(r, v, "jobs.logs");
-    } else if (key == "restart") {
-      for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", kRestartKeys))
-        if (rkey == "max") j.max_restarts = r.integer(rv, "jobs.restart.max", 0, 100);
-        else j.backoff = r.integer(rv, "jobs.restart.backoff", 0, 3600);
-    } else if (key == "resume") {
-      // A list of words, or one string split at spaces ("--resume auto").
-      if (v.IsSequence()) {
-        j.resume = r.string_list(v, "jobs.resume");
-      } else {
-        const Located<std::string> s = r.string(v, "jobs.resume");
-        std::istringstream words(s.value);
-        for (std::string w; words >> w;) j.resume.push_back({w, s.where});
-      }
-      for (const auto& w : j.resume)
-        if (!safe_word(w.value))
-          throw Error("jobs.resume word " + quote(w.value) + " has characters a shell would read", w.where,
-                      "use plain words such as '--resume auto'");
-    } else if (key == "env") {
-      j.env = r.string_list(v, "jobs.env");
-      for (const auto& e : j.env)
-        if (!is_env_name(e.value))
-          throw Error(quote(e.value) + " is not a variable name", e.where, "use letters, digits and '_'");
-    } else if (key == "gpus") {
-      j.gpus = r.string(v, "jobs.gpus");
-      const std::string& g = j.gpus.value;
-      const bool count = (g.size() == 1 || g.size() == 2) && g[0] != '0' && std::all_of(g.begin(), g.end(), is_digit);
-      if (j.gpus.value == "none" || j.gpus.value == "0") j.gpus.value.clear();
-      else if (j.gpus.value != "all" && !count)
-        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found " + quote(j.gpus.value),
-               "write 'all', a count such as 2, or 'none'");
-    } else if (key == "stop_timeout") {
-      j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
-    } else if (key == "slurm") {
-      for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", kSlurmKeys)) {
-        if (skey == "time") {
-          j.slurm_time = r.string(sv, "jobs.slurm.time");
-          if (!slurm_time(j.slurm_time->value))
-            r.fail(sv, "jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found " + quote(j.slurm_time->value),
-                   "write it as '04:00:00' or '1-00:00:00'");
-        } else if (skey == "warn") {
-          j.slurm_warn = r.integer(sv, "jobs.slurm.warn", 1, 65535);
-        } else if (skey == "partition") {
-          j.slurm_partition = r.string(sv, "jobs.slurm.partition");
-          if (!safe_word(j.slurm_partition->value) || j.slurm_partition->value.find(',') != std::string::npos)
-            r.fail(sv, "invalid partition name " + quote(j.slurm_partition->value),
-                   "write the partition's name as sinfo prints it");
-        } else {
-          j.slurm_checkpoints = r.string(sv, "jobs.slurm.checkpoints");
-          check_path_chars(*j.slurm_checkpoints, "jobs.slurm.checkpoints");
-          if (!fs::path(j.slurm_checkpoints->value).is_absolute())
-            r.fail(sv, "jobs.slurm.checkpoints must be an absolute path on the cluster's shared storage",
-                   "write it as '/shared/checkpoints/my-project'");
-          j.slurm_checkpoints->value = fs::path(j.slurm_checkpoints->value).lexically_normal().generic_string();
-          while (j.slurm_checkpoints->value.size() > 1 && j.slurm_checkpoints->value.back() == '/')
-            j.slurm_checkpoints->value.pop_back();
-          if (j.slurm_checkpoints->value == "/")
-            r.fail(sv, "jobs.slurm.checkpoints must not be '/'", "write it as '/shared/checkpoints/my-project'");
-        }
-      }
-    }
-  }
-  if (j.gpus.where.line == 0 && m.cuda) j.gpus.value = "all";
-  j.where = r.at(node);
-  m.jobs = std::move(j);
 }
 
 }  // namespace

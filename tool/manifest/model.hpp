@@ -76,6 +76,26 @@ struct Devcontainer {
   Located<GpuRequirement> gpu{GpuRequirement::optional, {}};
 };
 
+// jobs.notify: run.sh POSTs a JSON event to the URL (literal, or read at run time from the
+// caller's variable url_secret) for each event in `on`.
+struct Notify {
+  Location where;
+  std::optional<Located<std::string>> url;
+  std::optional<Located<std::string>> url_secret;
+  std::vector<Located<std::string>> on;  // empty: every event
+  Located<int> timeout{10, {}};          // seconds per attempt
+};
+
+// jobs.idle: the supervisor samples the job's GPUs every `every` seconds; when all of them stay
+// below `below` percent for `window` seconds it stops the job (or only notifies).
+struct IdleGuard {
+  Location where;
+  Located<int> below{10, {}};
+  Located<int> window{600, {}};
+  Located<int> every{60, {}};
+  Located<std::string> action{"stop", {}};
+};
+
 // Long jobs (`envpin run`, the generated .envpin/run.sh and .envpin/job.sbatch).
 struct Jobs {
   Location where;                                            // the jobs key
@@ -94,6 +114,13 @@ struct Jobs {
   Located<int> slurm_warn{120, {}};                      // seconds before the limit: checkpoint and requeue
   std::optional<Located<std::string>> slurm_partition;
   std::optional<Located<std::string>> slurm_checkpoints;  // shared storage seen by every node
+  // Distributed launch: none (the command as given), torchrun (one torchrun per node, one
+  // process per GPU) or srun (the command once per node; it reads the rank from the environment).
+  Located<std::string> launch{"none", {}};
+  Located<int> nodes{1, {}};
+  std::optional<Located<int>> gpus_per_node;  // also the processes per node under torchrun
+  std::optional<Notify> notify;
+  std::optional<IdleGuard> idle;
 };
 
 // Where each artifact is written, relative to the project directory.

@@ -37,6 +37,9 @@ std::vector<Located<std::string>> allowed_secrets(const Reader& r, const YAML::N
 // Refuses a '!' pattern in context.exclude that names a secret not in allow_secrets.
 void check_reincludes(const Manifest& m);
 
+// The jobs section into m.jobs (manifest/jobs.cpp).
+void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m);
+
 // The outputs section into m.outputs; every output checked against the others and against the
 // files envpin must not write.
 void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m);

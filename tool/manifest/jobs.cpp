@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// The jobs section of envpin.yaml: checkpoints, logs, restarts, GPUs, Slurm, the distributed
+// launch (launch, nodes, gpus_per_node), notifications and the GPU-idle guard. Every value that
+// reaches .envpin/run.sh or .envpin/job.sbatch is checked here to be a plain word, number or URL.
+#include <algorithm>
+#include <sstream>
+
+#include "diag/text.hpp"
+#include "manifest/paths.hpp"
+#include "manifest/requirement.hpp"
+
+namespace envpin::manifest::detail {
+namespace {
+
+using diag::quote;
+
+constexpr std::string_view kJobsKeys[] = {"checkpoints", "logs",   "restart", "resume",        "env",
+                                          "gpus",        "stop_timeout", "slurm", "launch", "nodes",
+                                          "gpus_per_node", "notify", "idle"};
+constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep"};
+constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
+constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
+constexpr std::string_view kLaunchValues[] = {"none", "torchrun", "srun"};
+constexpr std::string_view kNotifyKeys[] = {"url", "url_secret", "on", "timeout"};
+constexpr std::string_view kNotifyEvents[] = {"started", "checkpoint", "restarted", "failed", "finished", "stopped", "idle"};
+constexpr std::string_view kIdleKeys[] = {"gpu_util_below", "for", "every", "action"};
+constexpr std::string_view kIdleActions[] = {"stop", "notify"};
+
+// A duration: seconds as a number, or a number with s, m or h ("30s", "10m", "1h").
+Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key, int lo, int hi) {
+  const Located<std::string> s = r.string(n, key);
+  std::string digits = s.value;
+  int unit = 1;
+  if (!digits.empty() && (digits.back() == 's' || digits.back() == 'm' || digits.back() == 'h')) {
+    unit = digits.back() == 'h' ? 3600 : digits.back() == 'm' ? 60 : 1;
+    digits.pop_back();
+  }
+  long value = -1;
+  if (!digits.empty() && digits.size() <= 6 && std::all_of(digits.begin(), digits.end(), is_digit))
+    value = std::stol(digits) * unit;
+  if (value < lo || value > hi)
+    r.fail(n, "'" + std::string(key) + "' must be a duration from " + std::to_string(lo) + " s to " + std::to_string(hi / 3600) +
+                  " h, found " + quote(s.value),
+           "write it as seconds or with a unit: 30s, 10m, 1h");
+  return {static_cast<int>(value), s.where};
+}
+
+Notify read_notify(const Reader& r, const YAML::Node& node) {
+  Notify n;
+  n.where = r.at(node);
+  for (const auto& [key, k, v] : r.entries(node, "jobs.notify", kNotifyKeys)) {
+    if (key == "url") {
+      n.url = r.string(v, "jobs.notify.url");
+      if (!is_index_url(n.url->value))
+        r.fail(v, "jobs.notify.url must be an http(s) URL, found " + quote(n.url->value),
+               "write it as 'https://hooks.example.com/envpin' (percent-encode other characters)");
+      // The URL is written into .envpin/run.sh, which is committed: no credentials in it.
+      if (!index_url_credentials(n.url->value).empty())
+        r.fail(v, "jobs.notify.url holds credentials (the part before '@'): .envpin/run.sh would carry them",
+               "name the variable that holds the URL instead: url_secret: NOTIFY_URL");
+    } else if (key == "url_secret") {
+      n.url_secret = r.string(v, "jobs.notify.url_secret");
+      if (!is_env_name(n.url_secret->value))
+        r.fail(v, quote(n.url_secret->value) + " is not a variable name", "use letters, digits and '_'");
+    } else if (key == "on") {
+      for (const YAML::Node& e : r.list(v, "jobs.notify.on")) {
+        const Located<std::string> event = r.choice(e, "jobs.notify.on event", kNotifyEvents);
+        if (std::any_of(n.on.begin(), n.on.end(), [&](const auto& o) { return o.value == event.value; }))
+          r.fail(e, quote(event.value) + " is listed twice in jobs.notify.on");
+        n.on.push_back(event);
+      }
+    } else if (key == "timeout") {
+      n.timeout = r.integer(v, "jobs.notify.timeout", 1, 300);
+    }
+  }
+  if (n.url && n.url_secret)
+    throw Error("jobs.notify has both url and url_secret", n.url_secret->where, "keep one of them");
+  if (!n.url && !n.url_secret)
+    r.fail(node, "jobs.notify needs url or url_secret",
+           "add 'url: https://hooks.example.com/envpin', or 'url_secret: NOTIFY_URL' to read it from the environment");
+  return n;
+}
+
+IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
+  IdleGuard g;
+  g.where = r.at(node);
+  for (const auto& [key, k, v] : r.entries(node, "jobs.idle", kIdleKeys)) {
+    if (key == "gpu_util_below") g.below = r.integer(v, "jobs.idle.gpu_util_below", 1, 100);
+    else if (key == "for") g.window = duration(r, v, "jobs.idle.for", 1, 7 * 24 * 3600);
+    else if (key == "every") g.every = duration(r, v, "jobs.idle.every", 1, 3600);
+    else g.action = r.choice(v, "jobs.idle.action", kIdleActions);
+  }
+  if (g.window.value < g.every.value)
+    throw Error("jobs.idle.for (" + std::to_string(g.window.value) + " s) is shorter than the sampling interval jobs.idle.every (" +
+                    std::to_string(g.every.value) + " s): the guard could never see the window",
+                g.window.where.line ? g.window.where : g.where,
+                "make jobs.idle.for at least jobs.idle.every (e.g. for: 10m, every: 30s)");
+  return g;
+}
+
+}  // namespace
+
+void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
+  // A word the shell reads as itself, whatever the quoting around it.
+  const auto safe_word = [](const std::string& w) { return !w.empty() && only(w, "_@%+=:,./-"); };
+  // Slurm's --time: minutes, or [D-]HH:MM:SS.
+  const auto slurm_time = [](std::string_view t) {
+    const auto digits = [](std::string_view d, std::size_t lo, std::size_t hi) {
+      return d.size() >= lo && d.size() <= hi && std::all_of(d.begin(), d.end(), is_digit);
+    };
+    if (digits(t, 1, 9)) return true;
+    if (const std::size_t dash = t.find('-'); dash != t.npos) {
+      if (!digits(t.substr(0, dash), 1, 4)) return false;
+      t.remove_prefix(dash + 1);
+    }
+    return t.size() >= 7 && t.size() <= 8 && t[t.size() - 3] == ':' && t[t.size() - 6] == ':' &&
+           digits(t.substr(0, t.size() - 6), 1, 2) && digits(t.substr(t.size() - 5, 2), 2, 2) &&
+           digits(t.substr(t.size() - 2), 2, 2);
+  };
+  Jobs j;
+  for (const auto& [key, k, v] : r.entries(node, "jobs", kJobsKeys)) {
+    if (key == "checkpoints") {
+      if (v.IsMap()) {
+        for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
+          if (ckey == "path") j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
+          else if (ckey == "host") j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
+          else j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
+      } else {
+        j.checkpoints = container_path(r, v, "jobs.checkpoints");
+      }
+    } else if (key == "logs") {
+      j.logs = host_dir(r, v, "jobs.logs");
+    } else if (key == "restart") {
+      for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", kRestartKeys))
+        if (rkey == "max") j.max_restarts = r.integer(rv, "jobs.restart.max", 0, 100);
+        else j.backoff = r.integer(rv, "jobs.restart.backoff", 0, 3600);
+    } else if (key == "resume") {
+      // A list of words, or one string split at spaces ("--resume auto").
+      if (v.IsSequence()) {
+        j.resume = r.string_list(v, "jobs.resume");
+      } else {
+        const Located<std::string> s = r.string(v, "jobs.resume");
+        std::istringstream words(s.value);
+        for (std::string w; words >> w;) j.resume.push_back({w, s.where});
+      }
+      for (const auto& w : j.resume)
+        if (!safe_word(w.value))
+          throw Error("jobs.resume word " + quote(w.value) + " has characters a shell would read", w.where,
+                      "use plain words such as '--resume auto'");
+    } else if (key == "env") {
+      j.env = r.string_list(v, "jobs.env");
+      for (const auto& e : j.env)
+        if (!is_env_name(e.value))
+          throw Error(quote(e.value) + " is not a variable name", e.where, "use letters, digits and '_'");
+    } else if (key == "gpus") {
+      j.gpus = r.string(v, "jobs.gpus");
+      const std::string& g = j.gpus.value;
+      const bool count = (g.size() == 1 || g.size() == 2) && g[0] != '0' && std::all_of(g.begin(), g.end(), is_digit);
+      if (j.gpus.value == "none" || j.gpus.value == "0") j.gpus.value.clear();
+      else if (j.gpus.value != "all" && !count)
+        r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found " + quote(j.gpus.value),
+               "write 'all', a count such as 2, or 'none'");
+    } else if (key == "stop_timeout") {
+      j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
+    } else if (key == "launch") {
+      j.launch = r.choice(v, "jobs.launch", kLaunchValues);
+    } else if (key == "nodes") {
+      j.nodes = r.integer(v, "jobs.nodes", 1, 4096);
+    } else if (key == "gpus_per_node") {
+      j.gpus_per_node = r.integer(v, "jobs.gpus_per_node", 1, 64);
+    } else if (key == "notify") {
+      j.notify = read_notify(r, v);
+    } else if (key == "idle") {
+      j.idle = read_idle(r, v);
+    } else if (key == "slurm") {
+      for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", kSlurmKeys)) {
+        if (skey == "time") {
+          j.slurm_time = r.string(sv, "jobs.slurm.time");
+          if (!slurm_time(j.slurm_time->value))
+            r.fail(sv, "jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found " + quote(j.slurm_time->value),
+                   "write it as '04:00:00' or '1-00:00:00'");
+        } else if (skey == "warn") {
+          j.slurm_warn = r.integer(sv, "jobs.slurm.warn", 1, 65535);
+        } else if (skey == "partition") {
+          j.slurm_partition = r.string(sv, "jobs.slurm.partition");
+          if (!safe_word(j.slurm_partition->value) || j.slurm_partition->value.find(',') != std::string::npos)
+            r.fail(sv, "invalid partition name " + quote(j.slurm_partition->value),
+                   "write the partition's name as sinfo prints it");
+        } else {
+          j.slurm_checkpoints = r.string(sv, "jobs.slurm.checkpoints");
+          check_path_chars(*j.slurm_checkpoints, "jobs.slurm.checkpoints");
+          if (!fs::path(j.slurm_checkpoints->value).is_absolute())
+            r.fail(sv, "jobs.slurm.checkpoints must be an absolute path on the cluster's shared storage",
+                   "write it as '/shared/checkpoints/my-project'");
+          j.slurm_checkpoints->value = fs::path(j.slurm_checkpoints->value).lexically_normal().generic_string();
+          while (j.slurm_checkpoints->value.size() > 1 && j.slurm_checkpoints->value.back() == '/')
+            j.slurm_checkpoints->value.pop_back();
+          if (j.slurm_checkpoints->value == "/")
+            r.fail(sv, "jobs.slurm.checkpoints must not be '/'", "write it as '/shared/checkpoints/my-project'");
+        }
+      }
+    }
+  }
+  if (j.gpus_per_node) {
+    const std::string per_node = std::to_string(j.gpus_per_node->value);
+    if (j.gpus.where.line == 0) j.gpus = {per_node, j.gpus_per_node->where};
+    else if (j.gpus.value != per_node)
+      throw Error("jobs.gpus_per_node is " + per_node + " but jobs.gpus (line " + std::to_string(j.gpus.where.line) +
+                      ") is " + quote(j.gpus.value.empty() ? "none" : j.gpus.value),
+                  j.gpus_per_node->where, "keep one of them: jobs.gpus is the GPUs of each node");
+  }
+  if (j.gpus.where.line == 0 && m.cuda) j.gpus.value = "all";
+  if (j.nodes.value > 1 && j.launch.value == "none")
+    throw Error("jobs.nodes is " + std::to_string(j.nodes.value) +
+                    " but jobs.launch is 'none': the command would run on the first node only, the other nodes idle",
+                j.nodes.where,
+                "set jobs.launch: torchrun (one torchrun per node, one process per GPU), or srun (your command once per "
+                "node, reading ENVPIN_NODE_RANK)");
+  if (j.idle && j.gpus.value.empty())
+    throw Error("jobs.idle watches the job's GPUs, but the job has none (jobs.gpus)", j.idle->where,
+                "set jobs.gpus (or a cuda section), or remove jobs.idle");
+  j.where = r.at(node);
+  m.jobs = std::move(j);
+}
+
+
+}  // namespace envpin::manifest::detail
