@@ -104,6 +104,53 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
     pass.push_back(item);
   }
   d.items("pass", pass);
+  // The distributed launch (jobs.launch, jobs.nodes) and what runs beside the job.
+  const bool distributed = j.launch.value != "none";
+  d.code("launch_code", Code::word(j.launch.value, ""));
+  d.code("nodes_code", Code::number(j.nodes.value));
+  d.text("nodes", std::to_string(j.nodes.value));
+  d.flag("torchrun", j.launch.value == "torchrun");
+  d.flag("srun_launch", j.launch.value == "srun");
+  d.flag("distributed", distributed);
+  d.flag("multi_node", j.nodes.value > 1);
+  d.flag("srun", j.nodes.value > 1 || j.launch.value == "srun");
+  // torchrun's processes per node: the GPUs of a node when counted, found at run time for
+  // 'all', one without GPUs.
+  const std::string per_node = j.gpus_per_node ? std::to_string(j.gpus_per_node->value)
+                               : j.gpus.value == "all" ? ""
+                               : j.gpus.value.empty()  ? "1"
+                                                       : j.gpus.value;
+  d.code("nproc_code", per_node.empty() ? Code::literal("''") : Code::word(per_node, ""));
+  d.text("nproc_text", per_node.empty() ? "one per GPU" : per_node);
+  if (j.notify) {
+    const manifest::Notify& n = *j.notify;
+    d.flag("has_notify", true);
+    d.code("notify_url_code", n.url ? Code::sh(n.url->value)
+                                    : Code::literal("${") + Code::word(n.url_secret->value, "_") + Code::literal(":-}"));
+    d.text("notify_where", n.url ? n.url->value : "the URL in $" + n.url_secret->value);
+    std::string events;
+    if (n.on.empty()) events = "started checkpoint restarted failed finished stopped idle";
+    for (const auto& e : n.on) events += (events.empty() ? "" : " ") + e.value;
+    d.code("notify_on_code", Code::sh(events));
+    d.text("notify_events", events);
+    d.code("notify_timeout_code", Code::number(n.timeout.value));
+    d.text("notify_timeout", std::to_string(n.timeout.value));
+  } else {
+    d.flag("has_notify", false);
+    d.code("notify_url_code", Code::literal("''"));
+    d.code("notify_on_code", Code::literal("''"));
+    d.code("notify_timeout_code", Code::number(10));
+  }
+  const manifest::IdleGuard idle = j.idle.value_or(manifest::IdleGuard{});
+  d.flag("has_idle", j.idle.has_value());
+  d.code("idle_below_code", Code::number(idle.below.value));
+  d.code("idle_window_code", Code::number(idle.window.value));
+  d.code("idle_every_code", Code::number(j.idle ? idle.every.value : 0));
+  d.code("idle_action_code", Code::word(idle.action.value, ""));
+  d.text("idle_below", std::to_string(idle.below.value));
+  d.text("idle_window", std::to_string(idle.window.value));
+  d.text("idle_every", std::to_string(idle.every.value));
+  d.text("idle_done", idle.action.value == "stop" ? "stopped (no restart)" : "reported (jobs.notify)");
   d.text("warn", std::to_string(j.slurm_warn.value));
   const bool all = j.gpus.value == "all";
   const std::string shared = j.slurm_checkpoints ? j.slurm_checkpoints->value : j.checkpoints_host.value;
@@ -115,7 +162,13 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
       Code::literal("#SBATCH --signal=B:USR1@") + Code::number(j.slurm_warn.value)};
   if (j.slurm_time) lines.push_back(Code::literal("#SBATCH --time=") + Code::word(j.slurm_time->value, ":-"));
   if (j.slurm_partition) lines.push_back(Code::literal("#SBATCH --partition=") + Code::word(j.slurm_partition->value, "_@%+=:./-"));
+  if (j.nodes.value > 1 || j.launch.value == "srun") {
+    lines.push_back(Code::literal("#SBATCH --nodes=") + Code::number(j.nodes.value));
+    lines.push_back(Code::literal("#SBATCH --ntasks-per-node=1"));
+  }
   if (all) lines.push_back(Code::literal("#SBATCH --exclusive"));
+  else if (!j.gpus.value.empty() && j.nodes.value > 1)
+    lines.push_back(Code::literal("#SBATCH --gpus-per-node=") + Code::word(j.gpus.value, ""));
   else if (!j.gpus.value.empty()) lines.push_back(Code::literal("#SBATCH --gres=gpu:") + Code::word(j.gpus.value, ""));
   d.code("directives", join(lines, Code::literal("\n")));
   Fields sbatch = d;
