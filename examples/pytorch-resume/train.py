@@ -10,6 +10,10 @@ checkpoint directory holds anything) it continues from the newest complete check
 end it writes outputs/final.pt and prints "final weights sha256:<hex>". --no-rng-state is the
 classic bug: the RNG states are not saved, so a resumed run draws other dropout masks and
 `envpin resume-check` reports where it diverged. CUDA is used when present.
+
+Under torchrun (jobs.launch: torchrun, WORLD_SIZE > 1) it trains with DistributedDataParallel
+(NCCL on GPUs, gloo on CPU): each rank draws its own batches, rank 0 saves the checkpoint with
+every rank's data position and RNG states (gathered), and each rank takes its own back on resume.
 """
 import argparse
 import hashlib
@@ -32,6 +36,18 @@ parser.add_argument("--no-rng-state", action="store_true")
 args = parser.parse_args()
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
+distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+rank, world = 0, 1
+if distributed:
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    if device == "cuda":
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local_rank)
+        device = f"cuda:{local_rank}"
+    dist.init_process_group("nccl" if device != "cpu" else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
 torch.manual_seed(0)
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
@@ -40,8 +56,9 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.D
                             torch.nn.Linear(64, 1)).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
 scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=20, gamma=0.5)
-data = torch.Generator().manual_seed(1234)  # the data position: which batches come next
+data = torch.Generator().manual_seed(1234 + rank)  # the data position: which batches come next
 step = 0
+net = DistributedDataParallel(model) if distributed else model
 
 if args.resume:
     path, state = envpin_ckpt.load_latest()
@@ -49,32 +66,48 @@ if args.resume:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        data.set_state(state["data"])
+        mine = state["ranks"][rank] if distributed else state
+        data.set_state(mine["data"])
         step = state["step"]
-        if "rng" in state:
-            envpin_ckpt.set_rng_state(state["rng"])
-        print(f"resumed from {os.path.basename(path)} at step {step}", flush=True)
+        if "rng" in mine:
+            envpin_ckpt.set_rng_state(mine["rng"])
+        print(f"resumed from {os.path.basename(path)} at step {step}" + (f" (rank {rank})" if distributed else ""), flush=True)
 
 model.train()
 while step < args.steps:
     x = torch.randn(32, 16, generator=data).to(device)
     y = torch.sin(x.sum(dim=1, keepdim=True))
-    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss = torch.nn.functional.mse_loss(net(x), y)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
     scheduler.step()
     step += 1
-    print(f"step {step} loss {loss.item():.6f}", flush=True)
+    if rank == 0:
+        print(f"step {step} loss {loss.item():.6f}", flush=True)
     if step % args.every == 0:
-        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                 "scheduler": scheduler.state_dict(), "data": data.get_state(), "step": step}
+        own = {"data": data.get_state()}
         if not args.no_rng_state:
-            state["rng"] = envpin_ckpt.rng_state()
-        envpin_ckpt.save(f"ckpt-{step:06d}.pt", **state)
-        print(f"checkpoint at step {step}", flush=True)
+            own["rng"] = envpin_ckpt.rng_state()
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "scheduler": scheduler.state_dict(), "step": step}
+        if distributed:
+            ranks = [None] * world
+            dist.all_gather_object(ranks, own)
+            state["ranks"] = ranks
+        else:
+            state.update(own)
+        if rank == 0:
+            envpin_ckpt.save(f"ckpt-{step:06d}.pt", **state)
+            print(f"checkpoint at step {step}", flush=True)
+        if distributed:
+            dist.barrier()  # no rank runs ahead of a checkpoint it could be resumed from
     time.sleep(args.delay)
 
+if distributed:
+    dist.destroy_process_group()
+if rank != 0:
+    sys.exit(0)
 weights = b"".join(p.detach().cpu().numpy().tobytes() for p in model.parameters())
 buffer = io.BytesIO()
 torch.save({k: v.cpu() for k, v in model.state_dict().items()}, buffer)

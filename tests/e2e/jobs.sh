@@ -9,6 +9,7 @@
 #   jobs.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl setsid slurmctld slurmd sbatch munged /usr/bin/python3
 need_root "dockerd and slurmd" "$0" "$@"
@@ -17,13 +18,21 @@ T=$(mktemp -d /tmp/envpin-e2e-jobs.XXXXXX)
 chmod 755 "$T"  # munged wants o+x on every directory above its socket
 . "$(dirname "$0")/servers.sh"
 . "$(dirname "$0")/slurm.sh"
+NOTIFY_PID=""
 cleanup() {
+  [ -z "$NOTIFY_PID" ] || kill "$NOTIFY_PID" 2>/dev/null
   slurm_down
   docker ps -q 2>/dev/null | xargs -r docker kill >/dev/null 2>&1
   stop_servers
   remove_tmp
 }
 trap cleanup EXIT
+# docker registers its nvidia driver (--gpus) when nvidia-container-runtime-hook is on dockerd's
+# PATH; this stub lets --gpus through on a machine without a GPU (the hook does nothing).
+mkdir -p "$T/hook"
+printf '#!/bin/sh\ncat >/dev/null\nexit 0\n' > "$T/hook/nvidia-container-runtime-hook"
+chmod 755 "$T/hook/nvidia-container-runtime-hook"
+PATH=$T/hook:$PATH
 start_registry_and_dockerd
 push_base_image
 
@@ -192,6 +201,111 @@ echo 'apt: [jq]' >> envpin.yaml
 expect_error "stale lock" 1 "is stale" "$ENVPIN" run -- true
 cp "$T/envpin.yaml.good" envpin.yaml
 if [ -z "$(ls ckpt/nockpt ckpt/down 2>/dev/null)" ]; then pass; else fail "a refused job left a checkpoint directory"; fi
+
+# --- notifications and the GPU-idle guard -----------------------------------------------------------
+# A second project with jobs.gpus, jobs.notify and jobs.idle: the same Dockerfile, so the image
+# built above is reused. dockerd found the stub nvidia-container-runtime-hook on its PATH at
+# start, so `--gpus 1` is accepted (docker then sets NVIDIA_VISIBLE_DEVICES); the recorded
+# nvidia-smi on run.sh's PATH answers the guard's samples.
+step "jobs.notify and jobs.idle: events to an HTTP server on 127.0.0.1, nvidia-smi recorded"
+G=$T/gpu-project
+mkdir -p "$G/ckpt"
+cp train.sh "$G/"
+cat > "$G/envpin.yaml" <<EOF
+envpin: 1
+name: e2e-jobs
+base: $IMAGE
+os: debian12
+secrets: [E2E_JOB_TOKEN]
+jobs:
+  checkpoints: {path: /checkpoints, host: ckpt}
+  logs: logs
+  restart: {max: 1, backoff: 1}
+  resume: --resume auto
+  stop_timeout: 5
+  gpus: 1
+  notify: {url_secret: E2E_NOTIFY_URL, timeout: 2}
+  idle: {gpu_util_below: 10, for: 3s, every: 1s, action: stop}
+EOF
+cd "$G" || exit 1
+"$ENVPIN" lock >"$T/gpu-lock.out" 2>&1 && "$ENVPIN" generate >/dev/null 2>&1 || { fail "lock/generate of the GPU project"; cat "$T/gpu-lock.out"; }
+if shellcheck -s sh .envpin/run.sh; then pass; else fail "shellcheck run.sh with notify and idle"; fi
+# Only the manifest's digest label differs (the last layers): the engine's cache rebuilds nothing else.
+if [ "$(grep -v '^LABEL dev.envpin.manifest.sha256=' "$P/Dockerfile")" = "$(grep -v '^LABEL dev.envpin.manifest.sha256=' Dockerfile)" ]; then
+  pass; else fail "jobs.notify/jobs.idle changed the Dockerfile"; diff "$P/Dockerfile" Dockerfile; fi
+/usr/bin/python3 "$E2E_DIR/jobs/notify_server.py" "$T/notify.port" "$T/events.jsonl" >"$T/notify.log" 2>&1 &
+NOTIFY_PID=$!
+wait_for 10 test -s "$T/notify.port" || fail "the notification server did not start"
+NPORT=$(cat "$T/notify.port")
+mkdir -p "$T/smi"
+cp "$E2E_DIR/jobs/nvidia-smi" "$T/smi/"
+SECRET_URL="http://127.0.0.1:$NPORT/hook/url-secret-part-4711"
+gpu_run() {  # SEQUENCE JOB CMD...: the recorded utilisation, one number a line
+  printf '%s\n' $1 > "$T/smi/$2.seq"
+  job=$2
+  shift 2
+  env PATH="$T/smi:$PATH" ENVPIN_E2E_SMI_SEQUENCE="$T/smi/$job.seq" E2E_NOTIFY_URL="$SECRET_URL" E2E_JOB_TOKEN=planted-value-9 \
+    "$ENVPIN" run --job-id "$job" -- "$@" >"$T/$job.out" 2>&1
+}
+events_of() {  # JOB: its events, in order, one a line
+  /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(json.loads(line)["body"])
+    if e["job"] == sys.argv[2]: print(e["event"], json.dumps(e["exit"]))' "$T/events.jsonl" "$1" 2>/dev/null | tr '\n' ',' 
+}
+
+step "idle guard: 80% then 3%: the job is stopped after the window, the cause in the status and the events"
+start=$(date +%s)
+gpu_run "80 80 3" idle sh -c 'echo "visible=$NVIDIA_VISIBLE_DEVICES"; exec sh train.sh 200 5 0.2'
+took=$(( $(date +%s) - start ))
+if [ "$(state_of idle)" = stopped ] && grep -q '^reason=GPU utilisation below 10% for [0-9]* s (jobs.idle; last sample 3%); stopped by jobs.idle$' logs/idle.status &&
+   [ "$took" -lt 30 ]; then pass; else fail "idle job: state $(state_of idle) after $took s"; cat logs/idle.status; tail -5 logs/idle.log; fi
+if grep -q '^visible=0$' logs/idle.log; then pass; else fail "the container did not get the GPU (--gpus 1)"; grep visible logs/idle.log; fi
+if grep -q -- '--query-gpu=utilization.gpu --format=csv,noheader,nounits' "$T/smi/idle.seq.calls"; then pass; else fail "nvidia-smi was not sampled"; fi
+"$ENVPIN" jobs >"$T/gpu-jobs.out"
+if grep -q '^idle  *stopped ' "$T/gpu-jobs.out" && grep -q 'GPU utilisation below 10%' "$T/gpu-jobs.out"; then pass; else fail "envpin jobs: the idle stop"; cat "$T/gpu-jobs.out"; fi
+wait_for 10 sh -c "grep -q '\"stopped' '$T/events.jsonl'"
+case $(events_of idle) in "started null,"*"idle null,stopped "*) pass ;; *) fail "idle job events: $(events_of idle)" ;; esac
+
+step "idle guard: 3% then 80%: the window never completes, the job finishes"
+gpu_run "3 3 80" busy sh train.sh 30 5 0.2
+if [ "$(state_of busy)" = exited ] && [ "$(digest_of busy)" = "$REF" ]; then pass; else fail "busy job: $(state_of busy)"; cat logs/busy.status; fi
+wait_for 10 sh -c "grep -q '\"finished' '$T/events.jsonl'"
+ev=$(events_of busy)
+case $ev in "started null,checkpoint null,"*"finished 0,") pass ;; *) fail "busy job events: $ev" ;; esac
+case $ev in *idle*) fail "the busy job got an idle event: $ev" ;; *) pass ;; esac
+# The event's fields: the job's image, the lock's sha256, the newest checkpoint; no value of a
+# variable (the secret token, the secret URL) anywhere in what was sent.
+if /usr/bin/python3 - "$T/events.jsonl" "$(sed -n 's/^image=//p' logs/busy.status)" "$(sha256sum envpin.lock | cut -c1-64)" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+finished = [json.loads(e["body"]) for e in events if json.loads(e["body"])["job"] == "busy" and json.loads(e["body"])["event"] == "finished"][0]
+assert all(e["content_type"] == "application/json" for e in events)
+assert finished["image"] == sys.argv[2], finished
+assert finished["lock_sha256"] == sys.argv[3], finished
+assert finished["checkpoint"] == "checkpoint", finished
+assert finished["restarts"] == 0 and finished["project"] == "e2e-jobs", finished
+PY
+then pass; else fail "the finished event's fields"; tail -3 "$T/events.jsonl"; fi
+# (The server records the request path too: that is the secret URL itself, so bodies only.)
+if /usr/bin/python3 -c 'import json, sys; sys.exit(any("planted-value-9" in json.loads(l)["body"] or "url-secret-part" in json.loads(l)["body"] for l in open(sys.argv[1])))' "$T/events.jsonl" &&
+   [ "$(grep -c '"path": "/hook/url-secret-part-4711"' "$T/events.jsonl")" -gt 5 ] &&
+   ! grep -q 'planted-value-9\|url-secret-part' logs/*.status logs/*.args .envpin/run.sh; then pass; else fail "a secret value was sent or written"; fi
+
+step "notify: a failing job (started, restarted, failed) and a notify URL that times out"
+gpu_run "80" fails sh -c 'exit 3'
+wait_for 10 sh -c "grep -q '\"failed' '$T/events.jsonl'"
+case $(events_of fails) in "started null,restarted null,failed 3,") pass ;; *) fail "failing job events: $(events_of fails)" ;; esac
+start=$(date +%s)
+SECRET_URL="http://127.0.0.1:$NPORT/slow" gpu_run "80" slow sh -c 'echo done'
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ "$rc" = 0 ] && [ "$(state_of slow)" = exited ] && [ "$took" -lt 25 ] &&
+   grep -q "^envpin run: warning: jobs.notify: event 'finished' was not delivered (curl exit 28); the job goes on$" logs/slow.log &&
+   [ "$(grep -c 'was not delivered' logs/slow.log)" = 2 ]; then pass; else
+  fail "slow notify URL: exit $rc in $took s"; cat logs/slow.log; fi
+kill "$NOTIFY_PID" 2>/dev/null
+cd "$P" || exit 1
 
 # --- Slurm ----------------------------------------------------------------------------------------
 step "starting a single-node Slurm cluster"

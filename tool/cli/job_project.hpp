@@ -28,6 +28,7 @@ struct JobOptions {
   bool no_follow = false;
   bool force = false;
   std::vector<std::string> command;
+  std::string rest;  // slurmrestd's URL (submit, jobs)
   // resume-check
   bool slurm = false;
   std::string kill_at = "auto";

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <ostream>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "cli/project.hpp"
 #include "io/process.hpp"
 #include "jobs/checkpoints.hpp"
+#include "jobs/slurm_rest.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -72,8 +74,47 @@ int resume_job(const JobOptions& o, Streams&) {
   return exec_run_script(p, args);
 }
 
+// `envpin jobs --rest URL`: the project's Slurm jobs as slurmrestd reports them.
+int list_rest_jobs(const Project& p, const JobOptions& o, Streams& io) {
+  const jobs::RestTarget t = jobs::rest_target(o.rest);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& j : jobs::rest_jobs(t)) {
+    if (!j.is_object() || j.value("name", "") != p.m.name.value) continue;
+    const std::string comment = j.value("comment", "");
+    const long id = j.value("job_id", 0L);
+    const std::string envpin_job = comment.starts_with("envpin job ") ? comment.substr(11)
+                                   : comment == "envpin"              ? p.m.name.value + "-slurm-" + std::to_string(id)
+                                                                      : "";
+    const long code = j.contains("exit_code") && j["exit_code"].is_number_integer() ? j["exit_code"].get<long>() : -1;
+    out.push_back({{"slurm_job", id},
+                   {"job", envpin_job},
+                   {"state", j.value("job_state", "")},
+                   {"reason", j.value("state_reason", "")},
+                   {"exit", jobs::describe_exit_code(code)},
+                   {"nodes", j.value("nodes", "")},
+                   {"restarts", j.value("restart_cnt", 0L)}});
+  }
+  if (o.json) {
+    io.out << out.dump(2) << "\n";
+    return kOk;
+  }
+  if (out.empty()) {
+    io.out << "no Slurm jobs named " << p.m.name.value << " at " << t.base << "\n";
+    return kOk;
+  }
+  auto cell = [](std::string s, std::size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); };
+  io.out << cell("SLURM JOB", 10) << cell("JOB", 32) << cell("STATE", 11) << cell("EXIT", 10) << cell("RESTARTS", 9)
+         << cell("NODES", 16) << "REASON\n";
+  for (const auto& j : out)
+    io.out << cell(std::to_string(j["slurm_job"].get<long>()), 10) << cell(j["job"], 32) << cell(j["state"], 11)
+           << cell(j["exit"], 10) << cell(std::to_string(j["restarts"].get<long>()), 9) << cell(j["nodes"], 16)
+           << j["reason"].get<std::string>() << "\n";
+  return kOk;
+}
+
 int list_jobs(const JobOptions& o, Streams& io) {
   const Project p = load_job_project(o.manifest);
+  if (!o.rest.empty()) return list_rest_jobs(p, o, io);
   std::vector<fs::path> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(p.logs, ec))
@@ -82,6 +123,8 @@ int list_jobs(const JobOptions& o, Streams& io) {
   nlohmann::json out = nlohmann::json::array();
   for (const fs::path& f : files) {
     auto s = read_status(f);
+    // Nodes other than the first of a multi-node job keep <job>.nodeN.status: shown with the job.
+    if (!s["node"].empty() && !s["node"].starts_with("0/")) continue;
     const auto [checkpoint, age] = last_checkpoint(s["checkpoints"]);
     out.push_back({{"job", s["job"]},
                    {"state", shown_state(s)},
@@ -179,11 +222,29 @@ int submit_job(const JobOptions& o, Streams& io) {
   if (o.command.empty())
     throw Error("no command to submit", std::nullopt, "put it after '--': envpin submit -- python train.py");
   require_pinned(p);
-  const std::string sbatch = find_sbatch();
   if (!o.job_id.empty() && !o.resume && fs::exists(p.logs / (o.job_id + ".status")))
     throw Error("job id '" + o.job_id + "' is already in use", std::nullopt,
                 "choose another --job-id, or continue that job with: envpin submit --resume --job-id " + o.job_id);
-  const std::string slurm_id = sbatch_submit(p, sbatch, o.job_id, o.command);
+  std::string slurm_id;
+  if (!o.rest.empty()) {
+    const jobs::RestTarget t = jobs::rest_target(o.rest);
+    jobs::Submission s;
+    s.project_dir = fs::absolute(p.m.project_dir).lexically_normal().generic_string();
+    while (s.project_dir.size() > 1 && s.project_dir.back() == '/') s.project_dir.pop_back();
+    std::ifstream in(p.sbatch_script, std::ios::binary);
+    s.script.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    s.job_id = o.job_id;
+    s.command = o.command;
+    std::vector<std::string> withheld;
+    s.environment = jobs::job_environment(p.m, s.project_dir, o.job_id, withheld);
+    for (const auto& name : withheld)
+      io.err << "envpin: note: the secret " << name << " is not sent to slurmrestd; the job gets it only where the "
+             << "cluster's environment sets it\n";
+    fs::create_directories(p.logs);  // Slurm writes the output there and does not create it
+    slurm_id = jobs::rest_submit(t, jobs::submit_body(p.m, s));
+  } else {
+    slurm_id = sbatch_submit(p, find_sbatch(), o.job_id, o.command);
+  }
   io.out << "submitted slurm job " << slurm_id << " as envpin job "
          << (o.job_id.empty() ? p.m.name.value + "-slurm-" + slurm_id : o.job_id) << "; output in "
          << shown_path(p.m.project_dir, p.m.jobs->logs.value).generic_string() << "/\n";
@@ -205,7 +266,10 @@ Command run_command() {
 
 Command jobs_command() {
   return job_command("jobs", "list the jobs with state, exit code, restarts, start time and last checkpoint", list_jobs,
-                     [](CLI::App& app, JobOptions& o) { app.add_flag("--json", o.json, "print JSON"); });
+                     [](CLI::App& app, JobOptions& o) {
+                       app.add_flag("--json", o.json, "print JSON");
+                       app.add_option("--rest", o.rest, "list the project's Slurm jobs from slurmrestd at this URL (token: SLURM_JWT)");
+                     });
 }
 
 Command logs_command() {
@@ -235,6 +299,8 @@ Command submit_command() {
                      [](CLI::App& app, JobOptions& o) {
                        app.add_option("--job-id", o.job_id, "the envpin job id (default: <name>-slurm-<slurm job id>)");
                        app.add_flag("--resume", o.resume, "continue the job with this --job-id from its checkpoints");
+                       app.add_option("--rest", o.rest,
+                                      "submit through slurmrestd at this URL instead of sbatch (token: SLURM_JWT, else scontrol token)");
                        app.add_option("command", o.command, "the command, after --")->required();
                      });
 }

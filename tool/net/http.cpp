@@ -81,6 +81,10 @@ Response fetch(const Request& request, const HttpOptions& options) {
     curl_easy_setopt(curl.get(), CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl.get(), CURLOPT_NOBODY, request.method == "HEAD" ? 1L : 0L);
+    if (request.method == "POST") {
+      curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    }
     curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(curl.get(), CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, std::min(options.connect_timeout_s, options.stall_s));

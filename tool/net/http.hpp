@@ -18,9 +18,10 @@ struct Response {
 };
 
 struct Request {
-  std::string method = "GET";  // GET or HEAD
+  std::string method = "GET";  // GET, HEAD or POST
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
+  std::string body;                  // POST: sent as it is
 };
 
 // How long envpin waits for a server that sends nothing: ENVPIN_NET_TIMEOUT (seconds), else 30.

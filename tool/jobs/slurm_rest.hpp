@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Submission and state over Slurm's own REST daemon (slurmrestd, OpenAPI v0.0.38, JWT): the
+// same .envpin/job.sbatch as sbatch gets, its #SBATCH directives given as the job's JSON
+// properties (slurmrestd does not read them from the script). No envpin server: the
+// scheduler's API is the interface.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/model.hpp"
+
+namespace envpin::jobs {
+
+struct RestTarget {
+  std::string base;   // "http://127.0.0.1:6820" (no trailing '/')
+  std::string user;   // X-SLURM-USER-NAME
+  std::string token;  // X-SLURM-USER-TOKEN
+};
+
+// The URL checked, the user (the caller's login name) and the token: SLURM_JWT, else what
+// `scontrol token` prints. Throws diag::Error naming the fix.
+RestTarget rest_target(const std::string& url);
+
+// Everything the submission carries besides the token.
+struct Submission {
+  std::string project_dir;  // absolute, as the cluster sees it
+  std::string script;       // .envpin/job.sbatch's text
+  std::string job_id;       // the envpin job id, or empty (then <name>-slurm-<slurm id>)
+  std::vector<std::string> command;
+  std::map<std::string, std::string> environment;  // the job's environment (no secrets)
+};
+
+// The v0.0.38 job submission body: the script with `set -- COMMAND` after its `set -u`, and
+// the properties job.sbatch's directives give (name, output, open mode, requeue, signal,
+// time limit, partition, nodes, tasks per node, GPUs, exclusive).
+nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s);
+
+// The environment a REST-submitted job gets: PATH and HOME, ENVPIN_PROJECT_DIR and
+// ENVPIN_JOB_ID, and, when set here, SLURM_CONF, the engine's and envpin's variables, the distributed
+// launch's NCCL/GLOO variables, jobs.env and jobs.notify.url_secret. Never the manifest's
+// secrets: `withheld` gets the names of those that are set here.
+std::map<std::string, std::string> job_environment(const manifest::Manifest& m, const std::string& project_dir,
+                                                   const std::string& job_id, std::vector<std::string>& withheld);
+
+// POSTs the body to /slurm/v0.0.38/job/submit (once: a submission is not retried); the Slurm
+// job id. Throws diag::Error with the cause (unreachable, token rejected, Slurm's own error).
+std::string rest_submit(const RestTarget& t, const nlohmann::json& body);
+
+// GET /slurm/v0.0.38/jobs: the `jobs` array.
+nlohmann::json rest_jobs(const RestTarget& t);
+
+// Slurm's exit_code is a raw wait status: "3" for exit 3, "signal 9" for a kill.
+std::string describe_exit_code(long raw);
+
+// Slurm's --time ("[D-]HH:MM:SS" or minutes) in whole minutes, rounded up.
+long time_limit_minutes(const std::string& t);
+
+}  // namespace envpin::jobs
