@@ -6,8 +6,11 @@
 # a checkpoint every 5 steps, a digest at the end. Each interrupted job (container SIGKILLed,
 # supervisor and container killed, envpin stop, scontrol requeue, scancel + resubmit) must say
 # "resumed at step N" with N > 0 and end with the digest of an uninterrupted run.
+# ENVPIN_E2E_ENGINE=podman runs the same jobs with rootful podman (tests/e2e/podman.sh; dockerd
+# still pushes the base image to the registry); the GPU section (docker's --gpus) is docker's.
 #   jobs.sh ENVPIN_BINARY
 set -u
+ENGINE=${ENVPIN_E2E_ENGINE:-docker}
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
@@ -18,11 +21,13 @@ T=$(mktemp -d /tmp/envpin-e2e-jobs.XXXXXX)
 chmod 755 "$T"  # munged wants o+x on every directory above its socket
 . "$(dirname "$0")/servers.sh"
 . "$(dirname "$0")/slurm.sh"
+. "$(dirname "$0")/podman.sh"
 NOTIFY_PID=""
 cleanup() {
   [ -z "$NOTIFY_PID" ] || kill "$NOTIFY_PID" 2>/dev/null
   slurm_down
   docker ps -q 2>/dev/null | xargs -r docker kill >/dev/null 2>&1
+  [ "$ENGINE" != podman ] || podman_down
   stop_servers
   remove_tmp
 }
@@ -35,6 +40,12 @@ chmod 755 "$T/hook/nvidia-container-runtime-hook"
 PATH=$T/hook:$PATH
 start_registry_and_dockerd
 push_base_image
+if [ "$ENGINE" = podman ]; then
+  need podman catatonit
+  podman_up || exit 1
+  export ENVPIN_ENGINE=podman
+  step "jobs run with $(podman --version) (runc, overlay storage in $T/podman)"
+fi
 
 P=$T/project
 mkdir -p "$P/ckpt"
@@ -94,7 +105,7 @@ image=$(sed -n 's/^image=//p' logs/ref.status)
 want=$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" .envpin/run.sh)
 case $image in envpin/e2e-jobs:?*) [ "$image" = "$want" ] && pass || fail "job image '$image' is not run.sh's '$want'" ;; *) fail "job image '$image'" ;; esac
 # The build went to the terminal and logs/build.log, not into the first job's log.
-if grep -q '^Step 1/' logs/build.log && ! grep -q '^Step 1/' logs/ref.log && grep -q '^Step 1/' "$T/ref.out"; then pass; else
+if grep -qi '^Step 1/' logs/build.log && ! grep -qi '^Step 1/' logs/ref.log && grep -qi '^Step 1/' "$T/ref.out"; then pass; else
   fail "image build output: not in logs/build.log and the terminal only"; head -5 logs/ref.log; fi
 # `sh -c SCRIPT` resumed: the resume words reach the script as "$@" (not as $0) and as ENVPIN_RESUME_ARGS.
 "$ENVPIN" run --job-id shc -- sh -c 'if [ -e "$ENVPIN_CHECKPOINT_DIR/c" ]; then echo "resumed args=[$*] env=[$ENVPIN_RESUME_ARGS]"; else touch "$ENVPIN_CHECKPOINT_DIR/c"; exit 3; fi' >"$T/shc.out" 2>&1
@@ -107,7 +118,7 @@ step "container SIGKILLed mid-run: the restart policy resumes it"
 # Started from a session whose process group then gets SIGHUP, as when an SSH session drops.
 setsid sh -c "\"$ENVPIN\" run --detach --job-id killed -- sh train.sh $STEPS $EVERY $DELAY >'$T/killed.out' 2>&1; kill -HUP 0"
 wait_for 30 at_least_step killed 10 || fail "no checkpoint from the detached job"
-docker kill -s KILL envpin-e2e-jobs-killed >/dev/null
+"$ENGINE" kill -s KILL envpin-e2e-jobs-killed >/dev/null
 wait_for 60 ended killed || fail "the killed job did not end"
 expect_resumed killed "SIGKILL + restart policy"
 if [ "$(state_of killed)" = exited ] && grep -q '^restarts=1$' logs/killed.status; then pass; else fail "killed job status"; cat logs/killed.status; fi
@@ -116,7 +127,7 @@ step "supervisor and container killed (the machine's session died): envpin resum
 "$ENVPIN" run --detach --job-id lost -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
 wait_for 30 at_least_step lost 10 || fail "no checkpoint from job lost"
 kill -KILL "$(sed -n 's/^pid=//p' logs/lost.status)"
-docker kill -s KILL envpin-e2e-jobs-lost >/dev/null
+"$ENGINE" kill -s KILL envpin-e2e-jobs-lost >/dev/null
 "$ENVPIN" jobs >"$T/jobs.out"
 if grep -q '^lost  *lost ' "$T/jobs.out" && grep -q 'checkpoint (' "$T/jobs.out"; then pass; else fail "envpin jobs after a lost supervisor"; cat "$T/jobs.out"; fi
 if "$ENVPIN" resume lost >"$T/resume.out" 2>&1; then pass; else fail "envpin resume lost"; cat "$T/resume.out"; fi
@@ -190,7 +201,12 @@ expect_error "job id in use" 2 "job id 'ref' is already in use" "$ENVPIN" run --
 expect_error "missing checkpoint volume" 2 "the checkpoint directory /nonexistent-envpin-ckpt does not exist" \
   env ENVPIN_CHECKPOINTS=/nonexistent-envpin-ckpt "$ENVPIN" run --job-id nockpt -- true
 expect_error "no engine" 1 "no container engine: neither docker nor podman is on PATH" env -u ENVPIN_ENGINE PATH=/nonexistent "$ENVPIN" run -- true
-expect_error "engine not answering" 2 "does not answer" env DOCKER_HOST=unix:///nonexistent.sock "$ENVPIN" run --job-id down -- true
+if [ "$ENGINE" = podman ]; then
+  printf '[[[' > "$T/broken-containers.conf"
+  expect_error "engine not answering" 2 "does not answer" env CONTAINERS_CONF="$T/broken-containers.conf" "$ENVPIN" run --job-id down -- true
+else
+  expect_error "engine not answering" 2 "does not answer" env DOCKER_HOST=unix:///nonexistent.sock "$ENVPIN" run --job-id down -- true
+fi
 expect_error "failing command" 3 "exit 3 after 2 restarts (the restart policy allows 2)" "$ENVPIN" run --job-id fails -- sh -c 'exit 3'
 if grep -q '^state=failed$' logs/fails.status && [ "$(grep -c '^envpin run: job fails: attempt' logs/fails.log)" = 3 ]; then pass; else
   fail "failing job status"; cat logs/fails.status; fi
@@ -207,6 +223,7 @@ if [ -z "$(ls ckpt/nockpt ckpt/down 2>/dev/null)" ]; then pass; else fail "a ref
 # built above is reused. dockerd found the stub nvidia-container-runtime-hook on its PATH at
 # start, so `--gpus 1` is accepted (docker then sets NVIDIA_VISIBLE_DEVICES); the recorded
 # nvidia-smi on run.sh's PATH answers the guard's samples.
+if [ "$ENGINE" = docker ]; then
 step "jobs.notify and jobs.idle: events to an HTTP server on 127.0.0.1, nvidia-smi recorded"
 G=$T/gpu-project
 mkdir -p "$G/ckpt"
@@ -306,6 +323,7 @@ if [ "$rc" = 0 ] && [ "$(state_of slow)" = exited ] && [ "$took" -lt 25 ] &&
   fail "slow notify URL: exit $rc in $took s"; cat logs/slow.log; fi
 kill "$NOTIFY_PID" 2>/dev/null
 cd "$P" || exit 1
+fi
 
 # --- Slurm ----------------------------------------------------------------------------------------
 step "starting a single-node Slurm cluster"
@@ -359,7 +377,7 @@ id=$(slurm_id cancelled)
 wait_for 60 at_least_step cancelled 10 || fail "no checkpoint from slurm job $id"
 scancel "$id"
 wait_for 30 sh -c "[ -z \"\$(squeue -h -j $id -o %i 2>/dev/null)\" ]"
-wait_for 30 sh -c '[ -z "$(docker ps -q --filter name=envpin-e2e-jobs-cancelled)" ]' || fail "scancel left the container running"
+wait_for 30 sh -c '[ -z "$($ENGINE ps -q --filter name=envpin-e2e-jobs-cancelled)" ]' || fail "scancel left the container running"
 expect_error "resubmit without --resume" 1 "job id 'cancelled' is already in use" "$ENVPIN" submit --job-id cancelled -- true
 submit cancelled --resume
 id2=$(slurm_id cancelled)
@@ -370,7 +388,7 @@ step "slurm: the container SIGKILLed under a Slurm job"
 submit sigkill
 id=$(slurm_id sigkill)
 wait_for 60 at_least_step sigkill 10 || fail "no checkpoint from slurm job $id"
-docker kill -s KILL envpin-e2e-jobs-sigkill >/dev/null
+"$ENGINE" kill -s KILL envpin-e2e-jobs-sigkill >/dev/null
 wait_for 120 slurm_done "$id" || fail "slurm job $id did not finish"
 expect_resumed sigkill "container SIGKILL under Slurm"
 

@@ -139,6 +139,7 @@ std::map<std::string, std::string> job_environment(const manifest::Manifest& m, 
   out["PATH"] = env("PATH").empty() ? "/usr/local/bin:/usr/bin:/bin" : env("PATH");
   if (!env("HOME").empty()) out["HOME"] = env("HOME");
   out["ENVPIN_PROJECT_DIR"] = project_dir;
+  out["ENVPIN_SELF_WARN"] = "1";
   if (!job_id.empty()) out["ENVPIN_JOB_ID"] = job_id;
   std::vector<std::string> names = {"SLURM_CONF", "DOCKER_HOST", "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF",
                                     "ENVPIN_ENGINE", "ENVPIN_IMAGE", "ENVPIN_CHECKPOINTS", "ENVPIN_LOGS",
@@ -178,7 +179,10 @@ nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s) {
   if (j.logs.value.starts_with("/")) job["standard_output"] = j.logs.value + "/slurm-%j.out";
   job["open_mode"] = "append";
   job["requeue"] = true;
-  job["signal"] = "B:USR1@" + std::to_string(j.slurm_warn.value);
+  // No "signal": Slurm 22.05's REST parser refuses the batch-shell form its own schema documents
+  // ("B:10@120", "B:USR1@120": "Invalid SIGNAL specification"; "USR1@120" is taken but signals
+  // the job steps, not the batch shell that stops and requeues). The script sends itself the
+  // warning instead when ENVPIN_SELF_WARN is set (templates/job.sbatch.mustache).
   if (j.slurm_time) job["time_limit"] = time_limit_minutes(j.slurm_time->value);
   if (j.slurm_partition) job["partition"] = j.slurm_partition->value;
   const bool several = j.nodes.value > 1 || j.launch.value == "srun";

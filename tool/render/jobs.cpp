@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "jobs/slurm_rest.hpp"
 #include "pin/sha256.hpp"
 #include "render/code.hpp"
 #include "render/render.hpp"
@@ -152,6 +153,11 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.text("idle_every", std::to_string(idle.every.value));
   d.text("idle_done", idle.action.value == "stop" ? "stopped (no restart)" : "reported (jobs.notify)");
   d.text("warn", std::to_string(j.slurm_warn.value));
+  d.code("warn_code", Code::number(j.slurm_warn.value));
+  // The self-sent warning of a REST submission: the time limit less the warning, from the start.
+  const long limit_s = j.slurm_time ? jobs::time_limit_minutes(j.slurm_time->value) * 60 : 0;
+  d.flag("self_warn", limit_s > j.slurm_warn.value);
+  d.code("self_warn_after_code", Code::number(limit_s > j.slurm_warn.value ? limit_s - j.slurm_warn.value : 0));
   const bool all = j.gpus.value == "all";
   const std::string shared = j.slurm_checkpoints ? j.slurm_checkpoints->value : j.checkpoints_host.value;
   // The #SBATCH lines, one block: Slurm reads directives only before the first command.
