@@ -198,6 +198,9 @@ expect_error() {  # NAME EXIT PATTERN COMMAND...
   if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$T/err.out"; then pass; else fail "$name: exit $rc"; cat "$T/err.out"; fi
 }
 expect_error "job id in use" 2 "job id 'ref' is already in use" "$ENVPIN" run --job-id ref -- true
+# A one-node job started inside another Slurm job's step on its fourth node is still node 0.
+if env SLURM_NODEID=3 "$ENVPIN" run --job-id n3 -- true >"$T/n3.out" 2>&1 && grep -q '^node=0/1$' logs/n3.status; then pass; else
+  fail "a one-node job with SLURM_NODEID=3"; cat "$T/n3.out"; fi
 expect_error "missing checkpoint volume" 2 "the checkpoint directory /nonexistent-envpin-ckpt does not exist" \
   env ENVPIN_CHECKPOINTS=/nonexistent-envpin-ckpt "$ENVPIN" run --job-id nockpt -- true
 expect_error "no engine" 1 "no container engine: neither docker nor podman is on PATH" env -u ENVPIN_ENGINE PATH=/nonexistent "$ENVPIN" run -- true
@@ -370,6 +373,23 @@ expect_resumed warned "time-limit warning, self-requeue"
 if grep -q "the time limit is near: stopping job warned to requeue it" "logs/slurm-$id.out" &&
    scontrol show job "$id" | grep -q "Restarts=1"; then pass; else
   fail "slurm job $id did not requeue itself on the warning"; cat "logs/slurm-$id.out"; fi
+
+step "slurm: ENVPIN_SELF_WARN (what submit --rest sets): the script warns itself before its time limit"
+# A 66 s limit with warn 60: the self-sent warning comes 6 s after each start, mid-run.
+cp envpin.yaml "$T/envpin.yaml.slurm"
+sed -i 's/slurm: {time: "00:10:00", warn: 60}/slurm: {time: "00:01:06", warn: 60}/' envpin.yaml
+"$ENVPIN" generate >/dev/null 2>&1 || fail "generate with a 66 s time limit"
+export ENVPIN_SELF_WARN=1
+submit selfwarn
+unset ENVPIN_SELF_WARN
+id=$(slurm_id selfwarn)
+wait_for 180 slurm_done "$id" || fail "slurm job $id did not finish after its self-sent warnings"
+if [ "$(slurm_state "$id")" = COMPLETED ] && grep -q "the time limit is near: stopping job selfwarn to requeue it" "logs/slurm-$id.out" &&
+   [ -n "$(resumed_at selfwarn)" ] && [ "$(resumed_at selfwarn)" -gt 0 ] && [ "$(digest_of selfwarn)" = "$REF" ]; then pass
+  step "self-warned job: $(grep -c 'the time limit is near' "logs/slurm-$id.out") warning(s), resumed at step $(resumed_at selfwarn), digest as uninterrupted"
+else fail "slurm job $id with ENVPIN_SELF_WARN: $(slurm_state "$id")"; cat "logs/slurm-$id.out"; fi
+cp "$T/envpin.yaml.slurm" envpin.yaml
+"$ENVPIN" generate >/dev/null 2>&1 || fail "generate after the time-limit test"
 
 step "slurm: scancel, then the same envpin job submitted again"
 submit cancelled

@@ -165,16 +165,21 @@ step "slurmrestd: a rejected token, an unreachable daemon"
 expect_rest_error() {  # NAME PATTERN ENV...
   name=$1 pattern=$2
   shift 2
-  env "$@" "$ENVPIN" submit --rest "${URL:-$REST_URL}" -- true >"$T/rest-err.out" 2>&1
+  env "$@" "$ENVPIN" submit --rest "$url" -- true >"$T/rest-err.out" 2>&1
   rc=$?
   if [ "$rc" = 1 ] && grep -q -- "$pattern" "$T/rest-err.out" && [ "$(grep -c '^envpin: error' "$T/rest-err.out")" = 1 ]; then pass; else
     fail "$name: exit $rc"; cat "$T/rest-err.out"; fi
 }
-expect_rest_error "bogus token" "slurmctld rejected the token slurmrestd passed on (500: " SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.e30.bogus
+url=$REST_URL
+expect_rest_error "bogus token" "slurmctld rejected the token slurmrestd passed on ([0-9]*: .*): it is expired, malformed, or not for user" SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.e30.bogus
 expect_rest_error "no token" "no Slurm token: SLURM_JWT is not set and there is no scontrol to ask for one" -u SLURM_JWT PATH=/nonexistent
-URL=http://127.0.0.1:$(free_port) expect_rest_error "unreachable" "slurmrestd at http://127.0.0.1:[0-9]* is not reachable" SLURM_JWT=x
+url=http://127.0.0.1:$(free_port)
+expect_rest_error "unreachable" "slurmrestd at http://127.0.0.1:[0-9]* is not reachable" SLURM_JWT=x
 
 step "two nodes: scontrol requeue mid-run, both nodes resume from the shared checkpoint"
+# Submitted with sbatch from a shell that has SLURM_JWT exported (slurm_rest_up did): the job
+# must not hand it to its own srun.
+[ -n "${SLURM_JWT:-}" ] || fail "SLURM_JWT is not set for the sbatch submission"
 start=$(date +%s)
 submit_ddp ddp-rq
 id=$(slurm_id ddp-rq)
@@ -191,5 +196,17 @@ else
   fail "two-node requeue: $(slurm_state "$id"), weights '$w' (uninterrupted: $DDP_REF)"
   tail -n 30 "logs/slurm-$id.out"; grep -h 'resumed\|final\|Error\|error' logs/ddp-rq.log logs/ddp-rq.node1.log | tail -n 20
 fi
+
+step "two nodes: jobs.launch: srun, the command once per node with its rank"
+sed -i 's|^  launch: torchrun$|  launch: srun|' envpin.yaml
+"$ENVPIN" generate >/dev/null 2>&1 || fail "generate with launch: srun"
+"$ENVPIN" submit --job-id ranks -- sh -c 'echo "rank $ENVPIN_NODE_RANK of $ENVPIN_NNODES, master $MASTER_ADDR:$MASTER_PORT"' >"$T/submit-ranks.out" 2>&1 ||
+  fail "envpin submit (launch: srun)"
+id=$(slurm_id ranks)
+wait_for 120 slurm_done "$id" || fail "slurm job $id (launch: srun) did not finish"
+port=$(( 29500 + $(printf '%s' ranks | cksum | cut -d' ' -f1) % 10000 ))
+if [ "$(slurm_state "$id")" = COMPLETED ] && grep -qx "rank 0 of 2, master 127.0.0.1:$port" logs/ranks.log &&
+   grep -qx "rank 1 of 2, master 127.0.0.1:$port" logs/ranks.node1.log; then pass; else
+  fail "launch: srun: $(slurm_state "$id")"; cat logs/ranks.log logs/ranks.node1.log "logs/slurm-$id.out"; fi
 cd "$P" || exit 1
 finish

@@ -75,8 +75,11 @@ net::Response call(const RestTarget& t, const std::string& method, const std::st
                 std::nullopt,
                 "export SLURM_JWT from 'scontrol token' (slurm.conf needs AuthAltTypes=auth/jwt, and slurmrestd "
                 "runs with SLURM_JWT=daemon -a rest_auth/jwt)");
-  if (response.status == 500 && body_error(j).find("unable to load") != std::string::npos)
-    throw Error("slurmctld rejected the token slurmrestd passed on (500: " + body_error(j) +
+  // slurmctld refuses a bad token by closing the connection: slurmrestd then reports
+  // "slurmctld config is unable to load" (reads) or "Zero Bytes were transmitted or received".
+  if (const std::string why = body_error(j);
+      why.find("unable to load") != std::string::npos || why.find("Zero Bytes were transmitted") != std::string::npos)
+    throw Error("slurmctld rejected the token slurmrestd passed on (" + std::to_string(response.status) + ": " + why +
                     "): it is expired, malformed, or not for user '" + t.user + "'",
                 std::nullopt, "get a new one: eval \"$(scontrol token lifespan=3600)\"");
   if (response.status < 200 || response.status > 299 || j.is_discarded()) {

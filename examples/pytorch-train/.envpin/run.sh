@@ -35,6 +35,20 @@ backoff=30
 stop_timeout=30
 gpus='all'
 keep=0
+launch=none
+nnodes=${ENVPIN_NNODES:-1}
+node_rank=${ENVPIN_NODE_RANK:-0}
+# Under the Slurm script's srun each node's rank is its SLURM_NODEID (only for a multi-node job:
+# a one-node job run inside some other Slurm step is node 0).
+[ -n "${ENVPIN_NODE_RANK:-}" ] || [ "$nnodes" = 1 ] || node_rank=${SLURM_NODEID:-0}
+nproc=''
+notify_url=''
+notify_on=''
+notify_timeout=10
+idle_below=10
+idle_window=600
+idle_every=0
+idle_action=stop
 
 usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]"
 die() {
@@ -73,10 +87,23 @@ case $logs in /*) ;; *) logs=$project/$logs ;; esac
 case $job in
   *[!A-Za-z0-9_.-]* | [!A-Za-z0-9]*) die "invalid job id '$job'" "use letters, digits, '.', '_' and '-', starting with a letter or digit" ;;
 esac
-container=envpin-$name-$job
-status_file=$logs/$job.status
-args_file=$logs/$job.args
-log=$logs/$job.log
+case $node_rank$nnodes in
+  *[!0-9]*) die "invalid node rank '$node_rank' of '$nnodes' nodes (ENVPIN_NODE_RANK, ENVPIN_NNODES)" "give them as numbers" ;;
+esac
+[ "$node_rank" -lt "$nnodes" ] || die "node rank $node_rank is not below the number of nodes $nnodes" "set ENVPIN_NNODES to the job's node count"
+rdzv_host=${ENVPIN_RDZV_HOST:-127.0.0.1}
+rdzv_port=${ENVPIN_RDZV_PORT:-$((29500 + $(printf '%s' "$job" | cksum | cut -d' ' -f1) % 10000))}
+case $rdzv_host in
+  '' | -* | *[!A-Za-z0-9.:_-]*) die "invalid rendezvous host '$rdzv_host' (ENVPIN_RDZV_HOST)" "give a host name or address" ;;
+esac
+case $rdzv_port in '' | *[!0-9]*) die "invalid rendezvous port '$rdzv_port' (ENVPIN_RDZV_PORT)" "give a port number" ;; esac
+tag=$job
+[ "$node_rank" = 0 ] || tag=$job.node$node_rank
+container=envpin-$name-$tag
+status_file=$logs/$tag.status
+args_file=$logs/$tag.args
+log=$logs/$tag.log
+idle_stop=$logs/.$tag.idle-stop
 ckpt=$ckpt_root/$job
 
 # --- refuse before anything starts --------------------------------------------------------------
@@ -143,6 +170,7 @@ write_status() {  # STATE EXIT REASON
     echo "container=$container"
     echo "image=$image"
     echo "checkpoints=$ckpt"
+    echo "node=$node_rank/$nnodes"
     echo "log=$log"
     echo "reason=$3"
   } > "$status_file.tmp" && mv "$status_file.tmp" "$status_file"
@@ -202,6 +230,14 @@ if [ -n "$gpus" ]; then
   esac
 fi
 
+# torchrun's processes per node: jobs.gpus_per_node (or the jobs.gpus count); with 'all' the
+# GPUs Slurm gave the node, else those nvidia-smi lists; 1 without GPUs.
+if [ "$launch" = torchrun ] && [ -z "$nproc" ]; then
+  nproc=${SLURM_GPUS_ON_NODE:-}
+  [ -n "$nproc" ] || nproc=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  case $nproc in '' | 0 | *[!0-9]*) nproc=1 ;; esac
+fi
+
 # jobs.checkpoints.keep: the newest $keep complete checkpoints at the top of the job's
 # directory stay, older ones (and their NAME.sha256 sidecars) go. Where sidecars are used
 # (envpin_ckpt.py), only a file with one is complete; temporaries are never touched.
@@ -218,7 +254,7 @@ checkpoint_files() {  # one path a line: a name with a newline is never a checkp
   done
 }
 prune_checkpoints() {
-  [ "$keep" -gt 0 ] || return 0
+  [ "$keep" -gt 0 ] && [ "$node_rank" = 0 ] || return 0
   set --
   while IFS= read -r f; do
     [ -z "$f" ] || set -- "$@" "$f"
@@ -231,9 +267,113 @@ FILES
   ls -td -- "$@" | tail -n "+$((keep + 1))" | while IFS= read -r f; do rm -f -- "$f" "$f.sha256"; done
 }
 
+newest_checkpoint() {  # its name, or nothing
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f"
+  done <<FILES
+$(checkpoint_files)
+FILES
+  [ $# -gt 0 ] || return 0
+  # shellcheck disable=SC2012
+  ls -td -- "$@" | head -n 1 | sed 's|.*/||'
+}
+
+# jobs.notify: one JSON event, POSTed in the background; the URL reaches curl on its standard
+# input (a config line), never its command line, so `ps` does not show a secret URL.
+json_str() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+lock_sha=$(sha256sum "$project/envpin.lock" 2>/dev/null | cut -c1-64)
+notify() {  # EVENT EXIT DETAIL
+  [ -n "$notify_url" ] && [ "$node_rank" = 0 ] || return 0
+  case " $notify_on " in *" $1 "*) ;; *) return 0 ;; esac
+  if ! command -v curl >/dev/null 2>&1; then
+    note "warning: jobs.notify: no curl on PATH; event '$1' not sent"
+    return 0
+  fi
+  body=$(printf '{"event":%s,"job":%s,"project":%s,"exit":%s,"restarts":%s,"checkpoint":%s,"image":%s,"lock_sha256":%s,"host":%s,"detail":%s,"time":%s}' \
+    "$(json_str "$1")" "$(json_str "$job")" "$(json_str "$name")" "${2:-null}" "$restarts" \
+    "$(json_str "$(newest_checkpoint)")" "$(json_str "$image")" "$(json_str "$lock_sha")" "$(json_str "$(uname -n)")" \
+    "$(json_str "$3")" "$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")")
+  (
+    printf 'url = "%s"\n' "$(printf '%s' "$notify_url" | sed 's/\\/\\\\/g; s/"/\\"/g')" |
+      curl -fsS -o /dev/null -K - --max-time "$notify_timeout" --retry 2 --retry-delay 1 \
+        -H 'Content-Type: application/json' --data-binary "$body" >/dev/null 2>&1 ||
+      note "warning: jobs.notify: event '$1' was not delivered (curl exit $?); the job goes on"
+  ) </dev/null &
+  notify_pids="$notify_pids $!"
+}
+notify_pids=''
+# Before the supervisor ends (under Slurm the job's processes end with it): bounded by curl's
+# --max-time and retries.
+wait_notifications() {
+  for p in $notify_pids; do wait "$p" 2>/dev/null; done
+}
+
+# jobs.idle: the highest utilisation of the job's GPUs in percent (Slurm's GPUs, else the first
+# jobs.gpus of them, else all), or a failure when nvidia-smi gives no number.
+gpu_util() {
+  ids=${SLURM_JOB_GPUS:-}
+  # shellcheck disable=SC2086
+  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits ${ids:+-i "$ids"} 2>/dev/null |
+    { if [ -z "$ids" ] && [ "$gpus" != all ]; then head -n "$gpus"; else cat; fi; } |
+    awk 'BEGIN { m = -1 } /^ *[0-9]+ *$/ { if ($1 + 0 > m) m = $1 + 0 } END { if (m < 0) exit 1; print m }'
+}
+
+# In the background while the container runs: new checkpoints (jobs.notify) and the GPU-idle
+# guard (jobs.idle).
+monitor() {
+  last_seen=$(newest_checkpoint)
+  idle_since=''
+  warned_smi=0
+  poll=5
+  [ "$idle_every" = 0 ] || poll=$idle_every
+  while sleep "$poll"; do
+    seen=$(newest_checkpoint)
+    if [ -n "$seen" ] && [ "$seen" != "$last_seen" ]; then
+      last_seen=$seen
+      notify checkpoint '' "$seen"
+    fi
+    [ "$idle_every" != 0 ] || continue
+    if ! util=$(gpu_util); then
+      [ "$warned_smi" = 1 ] || note "warning: jobs.idle: nvidia-smi gave no utilisation for the job's GPUs; the guard waits"
+      warned_smi=1
+      idle_since=''
+      continue
+    fi
+    now=$(date +%s)
+    if [ "$util" -ge "$idle_below" ]; then
+      idle_since=''
+      continue
+    fi
+    [ -n "$idle_since" ] || idle_since=$now
+    [ $((now - idle_since)) -ge "$idle_window" ] || continue
+    reason="GPU utilisation below $idle_below% for $((now - idle_since)) s (jobs.idle; last sample $util%)"
+    if [ "$idle_action" = stop ]; then
+      printf '%s\n' "$reason; stopped by jobs.idle" > "$idle_stop"
+      note "job $job: $reason: stopping it (jobs.idle.action: stop)"
+      notify idle '' "$reason; stopping the job"
+      "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+      return 0
+    fi
+    note "job $job: $reason (jobs.idle.action: notify)"
+    write_status running '' "$reason"
+    notify idle '' "$reason"
+    idle_since=''
+  done
+}
+watching=0
+{ [ -n "$notify_url" ] && [ "$node_rank" = 0 ]; } || [ "$idle_every" != 0 ] && watching=1
+
 resuming=0
 resume_args=''
 run_container() {
+  if [ "$launch" = torchrun ]; then
+    # torch 1.13's torchrun takes only the underscore spellings (2.x takes both); its default
+    # --redirects/--tee break on Python 3.11, so 1 (stdout to a file, teed to the log).
+    set -- torchrun --nnodes="$nnodes" --nproc_per_node="$nproc" --node_rank="$node_rank" \
+      --master_addr="$rdzv_host" --master_port="$rdzv_port" --rdzv_id="$job" --max_restarts=0 \
+      --monitor_interval=1 --redirects=1 --tee=1 --log_dir=/tmp/envpin-torchrun --no_python "$@"
+  fi
   # shellcheck disable=SC2086,SC2090
   "$engine" run --rm --init --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.job="$job" --label org.envpin.image="$image" \
@@ -282,6 +422,14 @@ while :; do
   [ -z "$(ls -A "$ckpt" 2>/dev/null)" ] || resuming=1
   write_status running '' ''
   note "job $job: attempt $((restarts + 1)) in $container$( [ "$resuming" = 0 ] || echo ", resuming from $ckpt")"
+  if [ "$restarts" = 0 ]; then notify started '' "$( [ "$resuming" = 0 ] || echo "resuming from $ckpt")"
+  else notify restarted '' "restart $restarts of $max_restarts"; fi
+  rm -f "$idle_stop"
+  monitor_pid=''
+  if [ "$watching" = 1 ]; then
+    monitor &
+    monitor_pid=$!
+  fi
   if [ "$resuming" = 1 ]; then
     resume_args='--resume auto'
     if [ "$shell_c" = 1 ]; then
@@ -304,25 +452,43 @@ while :; do
     rc=$?
   done
   child=''
+  if [ -n "$monitor_pid" ]; then
+    kill "$monitor_pid" 2>/dev/null
+    wait "$monitor_pid" 2>/dev/null
+  fi
   prune_checkpoints
+  stop_reason="stopped by a signal"
+  if [ -f "$idle_stop" ]; then
+    stopping=1
+    stop_reason=$(cat "$idle_stop")
+    rm -f "$idle_stop"
+  fi
   if [ "$stopping" = 1 ]; then
-    write_status stopped "$rc" "stopped by a signal"
+    write_status stopped "$rc" "$stop_reason"
     note "job $job stopped (exit $rc); continue it with: envpin resume $job"
+    notify stopped "$rc" "$stop_reason"
+    wait_notifications
     finish "$rc"
   fi
   if [ "$rc" = 0 ]; then
     write_status exited 0 ''
     note "job $job finished"
+    notify finished 0 ''
+    wait_notifications
     finish 0
   fi
   if [ "$rc" = 125 ]; then
     write_status failed 125 "$engine could not start the container (exit 125)"
     note "job $job: $engine could not start the container (exit 125); see $log"
+    notify failed 125 "$engine could not start the container"
+    wait_notifications
     finish 125
   fi
   if [ "$restarts" -ge "$max_restarts" ]; then
     write_status failed "$rc" "exit $rc after $restarts restarts: the restart policy allows $max_restarts"
     note "job $job failed: exit $rc after $restarts restarts (the restart policy allows $max_restarts)"
+    notify failed "$rc" "exit $rc after $restarts restarts"
+    wait_notifications
     finish "$rc"
   fi
   restarts=$((restarts + 1))

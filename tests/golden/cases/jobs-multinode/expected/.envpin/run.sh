@@ -14,7 +14,7 @@
 #   command: each of the node's 4 processes runs it with RANK, LOCAL_RANK and WORLD_SIZE
 #   set), 2 node(s), the rendezvous at $ENVPIN_RDZV_HOST:$ENVPIN_RDZV_PORT (default
 #   127.0.0.1 and a port derived from the job id), --rdzv_id the job id.
-# - Node ENVPIN_NODE_RANK (else SLURM_NODEID, else 0) of ENVPIN_NNODES: node 0 keeps <job-id>.log
+# - Node ENVPIN_NODE_RANK (else SLURM_NODEID when nodes > 1, else 0) of ENVPIN_NNODES: node 0 keeps <job-id>.log
 #   and .status, node N <job-id>.nodeN.*; only node 0 prunes checkpoints and notifies.
 #   The containers use the host's network (ENVPIN_NETWORK overrides: a rendezvous port opened by
 #   node 0 must be reachable from the others). Passed through by name when set:
@@ -54,7 +54,10 @@ gpus='4'
 keep=0
 launch=torchrun
 nnodes=${ENVPIN_NNODES:-2}
-node_rank=${ENVPIN_NODE_RANK:-${SLURM_NODEID:-0}}
+node_rank=${ENVPIN_NODE_RANK:-0}
+# Under the Slurm script's srun each node's rank is its SLURM_NODEID (only for a multi-node job:
+# a one-node job run inside some other Slurm step is node 0).
+[ -n "${ENVPIN_NODE_RANK:-}" ] || [ "$nnodes" = 1 ] || node_rank=${SLURM_NODEID:-0}
 nproc=4
 notify_url=${ENVPIN_NOTIFY_URL:-}
 notify_on='started failed finished idle'

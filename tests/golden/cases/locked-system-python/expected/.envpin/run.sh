@@ -37,7 +37,10 @@ gpus=''
 keep=0
 launch=none
 nnodes=${ENVPIN_NNODES:-1}
-node_rank=${ENVPIN_NODE_RANK:-${SLURM_NODEID:-0}}
+node_rank=${ENVPIN_NODE_RANK:-0}
+# Under the Slurm script's srun each node's rank is its SLURM_NODEID (only for a multi-node job:
+# a one-node job run inside some other Slurm step is node 0).
+[ -n "${ENVPIN_NODE_RANK:-}" ] || [ "$nnodes" = 1 ] || node_rank=${SLURM_NODEID:-0}
 nproc=1
 notify_url=''
 notify_on=''
