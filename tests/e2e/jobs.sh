@@ -375,9 +375,10 @@ if grep -q "the time limit is near: stopping job warned to requeue it" "logs/slu
   fail "slurm job $id did not requeue itself on the warning"; cat "logs/slurm-$id.out"; fi
 
 step "slurm: ENVPIN_SELF_WARN (what submit --rest sets): the script warns itself before its time limit"
-# A 66 s limit with warn 60: the self-sent warning comes 6 s after each start, mid-run.
+# A 1-minute limit with warn 54: the self-sent warning comes 6 s after each start, mid-run.
+# (Slurm's own --signal may come too: the script's line says which one it timed.)
 cp envpin.yaml "$T/envpin.yaml.slurm"
-sed -i 's/slurm: {time: "00:10:00", warn: 60}/slurm: {time: "00:01:06", warn: 60}/' envpin.yaml
+sed -i 's/slurm: {time: "00:10:00", warn: 60}/slurm: {time: "1", warn: 54}/' envpin.yaml
 "$ENVPIN" generate >/dev/null 2>&1 || fail "generate with a 66 s time limit"
 export ENVPIN_SELF_WARN=1
 submit selfwarn
@@ -385,6 +386,7 @@ unset ENVPIN_SELF_WARN
 id=$(slurm_id selfwarn)
 wait_for 180 slurm_done "$id" || fail "slurm job $id did not finish after its self-sent warnings"
 if [ "$(slurm_state "$id")" = COMPLETED ] && grep -q "the time limit is near: stopping job selfwarn to requeue it" "logs/slurm-$id.out" &&
+   grep -q "^envpin: 54 s before the time limit (timed by the script: ENVPIN_SELF_WARN)$" "logs/slurm-$id.out" &&
    [ -n "$(resumed_at selfwarn)" ] && [ "$(resumed_at selfwarn)" -gt 0 ] && [ "$(digest_of selfwarn)" = "$REF" ]; then pass
   step "self-warned job: $(grep -c 'the time limit is near' "logs/slurm-$id.out") warning(s), resumed at step $(resumed_at selfwarn), digest as uninterrupted"
 else fail "slurm job $id with ENVPIN_SELF_WARN: $(slurm_state "$id")"; cat "logs/slurm-$id.out"; fi
