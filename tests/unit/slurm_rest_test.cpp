@@ -99,6 +99,34 @@ TEST(SlurmRest, TimeLimitsAndExitCodes) {
   EXPECT_EQ(describe_exit_code(-1), "-");
 }
 
+TEST(SlurmRest, JobsAnswerIsReadWithoutTrustingItsTypes) {
+  const auto good = rest_job(nlohmann::json::parse(R"({"job_id": 7, "name": "ddp", "comment": "envpin job run1",
+      "job_state": "FAILED", "state_reason": "NonZeroExitCode", "exit_code": 768, "nodes": "node[1-2]", "restart_cnt": 1})"),
+                             "ddp");
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->slurm_job, 7);
+  EXPECT_EQ(good->job, "run1");
+  EXPECT_EQ(good->state, "FAILED");
+  EXPECT_EQ(good->exit, "3");
+  EXPECT_EQ(good->nodes, "node[1-2]");
+  EXPECT_EQ(good->restarts, 1);
+  const auto plain = rest_job(nlohmann::json::parse(R"({"job_id": 8, "name": "ddp", "comment": "envpin"})"), "ddp");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->job, "ddp-slurm-8");
+  EXPECT_EQ(plain->exit, "-");
+  // Another project's job, not an object, no id: left out. Fields of another type read as missing.
+  EXPECT_FALSE(rest_job(nlohmann::json::parse(R"({"job_id": 9, "name": "other"})"), "ddp"));
+  EXPECT_FALSE(rest_job(nlohmann::json::parse(R"([1, 2])"), "ddp"));
+  EXPECT_FALSE(rest_job(nlohmann::json::parse(R"({"name": "ddp"})"), "ddp"));
+  const auto odd = rest_job(nlohmann::json::parse(R"({"job_id": 10, "name": "ddp", "nodes": [1, 2], "exit_code": "x",
+      "comment": 5, "restart_cnt": "many"})"), "ddp");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->nodes, "");
+  EXPECT_EQ(odd->exit, "-");
+  EXPECT_EQ(odd->job, "");
+  EXPECT_EQ(odd->restarts, 0);
+}
+
 TEST(SlurmRest, UrlIsChecked) {
   EXPECT_THROW(rest_target("127.0.0.1:6820"), diag::Error);
   EXPECT_THROW(rest_target("http://h:1/$(id)"), diag::Error);

@@ -78,21 +78,16 @@ int resume_job(const JobOptions& o, Streams&) {
 int list_rest_jobs(const Project& p, const JobOptions& o, Streams& io) {
   const jobs::RestTarget t = jobs::rest_target(o.rest);
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& j : jobs::rest_jobs(t)) {
-    if (!j.is_object() || j.value("name", "") != p.m.name.value) continue;
-    const std::string comment = j.value("comment", "");
-    const long id = j.value("job_id", 0L);
-    const std::string envpin_job = comment.starts_with("envpin job ") ? comment.substr(11)
-                                   : comment == "envpin"              ? p.m.name.value + "-slurm-" + std::to_string(id)
-                                                                      : "";
-    const long code = j.contains("exit_code") && j["exit_code"].is_number_integer() ? j["exit_code"].get<long>() : -1;
-    out.push_back({{"slurm_job", id},
-                   {"job", envpin_job},
-                   {"state", j.value("job_state", "")},
-                   {"reason", j.value("state_reason", "")},
-                   {"exit", jobs::describe_exit_code(code)},
-                   {"nodes", j.value("nodes", "")},
-                   {"restarts", j.value("restart_cnt", 0L)}});
+  for (const auto& entry : jobs::rest_jobs(t)) {
+    const auto j = jobs::rest_job(entry, p.m.name.value);
+    if (!j) continue;
+    out.push_back({{"slurm_job", j->slurm_job},
+                   {"job", j->job},
+                   {"state", j->state},
+                   {"reason", j->reason},
+                   {"exit", j->exit},
+                   {"nodes", j->nodes},
+                   {"restarts", j->restarts}});
   }
   if (o.json) {
     io.out << out.dump(2) << "\n";

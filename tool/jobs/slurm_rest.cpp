@@ -213,6 +213,27 @@ nlohmann::json rest_jobs(const RestTarget& t) {
   return j.contains("jobs") && j["jobs"].is_array() ? j["jobs"] : json::array();
 }
 
+std::optional<RestJob> rest_job(const nlohmann::json& e, const std::string& project) {
+  const auto text = [&e](const char* key) {
+    return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string();
+  };
+  const auto number = [&e](const char* key, long otherwise) {
+    return e.contains(key) && e[key].is_number_integer() ? e[key].get<long>() : otherwise;
+  };
+  if (!e.is_object() || text("name") != project || number("job_id", -1) < 0) return std::nullopt;
+  RestJob r;
+  r.slurm_job = number("job_id", 0);
+  const std::string comment = text("comment");
+  if (comment.starts_with("envpin job ")) r.job = comment.substr(11);
+  else if (comment == "envpin") r.job = project + "-slurm-" + std::to_string(r.slurm_job);
+  r.state = text("job_state");
+  r.reason = text("state_reason");
+  r.exit = describe_exit_code(number("exit_code", -1));
+  r.nodes = text("nodes");
+  r.restarts = number("restart_cnt", 0);
+  return r;
+}
+
 std::string describe_exit_code(long raw) {
   if (raw < 0) return "-";
   if ((raw & 0x7f) != 0) return "signal " + std::to_string(raw & 0x7f);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,16 @@ std::string rest_submit(const RestTarget& t, const nlohmann::json& body);
 
 // GET /slurm/v0.0.38/jobs: the `jobs` array.
 nlohmann::json rest_jobs(const RestTarget& t);
+
+// One of the project's jobs in a /jobs answer, read without trusting the answer's types (a field
+// of another type reads as missing). nullopt for another project's job or a malformed entry.
+struct RestJob {
+  long slurm_job = 0;
+  std::string job;  // the envpin job id, from the comment submit_body wrote ("" if not envpin's)
+  std::string state, reason, exit, nodes;
+  long restarts = 0;
+};
+std::optional<RestJob> rest_job(const nlohmann::json& entry, const std::string& project);
 
 // Slurm's exit_code is a raw wait status: "3" for exit 3, "signal 9" for a kill.
 std::string describe_exit_code(long raw);
