@@ -10,7 +10,6 @@
 #include <fstream>
 #include <memory>
 #include <ostream>
-#include <regex>
 #include <sstream>
 
 #include <unistd.h>
@@ -18,6 +17,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "diag/cursor.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "lock/lock.hpp"
@@ -50,10 +50,15 @@ std::vector<Verdict> parse_lines(const std::string& out) {
   std::vector<Verdict> v;
   std::istringstream lines(out);
   std::string line;
-  static const std::regex re(R"(^(ok|MISMATCH|STALE|skip) +(\S+) *(.*)$)");
   while (std::getline(lines, line)) {
-    std::smatch m;
-    if (std::regex_match(line, m, re)) v.push_back({m[1], m[2], m[3]});
+    diag::Cursor c{line};
+    const std::string_view status = c.span([](char x) { return x != ' '; });
+    if (status != "ok" && status != "MISMATCH" && status != "STALE" && status != "skip") continue;
+    if (c.spaces() == 0) continue;
+    const std::string_view name = c.span([](char x) { return x != ' ' && x != '\t' && x != '\r' && x != '\n'; });
+    if (name.empty()) continue;
+    c.spaces();
+    v.push_back({std::string(status), std::string(name), std::string(c.rest())});
   }
   return v;
 }

@@ -4,10 +4,10 @@
 
 #include <memory>
 #include <ostream>
-#include <regex>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "diag/cursor.hpp"
 #include "manifest/load.hpp"
 #include "manifest/requirement.hpp"
 #include "probe/gpu_probe.hpp"
@@ -39,8 +39,9 @@ resolve::CudaRequest build_request(const CudaOptions& o, const manifest::Manifes
   resolve::CudaRequest r;
   if (m) r = resolve::request_from_manifest(*m);
   if (!o.cuda.empty()) {
-    static const std::regex re(R"(^(auto|\d{1,2}\.\d{1,2}(\.\d{1,2})?)$)");
-    if (!std::regex_match(o.cuda, re))
+    diag::Cursor c{o.cuda};
+    const bool version = c.digits(1, 2) && c.eat(".") && c.digits(1, 2) && (c.done() || (c.eat(".") && c.digits(1, 2)));
+    if (o.cuda != "auto" && !(version && c.done()))
       throw diag::Error("invalid CUDA version '" + o.cuda + "'", diag::Location{"--cuda", 0, 0},
                         "give the toolkit as x.y or x.y.z, e.g. '--cuda 12.4', or 'auto'");
     r.cuda = {o.cuda, flag("--cuda")};

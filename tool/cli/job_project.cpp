@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <regex>
 
 #include "cli/app.hpp"
 #include "cli/project.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "manifest/load.hpp"
@@ -70,8 +70,7 @@ std::string container_engine() {
 }
 
 void check_job_id(const std::string& id) {
-  static const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$)");
-  if (!id.empty() && !std::regex_match(id, re))
+  if (!id.empty() && (id.size() > 100 || !diag::only_ascii(id, "_.-") || !diag::only_ascii(id.substr(0, 1), "")))
     throw Error("invalid job id '" + id + "'", std::nullopt,
                 "use letters, digits, '.', '_' and '-', starting with a letter or digit");
 }

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <sstream>
 
+#include "diag/cursor.hpp"
 #include "diag/error.hpp"
 #include "envpin_version.hpp"
 #include "io/atomic_file.hpp"
@@ -318,18 +318,45 @@ std::vector<IndexEntry> scan_packages_index(std::string_view text, const std::ve
   return out;
 }
 
+namespace {
+
+struct PrintUrisLine {
+  std::string_view uri, file;
+  long long size = 0;
+  std::string_view sha256;
+};
+
+std::optional<PrintUrisLine> parse_print_uris_line(std::string_view line) {
+  diag::Cursor c{line};
+  PrintUrisLine out;
+  if (!c.eat("'")) return std::nullopt;
+  out.uri = c.span([](char x) { return x != '\''; });
+  if (out.uri.empty() || !c.eat("' ")) return std::nullopt;
+  out.file = c.span([](char x) { return x != ' ' && x != '\t'; });
+  if (out.file.empty() || !c.eat(" ")) return std::nullopt;
+  const auto size = c.digits(1, 18);  // up to 18 digits: a long long, whatever the line says
+  if (!size || !c.eat(" SHA256:")) return std::nullopt;
+  for (char d : *size) out.size = out.size * 10 + (d - '0');
+  out.sha256 = c.span([](char x) { return diag::is_digit(x) || (x >= 'a' && x <= 'f'); });
+  c.span([](char x) { return x == ' ' || x == '\t' || x == '\r'; });
+  if (out.sha256.size() != 64 || !c.done()) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vector<AptSource>& sources) {
-  static const std::regex line_re(R"(^'([^']+)' (\S+) (\d+) SHA256:([0-9a-f]{64})\s*$)");
   std::vector<AptPackage> out;
   std::map<std::string, std::string> source_ids;
   for (const auto& s : sources) source_ids[s.uri] = s.id;
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    std::smatch m;
-    if (!std::regex_match(line, m, line_re)) continue;
-    const std::string uri = percent_decode(m[1]);
-    const std::string file = percent_decode(m[2]);
+    // 'URI' FILE SIZE SHA256:HEX, as apt-get --print-uris writes each download.
+    const std::optional<PrintUrisLine> m = parse_print_uris_line(line);
+    if (!m) continue;
+    const std::string uri = percent_decode(std::string(m->uri));
+    const std::string file = percent_decode(std::string(m->file));
     const auto pool = uri.find("/pool/");
     if (pool == std::string::npos || !file.ends_with(".deb")) continue;
     const auto first = file.find('_'), last = file.rfind('_');
@@ -346,8 +373,8 @@ std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vecto
     }
     p.source = source_ids[base];
     p.filename = uri.substr(pool + 1);
-    p.size = std::stoll(m[3]);
-    p.sha256 = m[4];
+    p.size = m->size;
+    p.sha256 = std::string(m->sha256);
     out.push_back(p);
   }
   return out;

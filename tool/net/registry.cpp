@@ -4,9 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <regex>
 
+#include "diag/cursor.hpp"
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "pin/sha256.hpp"
 
 namespace envpin::net {
@@ -25,9 +26,17 @@ bool is_loopback(const std::string& registry) {
 // Parses `Bearer realm="...",service="...",scope="..."`.
 std::map<std::string, std::string> challenge_params(const std::string& header) {
   std::map<std::string, std::string> out;
-  static const std::regex param(R"re(([a-zA-Z]+)="([^"]*)")re");
-  for (std::sregex_iterator it(header.begin(), header.end(), param), end; it != end; ++it)
-    out[(*it)[1]] = (*it)[2];
+  // Each `key="value"`: a run of letters, '=', a quoted value without '"'.
+  const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  for (std::size_t eq = header.find("=\""); eq != std::string::npos; eq = header.find("=\"", eq + 1)) {
+    std::size_t key = eq;
+    while (key > 0 && letter(header[key - 1])) --key;
+    const std::size_t close = header.find('"', eq + 2);
+    if (close == std::string::npos) break;
+    if (key == eq) continue;
+    out[header.substr(key, eq - key)] = header.substr(eq + 2, close - eq - 2);
+    eq = close;
+  }
   return out;
 }
 
@@ -145,34 +154,81 @@ std::string config_digest(const json& manifest, const std::string& url) {
   return manifest["config"]["digest"].get<std::string>();
 }
 
+// host[:port]: dot-separated labels of letters, digits and '-', or "localhost", then an optional
+// numeric port.
+bool is_registry_host(std::string_view h) {
+  if (const std::size_t colon = h.find(':'); colon != std::string_view::npos) {
+    const std::string_view port = h.substr(colon + 1);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    h = h.substr(0, colon);
+  }
+  if (h.empty()) return false;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = h.find('.', start);
+    const std::string_view label = h.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || !diag::only_ascii(label, "-")) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// component(/component)*, each [a-z0-9]+ joined by '.', '_', '__' or a run of '-'.
+bool is_repository_path(std::string_view p) {
+  const auto alnum = [](char c) { return diag::is_digit(c) || (c >= 'a' && c <= 'z'); };
+  diag::Cursor c{p};
+  for (;;) {
+    if (c.span(alnum).empty()) return false;
+    if (c.done()) return true;
+    if (c.eat("/")) continue;
+    if (!(c.eat("__") || c.eat(".") || c.eat("_") || !c.span([](char x) { return x == '-'; }).empty())) return false;
+  }
+}
+
 }  // namespace
 
 ImageReference parse_image_reference(std::string_view text) {
-  // Reference grammar of distribution/reference, simplified to what FROM accepts.
-  static const std::regex re(
-      R"(^(?:((?:[a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+(?::[0-9]+)?|localhost(?::[0-9]+)?)/)?)"
-      R"(([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*))"
-      R"((?::([\w][\w.-]{0,127}))?(?:@(sha256:[0-9a-f]{64}))?$)");
+  // Reference grammar of distribution/reference, simplified to what FROM accepts:
+  // [host[:port]/]component(/component)*[:tag][@sha256:64 hex].
   const std::string s(text);
-  std::smatch m;
-  if (!std::regex_match(s, m, re) || (!m[3].matched && !m[4].matched && s.find('@') != std::string::npos))
-    throw Error("invalid image reference '" + s + "'", std::nullopt,
-                "write it as docker does: [registry/]name[:tag][@sha256:digest]");
+  const Error invalid("invalid image reference '" + s + "'", std::nullopt,
+                      "write it as docker does: [registry/]name[:tag][@sha256:digest]");
+  std::string_view rest = text;
+  std::optional<std::string> digest;
+  if (const std::size_t at = rest.find('@'); at != std::string_view::npos) {
+    const std::string_view d = rest.substr(at + 1);
+    if (!d.starts_with("sha256:") || d.size() != 71 || d.find_first_not_of("0123456789abcdef", 7) != std::string_view::npos)
+      throw invalid;
+    digest = std::string(d);
+    rest = rest.substr(0, at);
+  }
+  std::string first;
+  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos && is_registry_host(rest.substr(0, slash))) {
+    first = std::string(rest.substr(0, slash));
+    rest = rest.substr(slash + 1);
+  }
+  std::optional<std::string> tag;
+  if (const std::size_t colon = rest.find(':'); colon != std::string_view::npos) {
+    const std::string_view t = rest.substr(colon + 1);
+    const auto word = [](char c) { return diag::is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    if (t.empty() || t.size() > 128 || !word(t[0]) || !diag::only_ascii(t, "_.-")) throw invalid;
+    tag = std::string(t);
+    rest = rest.substr(0, colon);
+  }
+  if (!is_repository_path(rest)) throw invalid;
   ImageReference ref;
-  std::string first = m[1].str();
   // A first component without '.', ':' or "localhost" is a Docker Hub path, not a host.
   if (!first.empty() && first.find('.') == std::string::npos && first.find(':') == std::string::npos &&
       first != "localhost") {
-    ref.repository = first + "/" + m[2].str();
+    ref.repository = first + "/" + std::string(rest);
     first.clear();
   } else {
-    ref.repository = m[2].str();
+    ref.repository = std::string(rest);
   }
   ref.registry = first.empty() || first == "docker.io" || first == "index.docker.io" ? "registry-1.docker.io" : first;
   if (ref.registry == "registry-1.docker.io" && ref.repository.find('/') == std::string::npos)
     ref.repository = "library/" + ref.repository;
-  ref.tag = m[3].matched ? m[3].str() : (m[4].matched ? "" : "latest");
-  ref.digest = m[4].matched ? m[4].str() : "";
+  ref.tag = tag ? *tag : (digest ? "" : "latest");
+  ref.digest = digest.value_or("");
   ref.written = s.substr(0, s.find('@'));
   return ref;
 }

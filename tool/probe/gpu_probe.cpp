@@ -9,9 +9,9 @@
 #include <array>
 #include <cstdlib>
 #include <memory>
-#include <regex>
 #include <sstream>
 
+#include "diag/cursor.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "resolve/cuda_tables.hpp"
@@ -243,22 +243,61 @@ bool parse_smi_query(std::string_view text, GpuProbe& out, std::string& error) {
   return true;
 }
 
+namespace {
+
+// Consumes "N.N" (and ".N" more when `parts` is 3; `optional_third` lets it be absent) and
+// returns the text, or nothing.
+std::optional<std::string_view> dotted(diag::Cursor& c, int parts, bool optional_third = false) {
+  const std::size_t start = c.at;
+  if (!c.digits() || !c.eat(".") || !c.digits()) return std::nullopt;
+  if (parts == 3) {
+    diag::Cursor more = c;
+    if (more.eat(".") && more.digits()) c = more;
+    else if (!optional_third) return std::nullopt;
+  }
+  return c.s.substr(start, c.at - start);
+}
+
+// The first place in `text` where `marker` is followed by what `after` accepts; `after` gets a
+// cursor just past the marker and returns the captured text or nothing.
+template <class After>
+std::string find_after(std::string_view text, std::string_view marker, After after) {
+  for (std::size_t at = text.find(marker); at != std::string_view::npos; at = text.find(marker, at + 1)) {
+    diag::Cursor c{text, at + marker.size()};
+    if (const std::optional<std::string_view> v = after(c)) return std::string(*v);
+  }
+  return "";
+}
+
+}  // namespace
+
+// "CUDA Version: 12.4" in nvidia-smi's banner.
 std::string parse_smi_cuda_version(std::string_view text) {
-  static const std::regex re(R"(CUDA Version: *([0-9]+\.[0-9]+))");
-  std::match_results<std::string_view::const_iterator> m;
-  return std::regex_search(text.begin(), text.end(), m, re) ? m[1].str() : "";
+  return find_after(text, "CUDA Version:", [](diag::Cursor& c) {
+    c.spaces();
+    return dotted(c, 2);
+  });
 }
 
+// "release 12.4, V12.4.131" in nvcc --version.
 std::string parse_nvcc_version(std::string_view text) {
-  static const std::regex re(R"(release [0-9]+\.[0-9]+, V([0-9]+\.[0-9]+\.[0-9]+))");
-  std::match_results<std::string_view::const_iterator> m;
-  return std::regex_search(text.begin(), text.end(), m, re) ? m[1].str() : "";
+  return find_after(text, "release ", [](diag::Cursor& c) -> std::optional<std::string_view> {
+    if (!dotted(c, 2) || !c.eat(", V")) return std::nullopt;
+    return dotted(c, 3);
+  });
 }
 
+// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  ..." or "... Kernel Module for
+// aarch64  535.104.05 ..." in /proc/driver/nvidia/version.
 std::string parse_proc_version(std::string_view text) {
-  static const std::regex re(R"(Kernel Module(?: for [a-z0-9_]+)? +([0-9]+\.[0-9]+(?:\.[0-9]+)?))");
-  std::match_results<std::string_view::const_iterator> m;
-  return std::regex_search(text.begin(), text.end(), m, re) ? m[1].str() : "";
+  return find_after(text, "Kernel Module", [](diag::Cursor& c) -> std::optional<std::string_view> {
+    diag::Cursor named = c;
+    if (named.eat(" for ") &&
+        !named.span([](char x) { return diag::is_digit(x) || (x >= 'a' && x <= 'z') || x == '_'; }).empty())
+      c = named;
+    if (c.spaces() == 0) return std::nullopt;
+    return dotted(c, 3, true);
+  });
 }
 
 std::string cuda_version_text(int encoded) {

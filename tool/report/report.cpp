@@ -11,10 +11,11 @@
 #include <fstream>
 #include <functional>
 #include <future>
-#include <regex>
 #include <set>
 #include <sstream>
 
+#include "diag/cursor.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
@@ -24,6 +25,23 @@
 
 namespace envpin::report {
 namespace {
+
+// The CUDA version torch was built with, from its torch/version.py: "cuda: Optional[str] = '12.1'"
+// (or "cuda = '11.8'"); "" for a CPU build ("cuda = None") or a file without it.
+std::string torch_version_py_cuda(std::string_view text) {
+  const auto space = [](char x) { return x == ' ' || x == '\t' || x == '\n' || x == '\r'; };
+  for (std::size_t at = text.find("cuda"); at != std::string_view::npos; at = text.find("cuda", at + 1)) {
+    diag::Cursor c{text, at + 4};
+    if (c.eat(":")) c.span([](char x) { return x != '='; });
+    c.span(space);
+    if (!c.eat("=")) continue;
+    c.span(space);
+    if (!c.eat("'")) continue;
+    const std::string_view value = c.span([](char x) { return x != '\''; });
+    if (c.eat("'")) return std::string(value);
+  }
+  return "";
+}
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -63,7 +81,8 @@ json container() {
   if (fs::exists("/.dockerenv")) return {{"value", true}, {"how", "/.dockerenv exists"}};
   if (fs::exists("/run/.containerenv")) return {{"value", true}, {"how", "/run/.containerenv exists"}};
   const auto cgroup = io::read_file("/proc/1/cgroup");
-  if (cgroup && std::regex_search(*cgroup, std::regex("docker|kubepods|containerd|libpod")))
+  const auto names = [&](std::string_view runtime) { return cgroup->find(runtime) != std::string::npos; };
+  if (cgroup && (names("docker") || names("kubepods") || names("containerd") || names("libpod")))
     return {{"value", true}, {"how", "/proc/1/cgroup names a container runtime"}};
   return {{"value", false}, {"how", "no /.dockerenv, /run/.containerenv or container cgroup"}};
 }
@@ -98,10 +117,15 @@ std::string cudnn_version() {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
-      std::smatch m;
-      static const std::regex re(R"(^libcudnn\.so\.(\d+(?:\.\d+)*)$)");
-      if (std::regex_match(name, m, re) && std::count(name.begin(), name.end(), '.') >= 4)
-        return m[1].str() + " (" + e.path().string() + ")";
+      // libcudnn.so.MAJOR.MINOR.PATCH (the fully versioned name, not the links to it)
+      constexpr std::string_view kPrefix = "libcudnn.so.";
+      if (!name.starts_with(kPrefix)) continue;
+      const std::string version = name.substr(kPrefix.size());
+      diag::Cursor c{version};
+      bool numeric = c.digits().has_value();
+      while (numeric && c.eat(".")) numeric = c.digits().has_value();
+      if (numeric && c.done() && std::count(name.begin(), name.end(), '.') >= 4)
+        return version + " (" + e.path().string() + ")";
     }
   }
   return "";
@@ -164,7 +188,19 @@ std::string pyenv_shim_target(const fs::path& shim) {
     if (versions.empty())
       if (const auto text = io::read_file(root / "version")) versions = *text;
   }
-  std::istringstream words(std::regex_replace(versions, std::regex("#[^\n]*|:"), " "));
+  // Comments (to the end of the line) and ':' separators become spaces.
+  std::string spaced;
+  for (std::size_t i = 0; i < versions.size(); ++i) {
+    if (versions[i] == '#') {
+      const std::size_t eol = versions.find('\n', i);
+      spaced += ' ';
+      if (eol == std::string::npos) break;
+      i = eol - 1;
+      continue;
+    }
+    spaced += versions[i] == ':' ? ' ' : versions[i];
+  }
+  std::istringstream words(spaced);
   for (std::string v; words >> v;) {
     if (v == "system") return "";
     const fs::path exe = root / "versions" / v / "bin" / shim.filename();
@@ -201,10 +237,7 @@ json python_interpreter(const std::string& command) {
       if (manifest::normalize_name(n) == "torch" && !py.contains("torch")) {
         // torch/version.py holds the CUDA it was built with; reading it needs no import.
         const auto version_py = io::read_file(fs::path(dir) / "torch/version.py");
-        std::smatch m;
-        std::string cuda;
-        static const std::regex re(R"(cuda(?::\s*[^=]*)?\s*=\s*'([^']*)')");
-        if (version_py && std::regex_search(*version_py, m, re)) cuda = m[1];
+        const std::string cuda = version_py ? torch_version_py_cuda(*version_py) : "";
         py["torch"] = {{"version", v}, {"cuda", cuda}, {"how", (fs::path(dir) / "torch/version.py").string()}};
         // The kernels the official wheel of that variant carries (envpin's table), without
         // importing torch.
@@ -294,22 +327,37 @@ json config_layer(const manifest::Manifest* m) {
   for (const auto& p : m->paths) {
     std::string path = p.value.value;
     // ${NAME} from this environment, else the manifest's env default.
-    static const std::regex ref(R"(\$\{([A-Za-z_][A-Za-z0-9_]*)\})");
-    std::smatch match;
-    while (std::regex_search(path, match, ref)) {
+    // Each ${NAME} once, left to right; a value is never expanded again.
+    std::string expanded;
+    for (std::size_t i = 0; i < path.size();) {
+      const std::size_t open = path.find("${", i);
+      const std::size_t close = open == std::string::npos ? open : path.find('}', open + 2);
+      const std::string name = close == std::string::npos ? "" : path.substr(open + 2, close - open - 2);
+      if (name.empty() || diag::is_digit(name[0]) || !diag::only_ascii(name, "_")) {
+        const std::size_t next = open == std::string::npos ? path.size() : open + 1;
+        expanded += path.substr(i, next - i);
+        i = next;
+        continue;
+      }
       std::string value;
-      if (const char* v = std::getenv(match[1].str().c_str())) value = v;
+      if (const char* v = std::getenv(name.c_str())) value = v;
       else
         for (const auto& e : m->env)
-          if (e.name.value == match[1].str()) value = e.value.value;
-      path = match.prefix().str() + value + match.suffix().str();
+          if (e.name.value == name) value = e.value.value;
+      expanded += path.substr(i, open - i) + value;
+      i = close + 1;
     }
+    path = expanded;
     c["paths"][p.name.value] = {{"path", path}, {"exists", fs::exists(path)}};
   }
   const auto lock = io::read_file(m->project_dir / "envpin.lock");
-  std::smatch match;
-  static const std::regex digest(R"re(\nlock-digest = "([^"]+)")re");
-  c["lock_digest"] = lock && std::regex_search(*lock, match, digest) ? match[1].str() : "";
+  std::string lock_digest;
+  if (const std::size_t at = lock ? lock->find("\nlock-digest = \"") : std::string::npos; at != std::string::npos) {
+    const std::size_t start = at + std::string_view("\nlock-digest = \"").size();
+    const std::size_t end = lock->find('"', start);
+    if (end != std::string::npos && end > start) lock_digest = lock->substr(start, end - start);
+  }
+  c["lock_digest"] = lock_digest;
   c["manifest"] = m->file;
   c["how"] = "environment of this process, checked against " + m->file;
   return c;

@@ -1,13 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a manifest asks of the CUDA policy: its cuda section, the pinned torch, the torch index.
-#include <regex>
+#include <string_view>
 
+#include "diag/cursor.hpp"
 #include "diag/error.hpp"
 #include "resolve/cuda_policy.hpp"
 
 namespace envpin::resolve {
 
 using diag::Error;
+
+namespace {
+
+// "cpu" or "cuNNN" for PyTorch's own wheel index (http[s]://download.pytorch.org/whl/<variant>
+// with an optional trailing slash), "" for any other URL.
+std::string pytorch_index_variant(std::string_view url) {
+  diag::Cursor c{url};
+  if (!c.eat("https://") && !c.eat("http://")) return "";
+  if (!c.eat("download.pytorch.org/whl/")) return "";
+  const std::size_t start = c.at;
+  if (!c.eat("cpu") && !(c.eat("cu") && c.digits())) return "";
+  const std::string variant(url.substr(start, c.at - start));
+  c.eat("/");
+  return c.done() ? variant : "";
+}
+
+}  // namespace
 
 std::optional<Input<std::string>> torch_pin(const manifest::Manifest& m) {
   if (!m.python) return std::nullopt;
@@ -63,24 +81,22 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
   }
   if (m.python) r.python = Input<std::string>{m.python->version.value, {"python.version", m.python->version.where}};
   if (m.python) {
-    static const std::regex cpu(R"(^https?://download\.pytorch\.org/whl/cpu/?$)");
     std::vector<std::pair<std::string, const manifest::Located<std::string>*>> all;
     if (m.python->index) all.emplace_back("python.index", &*m.python->index);
     for (const auto& u : m.python->extra_index) all.emplace_back("python.extra_index", &u);
     for (const auto& [label, u] : all)
-      if (std::regex_match(u->value, cpu))
+      if (pytorch_index_variant(u->value) == "cpu")
         throw Error(label + " selects CPU-only torch wheels, but the manifest has a cuda section", u->where,
                     "remove it and let envpin choose the CUDA variant, or name one such as "
                     "https://download.pytorch.org/whl/cu124");
   }
   if (m.python && !r.torch_variant) {
-    static const std::regex index(R"(^https?://download\.pytorch\.org/whl/(cu\d+)/?$)");
     std::vector<std::pair<std::string, manifest::Located<std::string>>> urls;
     if (m.python->index) urls.emplace_back("python.index", *m.python->index);
     for (const auto& u : m.python->extra_index) urls.emplace_back("python.extra_index", u);
     for (const auto& [label, u] : urls) {
-      std::smatch match;
-      if (std::regex_match(u.value, match, index)) r.torch_variant = Input<std::string>{match[1], {label, u.where}};
+      const std::string variant = pytorch_index_variant(u.value);
+      if (variant.starts_with("cu")) r.torch_variant = Input<std::string>{variant, {label, u.where}};
     }
   }
   return r;

@@ -5,8 +5,9 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
-#include <regex>
 #include <utility>
+
+#include "diag/cursor.hpp"
 
 namespace envpin::resolve {
 namespace {
@@ -267,12 +268,18 @@ std::vector<int> compilable_sms(std::string_view minor) {
 }
 
 std::optional<DriverVersion> parse_driver(std::string_view text) {
-  static const std::regex re(R"(^(\d{2,4})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$)");
-  const std::string s(text);
-  std::smatch m;
-  if (!std::regex_match(s, m, re)) return std::nullopt;
+  // MAJOR[.MINOR[.PATCH]]: 2-4 digits, then up to two parts of 1-3 digits.
+  diag::Cursor c{text};
   DriverVersion v{};
-  for (int i = 0; i < 3; ++i) v[static_cast<std::size_t>(i)] = m[i + 1].matched ? std::stoi(m[i + 1]) : 0;
+  const auto major = c.digits(2, 4);
+  if (!major) return std::nullopt;
+  v[0] = *diag::to_int(*major);
+  for (std::size_t i = 1; i < 3 && c.eat("."); ++i) {
+    const auto part = c.digits(1, 3);
+    if (!part) return std::nullopt;
+    v[i] = *diag::to_int(*part);
+  }
+  if (!c.done()) return std::nullopt;
   return v;
 }
 
@@ -339,12 +346,20 @@ const GpuModel* find_gpu(std::string_view name) {
 }
 
 std::optional<int> gpu_sm(std::string_view text) {
-  static const std::regex capability(R"(^(\d{1,2})\.(\d)$)");
-  static const std::regex sm(R"(^(?:sm_|compute_)?(\d{1,2})(\d)$)");
-  const std::string s(text);
-  std::smatch m;
-  if (std::regex_match(s, m, capability)) return std::stoi(m[1]) * 10 + std::stoi(m[2]);
-  if (std::regex_match(s, m, sm)) return std::stoi(m[1]) * 10 + std::stoi(m[2]);
+  {  // a compute capability, "9.0" or "12.0"
+    diag::Cursor c{text};
+    const auto major = c.digits(1, 2);
+    if (major && c.eat(".")) {
+      const auto minor = c.digits(1, 1);
+      if (minor && c.done()) return *diag::to_int(*major) * 10 + *diag::to_int(*minor);
+    }
+  }
+  {  // an arch name, "sm_90", "compute_120" or "90": the last digit is the minor version
+    diag::Cursor c{text};
+    if (!c.eat("sm_")) c.eat("compute_");
+    const auto digits = c.digits(2, 3);
+    if (digits && c.done()) return *diag::to_int(*digits);
+  }
   if (const GpuModel* g = find_gpu(text)) return g->sm;
   return std::nullopt;
 }

@@ -2,20 +2,32 @@
 #include "resolve/torch_fit.hpp"
 
 #include <algorithm>
-#include <regex>
 
+#include "diag/cursor.hpp"
 #include "resolve/torch_range.hpp"
 
 namespace envpin::resolve::detail {
 
 using diag::Error;
 
+namespace {
+
+// MAJOR.MINOR[.PATCH][letters[digits]], e.g. "2.4.1", "2.5.0rc1".
+bool is_torch_version(std::string_view v) {
+  diag::Cursor c{v};
+  if (!c.digits() || !c.eat(".") || !c.digits()) return false;
+  diag::Cursor patch = c;
+  if (patch.eat(".") && patch.digits()) c = patch;
+  if (!c.span([](char x) { return x >= 'a' && x <= 'z'; }).empty()) c.digits(0);
+  return c.done();
+}
+
+}  // namespace
+
 void TorchFit::check_input(std::vector<Note>& notes) {
   if (!req_.torch) return;
-  static const std::regex re(R"(^(\d+)\.(\d+)(\.\d+)?([a-z]+\d*)?$)");
-  std::smatch m;
   const std::string& v = req_.torch->value;
-  if (!std::regex_match(v, m, re))
+  if (!is_torch_version(v))
     throw Error("invalid torch version '" + v + "'", req_.torch->origin.location(),
                 "give it as pip does, e.g. '2.4.1'");
   torch_ = find_torch_release(v);
@@ -35,7 +47,9 @@ void TorchFit::check_input(std::vector<Note>& notes) {
     }
     return;
   }
-  const std::pair<int, int> wanted{bounded_int(m[1].str()), bounded_int(m[2].str())};
+  const std::size_t dot = v.find('.');
+  const std::pair<int, int> wanted{bounded_int(v.substr(0, dot)),
+                                   bounded_int(v.substr(dot + 1, v.find_first_not_of("0123456789", dot + 1) - dot - 1))};
   const std::pair<int, int> newest = version_pair(torch_releases().back().minor);
   if (wanted < version_pair(torch_releases().front().minor))
     throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch 2.0 to " +
