@@ -46,6 +46,9 @@ SendSet send_set(const fs::path& root, const SendRules& r, const std::string& sh
     }
     if (r.rules && r.rules->excluded(rel)) {
       out.left_out.push_back({rel, directory, ".dockerignore"});
+      // Everything below is left out too, unless a "!" rule takes something back: the walk
+      // does not go in (a gitignored dataset of millions of files costs nothing).
+      if (directory && !r.rules->may_reinclude_below(rel)) it.disable_recursion_pending();
       continue;
     }
     candidates.push_back(rel);
