@@ -12,14 +12,35 @@
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "io/shared_library.hpp"
 
 namespace envpin::net {
 namespace {
 
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-  ~CurlGlobal() { curl_global_cleanup(); }
+// libcurl, loaded by the first request (io/shared_library.hpp says why). Each member has the
+// type curl/curl.h declares for it.
+struct Curl {
+  io::SharedLibrary lib{ENVPIN_LIBCURL_SONAME, "libcurl4"};
+#define ENVPIN_CURL_FN(name) decltype(&::curl_##name) name = lib.function<decltype(::curl_##name)>("curl_" #name)
+  ENVPIN_CURL_FN(global_init);
+  ENVPIN_CURL_FN(easy_init);
+  ENVPIN_CURL_FN(easy_cleanup);
+  ENVPIN_CURL_FN(easy_setopt);
+  ENVPIN_CURL_FN(easy_perform);
+  ENVPIN_CURL_FN(easy_getinfo);
+  ENVPIN_CURL_FN(easy_strerror);
+  ENVPIN_CURL_FN(slist_append);
+  ENVPIN_CURL_FN(slist_free_all);
+#undef ENVPIN_CURL_FN
+  // Once per process, before any other call (curl_global_init is not thread-safe); envpin's
+  // requests all come after it. Never cleaned up: the process ends first.
+  Curl() { global_init(CURL_GLOBAL_DEFAULT); }
 };
+
+const Curl& curl_api() {
+  static const Curl api;
+  return api;
+}
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
@@ -63,7 +84,7 @@ long network_timeout_s() {
 }
 
 Response fetch(const Request& request, const HttpOptions& options) {
-  static CurlGlobal global;
+  const Curl& api = curl_api();
   long delay_ms = options.backoff_ms;
   std::string last_error;
   const auto start = std::chrono::steady_clock::now();
@@ -71,44 +92,44 @@ Response fetch(const Request& request, const HttpOptions& options) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   };
   for (int attempt = 1; attempt <= options.attempts; ++attempt) {
-    std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+    std::unique_ptr<CURL, decltype(&::curl_easy_cleanup)> curl(api.easy_init(), api.easy_cleanup);
     if (!curl) throw diag::Error("cannot start an HTTP client (curl_easy_init failed)");
     Response response;
     char error[CURL_ERROR_SIZE] = {};
     curl_slist* headers = nullptr;
-    for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
-    std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
-    curl_easy_setopt(curl.get(), CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl.get(), CURLOPT_NOBODY, request.method == "HEAD" ? 1L : 0L);
+    for (const auto& h : request.headers) headers = api.slist_append(headers, h.c_str());
+    std::unique_ptr<curl_slist, decltype(&::curl_slist_free_all)> header_list(headers, api.slist_free_all);
+    api.easy_setopt(curl.get(), CURLOPT_URL, request.url.c_str());
+    api.easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
+    api.easy_setopt(curl.get(), CURLOPT_NOBODY, request.method == "HEAD" ? 1L : 0L);
     if (request.method == "POST") {
-      curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, request.body.data());
-      curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      api.easy_setopt(curl.get(), CURLOPT_POSTFIELDS, request.body.data());
+      api.easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
     }
-    curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl.get(), CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, std::min(options.connect_timeout_s, options.stall_s));
-    curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, options.timeout_s);
+    api.easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
+    api.easy_setopt(curl.get(), CURLOPT_MAXREDIRS, 5L);
+    api.easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, std::min(options.connect_timeout_s, options.stall_s));
+    api.easy_setopt(curl.get(), CURLOPT_TIMEOUT, options.timeout_s);
     // Less than one byte a second for stall_s seconds: the server is not answering.
-    curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_TIME, options.stall_s);
-    curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "envpin");
-    curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response.body);
-    curl_easy_setopt(curl.get(), CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl.get(), CURLOPT_HEADERDATA, &response.headers);
-    curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
-    curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
-    const CURLcode code = curl_easy_perform(curl.get());
+    api.easy_setopt(curl.get(), CURLOPT_LOW_SPEED_LIMIT, 1L);
+    api.easy_setopt(curl.get(), CURLOPT_LOW_SPEED_TIME, options.stall_s);
+    api.easy_setopt(curl.get(), CURLOPT_USERAGENT, "envpin");
+    api.easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, on_body);
+    api.easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response.body);
+    api.easy_setopt(curl.get(), CURLOPT_HEADERFUNCTION, on_header);
+    api.easy_setopt(curl.get(), CURLOPT_HEADERDATA, &response.headers);
+    api.easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+    api.easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+    const CURLcode code = api.easy_perform(curl.get());
     if (code == CURLE_OK) {
-      curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &response.status);
+      api.easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &response.status);
       if (!retryable(response.status) || attempt == options.attempts) return response;
       last_error = "HTTP " + std::to_string(response.status);
       const std::string retry_after = response.header("retry-after");
       if (!retry_after.empty() && std::all_of(retry_after.begin(), retry_after.end(), ::isdigit))
         delay_ms = std::max(delay_ms, std::stol(retry_after) * 1000);
     } else {
-      last_error = error[0] ? error : curl_easy_strerror(code);
+      last_error = error[0] ? error : api.easy_strerror(code);
       // A host that accepts and then says nothing (or never accepts) would only make the user
       // wait again. The time is what was waited: the connect timeout or the stall limit.
       if (code == CURLE_OPERATION_TIMEDOUT)
