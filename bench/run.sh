@@ -67,15 +67,20 @@ fi
 # 5. envpin report, against the shell report script.
 pair "report" ">= 5x" -- "$ENVPIN" report -- sh "$ROOT/bench/peers/report.sh"
 
-# 6. envpin check against the generated check_env.sh, on an environment of 200 installed
-#    distributions (a venv whose site-packages holds 200 *.dist-info, every one pinned).
-n=200
-[ "$QUICK" = 1 ] && n=20
+# 6. envpin check against the generated check_env.sh, on an environment of 300 installed
+#    distributions (a venv whose site-packages holds 300 *.dist-info, every one pinned) and 500
+#    apt pins of packages this machine has installed (its real dpkg database), as at container
+#    start.
+n=300
+apt_n=500
+[ "$QUICK" = 1 ] && n=20 && apt_n=20
+dpkg-query -W -f='${Package}=${Version}\n' 2>/dev/null | grep -v ':' | head -n "$apt_n" > "$T/apt-pins"
+apt_n=$(wc -l < "$T/apt-pins")
 mkdir -p "$T/check"
 /usr/bin/python3 -m venv --without-pip "$T/venv" >/dev/null
-/usr/bin/python3 - "$T/venv" "$n" "$T/check/envpin.yaml" <<'PY'
+/usr/bin/python3 - "$T/venv" "$n" "$T/check/envpin.yaml" "$T/apt-pins" <<'PY'
 import glob, os, sys
-venv, n, manifest = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+venv, n, manifest, apt_pins = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 site = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))[0]
 lines = []
 for i in range(n):
@@ -89,9 +94,12 @@ for i in range(n):
 py = "%d.%d" % sys.version_info[:2]
 with open(manifest, "w") as f:
     f.write("envpin: 1\nname: bench\npython:\n  version: \"%s\"\n  packages:\n%s\n" % (py, "\n".join(lines)))
+    apt = [l.strip() for l in open(apt_pins) if l.strip()]
+    if apt:
+        f.write("apt:\n" + "".join('  - "%s"\n' % p for p in apt))
 PY
 "$ENVPIN" generate -f "$T/check/envpin.yaml" >/dev/null
-(cd "$T/check" && ENVPIN_PYTHON="$T/venv/bin/python3" pair "check ($n packages)" "both <= 0.3 s" -- \
+(cd "$T/check" && ENVPIN_PYTHON="$T/venv/bin/python3" pair "check ($n pip + $apt_n apt)" "both <= 0.3 s" -- \
   "$ENVPIN" check -f envpin.yaml --allow-no-gpu -- sh .envpin/check_env.sh --allow-no-gpu)
 
 # 7. configure of a consumer with include(EnvPin) and envpin_cuda_architectures, against without.
@@ -122,6 +130,29 @@ sync
 # Both stream the tar and hash it, neither keeps it (-o FILE adds a write and an fsync of 1 GiB).
 pair "context tar $((parts * size_mib)) MiB" ">= 1x" -- sh -c "'$ENVPIN' context -f '$T/ctx/envpin.yaml' -o - >/dev/null" \
   -- sh -c "cd '$T/ctx' && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . | sha256sum"
+
+# 9. the context of a project with a gitignored dataset (an 8 GiB sparse file and 20,000 small
+#    files under data/): envpin leaves data/ out without walking it; the peer is GNU tar reading
+#    the same .gitignore (--exclude-vcs-ignores).
+mkdir -p "$T/ignored/src" "$T/ignored/data"
+printf 'envpin: 1\nname: ignored\n' > "$T/ignored/envpin.yaml"
+printf 'data/\n' > "$T/ignored/.gitignore"
+printf 'print("train")\n' > "$T/ignored/src/train.py"
+small=20000
+[ "$QUICK" = 1 ] && small=200
+/usr/bin/python3 - "$T/ignored/data" "$small" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "shard%03d" % (i % 100))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "x%05d.json" % i), "w") as f:
+        f.write("{}\n")
+PY
+truncate -s 8G "$T/ignored/data/big.bin"
+"$ENVPIN" generate -f "$T/ignored/envpin.yaml" >/dev/null
+pair "context, ignored dataset" "<= 1 s" -- sh -c "'$ENVPIN' context -f '$T/ignored/envpin.yaml' -o - >/dev/null" \
+  -- sh -c "cd '$T/ignored' && tar --exclude-vcs-ignores --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . | sha256sum"
 
 if [ -s "$T/failed" ]; then
   echo "bench: some commands failed (above); their times are not worth reading" >&2

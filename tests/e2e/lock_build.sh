@@ -75,8 +75,16 @@ EOF
 step "envpin lock"
 export ENVPIN_PIP_PYTHON=/usr/bin/python3
 start=$(date +%s)
-if "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/lock.out" 2>"$T/lock.err"; then pass; else fail "envpin lock"; cat "$T/lock.err"; exit 1; fi
+if "$ENVPIN" lock --verbose -f "$P/envpin.yaml" >"$T/lock.out" 2>"$T/lock.err"; then pass; else fail "envpin lock"; cat "$T/lock.err"; exit 1; fi
 step "envpin lock took $(( $(date +%s) - start )) s: $(cat "$T/lock.out")"
+# --verbose: one line with each phase's wall time; registry and apt run one after the other (pip
+# beside them), so the total covers both.
+phases=$(grep '^envpin: lock phases: ' "$T/lock.err")
+step "$phases"
+if printf '%s\n' "$phases" | awk '{
+      for (i = 1; i <= NF; i++) { if ($i == "registry") r = $(i + 1); if ($i == "apt") a = $(i + 1); if ($i == "total") t = $(i + 1) }
+      if ($0 ~ /python \(beside registry and apt\) [0-9.]+ s/ && r != "" && a != "" && t != "" && t + 0.05 >= r + a) exit 0; exit 1 }'
+then pass; else fail "lock --verbose phases: '$phases'"; fi
 cp "$P/envpin.lock" "$T/first.lock"
 "$ENVPIN" lock -f "$P/envpin.yaml" >/dev/null 2>&1
 if cmp -s "$P/envpin.lock" "$T/first.lock"; then pass; else fail "envpin lock twice gave different bytes"; diff "$T/first.lock" "$P/envpin.lock"; fi

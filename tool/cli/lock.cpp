@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `envpin lock` resolves every pin; `envpin verify` proves a lock is intact and current.
+#include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 
@@ -24,6 +26,7 @@ struct LockOptions {
   std::string lock;  // default: envpin.lock next to the manifest
   std::vector<std::string> insecure;
   bool json = false;
+  bool verbose = false;
 };
 
 fs::path lock_path(const manifest::Manifest& m, const std::string& given) {
@@ -36,8 +39,23 @@ int lock(const LockOptions& o, Streams& io) {
   for (const auto& w : env.warnings) io.err << w;
   lock::ResolveOptions ro;
   ro.insecure_registries = o.insecure;
-  ro.progress = [&](const std::string& line) { io.err << "envpin: " << line << "\n" << std::flush; };
+  std::mutex err;  // the python phase runs on its own thread
+  ro.progress = [&](const std::string& line) {
+    const std::lock_guard<std::mutex> hold(err);
+    io.err << "envpin: " << line << "\n" << std::flush;
+  };
+  std::vector<std::pair<std::string, double>> phases;
+  if (o.verbose) ro.phases = &phases;
   const lock::Lock l = lock::resolve_lock(m, env, ro);
+  if (o.verbose) {
+    std::string line;
+    for (const auto& [phase, seconds] : phases) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.2f s", seconds);
+      line += (line.empty() ? "" : ", ") + phase + " " + text;
+    }
+    io.err << "envpin: lock phases: " << line << "\n";
+  }
   resolve::check_locked_python(m, l);
   // Written only now, complete: a failed resolution above leaves the old lock in place.
   const fs::path path = lock_path(m, o.lock);
@@ -116,6 +134,7 @@ Command lock_command() {
             app.add_option("--insecure-registry", o->insecure,
                            "a registry host[:port] reached over http:// (loopback always is); repeatable");
             app.add_flag("--json", o->json, "also print the lock as JSON on stdout");
+            app.add_flag("--verbose", o->verbose, "print the wall time of each phase (registry, apt, python) on stderr");
             return [o](Streams& io) { return lock(*o, io); };
           }};
 }

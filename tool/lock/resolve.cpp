@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -413,20 +415,47 @@ std::vector<PythonPackage> parse_pip_report(const std::string& json_text) {
 }
 
 Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const Clock::time_point start = Clock::now();
   Lock lock;
   lock.created_by = std::string("envpin ") + kEnvpinVersion;
   lock.platforms = env.platforms;
   lock.inputs_digest = inputs_digest(m);
+  // pip needs nothing from the image: its resolution runs beside the registry and apt phases
+  // (each writes its own members of `lock`; `o.progress` must take lines from two threads).
+  double python_s = -1;
+  std::future<void> python;
+  if (m.python && (!m.python->packages.empty() || m.python->requirements))
+    python = std::async(std::launch::async, [&] {
+      const Clock::time_point t = Clock::now();
+      resolve_python(m, env, o, lock);
+      python_s = seconds_since(t);
+    });
+  Clock::time_point t = Clock::now();
   lock.image = resolve_image(env.base_image, env, m.base ? std::optional(m.base->where) : std::nullopt, o);
   // The uv that installs a standalone Python is pinned like the base (COPY --from runs its code).
   if (!env.uv_image.empty())
     lock.uv_image = resolve_image(env.uv_image, env, m.python->uv_image ? std::optional(m.python->uv_image->where)
                                                                       : std::optional(m.python->version.where), o);
+  const double registry_s = seconds_since(t);
   if (env.cuda)
     lock.cuda = Cuda{env.cuda->toolkit, env.cuda->cmake_architectures, env.cuda->driver_packaged,
                      env.cuda->torch ? env.cuda->torch->variant : ""};
-  if (!m.apt.empty()) resolve_apt(m, env, *lock.image, o, lock);
-  if (m.python && (!m.python->packages.empty() || m.python->requirements)) resolve_python(m, env, o, lock);
+  t = Clock::now();
+  double apt_s = -1;
+  if (!m.apt.empty()) {
+    resolve_apt(m, env, *lock.image, o, lock);
+    apt_s = seconds_since(t);
+  }
+  if (python.valid()) python.get();  // rethrows pip's error
+  if (o.phases) {
+    o.phases->push_back({"registry", registry_s});
+    if (apt_s >= 0) o.phases->push_back({"apt", apt_s});
+    if (python_s >= 0) o.phases->push_back({"python (beside registry and apt)", python_s});
+  }
   if (m.python && m.python->requirements) {
     const fs::path path = m.project_dir / m.python->requirements->value;
     struct stat st {};
@@ -437,6 +466,7 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
                           pin::sha256_file(path)});
   }
   seal(lock);
+  if (o.phases) o.phases->push_back({"total", seconds_since(start)});
   return lock;
 }
 

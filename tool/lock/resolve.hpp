@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lock/lock.hpp"
@@ -19,7 +20,9 @@ struct ResolveOptions {
   std::vector<std::string> insecure_registries;  // reached over http:// (loopback always is)
   std::string python;   // interpreter whose pip resolves wheels; default $ENVPIN_PIP_PYTHON or python3
   std::string engine;   // container engine for apt; default $ENVPIN_CONTAINER_ENGINE, else docker, else podman
-  std::function<void(const std::string&)> progress;  // one line per step, for stderr
+  std::function<void(const std::string&)> progress;  // one line per step, for stderr; called from two threads
+  // When set: the wall time of each phase ("registry", "apt", "python ...", "total"), in seconds.
+  std::vector<std::pair<std::string, double>>* phases = nullptr;
 };
 
 Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& options);
