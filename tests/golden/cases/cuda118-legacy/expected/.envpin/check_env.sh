@@ -407,16 +407,67 @@ check_python() {
   esac
 }
 
-# Prints "name version" (or "name -" when absent) for each distribution named.
+# Prints "name version" (or "name -" when absent) for each distribution named. One pass over
+# sys.path reads the Name and Version headers of the *.dist-info / *.egg-info whose directory
+# names a wanted package, first on the path winning, as importlib.metadata finds them; only what
+# that pass does not find is asked of importlib.metadata (zipped paths ...). metadata.version()
+# per name scanned every path entry and parsed all of METADATA each time: 0.14 s for 300
+# packages, against 0.05 s here (bench/run.sh "check").
 installed_versions() {
   "$py" - "$@" <<'PY' 2>/dev/null
-import sys
-from importlib import metadata
-for name in sys.argv[1:]:
+import os, sys
+def norm(n):
+    out, sep = [], False
+    for c in n.lower():
+        if c in "-_.":
+            sep = True
+            continue
+        if sep and out:
+            out.append("-")
+        sep = False
+        out.append(c)
+    return "".join(out)
+wanted = {norm(n) for n in sys.argv[1:]}
+found = {}
+for entry in sys.path:
     try:
-        print(name, metadata.version(name))
-    except metadata.PackageNotFoundError:
-        print(name, "-")
+        listing = os.listdir(entry or ".")
+    except OSError:
+        continue
+    for d in listing:
+        if d.endswith(".dist-info"):
+            meta = os.path.join(entry, d, "METADATA")
+        elif d.endswith(".egg-info"):
+            meta = os.path.join(entry, d)
+            meta = os.path.join(meta, "PKG-INFO") if os.path.isdir(meta) else meta
+        else:
+            continue
+        key = norm(d.split("-", 1)[0] if "-" in d else d.rsplit(".", 1)[0])
+        if key not in wanted or key in found:
+            continue
+        name = version = None
+        try:
+            with open(meta, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if not line.strip():
+                        break
+                    if line.startswith("Name:"):
+                        name = line[5:].strip()
+                    elif line.startswith("Version:"):
+                        version = line[8:].strip()
+        except OSError:
+            continue
+        if version and name is not None and norm(name) == key:
+            found[key] = version
+for name in sys.argv[1:]:
+    version = found.get(norm(name))
+    if version is None:
+        from importlib import metadata
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "-"
+    print(name, version)
 PY
 }
 
