@@ -63,5 +63,5 @@ rebuilt=$(awk '/^Step / { step = $0; sub(/^Step [0-9]+\/[0-9]+ : /, "", step); s
   pending && /^ ---> / { if (kind != "FROM") list = list (list ? ", " : "") kind; pending = 0 }
   END { print list }' "$T/again.log")
 awk -v n="rebuild after an env edit" -v e="$again" -v p="$first" 'BEGIN {
-  printf "%-26s envpin %8.2f s   first build %8.2f s   speed-up %6.2fx   (target <= 10 s)\n", n, e, p, (e > 0) ? p / e : 0 }'
+  printf "%-26s rebuild %7.2f s   first build %8.2f s   speed-up %6.2fx   (target <= 10 s)\n", n, e, p, (e > 0) ? p / e : 0 }'
 printf '%-26s %s of %s steps ran again: %s\n' "" "$((steps - 1 - cached))" "$steps" "$rebuilt"

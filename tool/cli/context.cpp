@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `envpin context`: the docker build context as a deterministic tar (libarchive): entries
 // sorted, mtime/uid/gid zero, .dockerignore applied, secrets never included. Prints its digest.
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/libarchive.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
 #include "scan/ignore.hpp"
@@ -75,12 +74,13 @@ int context(const Options& o, Streams& io) {
       if (!keep && !path.empty()) std::remove(path.c_str());
     }
   } cleanup{temp};
-  std::unique_ptr<archive, decltype(&archive_write_free)> a(archive_write_new(), archive_write_free);
-  archive_write_set_format_pax_restricted(a.get());
+  const io::LibArchive& la = io::libarchive();
+  std::unique_ptr<archive, decltype(&archive_write_free)> a(la.write_new(), la.write_free);
+  la.write_set_format_pax_restricted(a.get());
   // Output in 1 MiB writes (libarchive's default block is 10 KiB: 100,000 write(2) calls per GiB);
   // the last block is not padded, so the bytes are the same either way.
-  archive_write_set_bytes_per_block(a.get(), 1 << 20);
-  archive_write_set_bytes_in_last_block(a.get(), 1);
+  la.write_set_bytes_per_block(a.get(), 1 << 20);
+  la.write_set_bytes_in_last_block(a.get(), 1);
   const auto write_cb = [](archive*, void* user, const void* buffer, size_t length) -> la_ssize_t {
     auto& s = *static_cast<Sink*>(user);
     const char* p = static_cast<const char*>(buffer);
@@ -96,8 +96,8 @@ int context(const Options& o, Streams& io) {
     s.bytes += length;
     return static_cast<la_ssize_t>(length);
   };
-  if (archive_write_open(a.get(), &sink, nullptr, write_cb, nullptr) != ARCHIVE_OK)
-    throw diag::Error(std::string("cannot start the tar: ") + archive_error_string(a.get()));
+  if (la.write_open(a.get(), &sink, nullptr, write_cb, nullptr) != ARCHIVE_OK)
+    throw diag::Error(std::string("cannot start the tar: ") + la.error_string(a.get()));
   std::size_t files = 0;
   constexpr std::size_t kBuffer = 1 << 20;
   const std::unique_ptr<char[]> buffer(new char[kBuffer]);
@@ -105,40 +105,40 @@ int context(const Options& o, Streams& io) {
     const fs::path full = root / rel;
     struct stat st {};
     if (::lstat(full.c_str(), &st) != 0) throw diag::Error("cannot stat " + full.string());
-    std::unique_ptr<archive_entry, decltype(&archive_entry_free)> e(archive_entry_new(), archive_entry_free);
-    archive_entry_set_pathname(e.get(), rel.c_str());
-    archive_entry_set_uid(e.get(), 0);
-    archive_entry_set_gid(e.get(), 0);
-    archive_entry_set_mtime(e.get(), 0, 0);
+    std::unique_ptr<archive_entry, decltype(&archive_entry_free)> e(la.entry_new(), la.entry_free);
+    la.entry_set_pathname(e.get(), rel.c_str());
+    la.entry_set_uid(e.get(), 0);
+    la.entry_set_gid(e.get(), 0);
+    la.entry_set_mtime(e.get(), 0, 0);
     bool regular = false;
     if (S_ISLNK(st.st_mode)) {
-      archive_entry_set_filetype(e.get(), AE_IFLNK);
-      archive_entry_set_perm(e.get(), 0777);
-      archive_entry_set_symlink(e.get(), fs::read_symlink(full).generic_string().c_str());
+      la.entry_set_filetype(e.get(), AE_IFLNK);
+      la.entry_set_perm(e.get(), 0777);
+      la.entry_set_symlink(e.get(), fs::read_symlink(full).generic_string().c_str());
     } else if (S_ISDIR(st.st_mode)) {
-      archive_entry_set_filetype(e.get(), AE_IFDIR);
-      archive_entry_set_perm(e.get(), 0755);
+      la.entry_set_filetype(e.get(), AE_IFDIR);
+      la.entry_set_perm(e.get(), 0755);
     } else if (S_ISREG(st.st_mode)) {
-      archive_entry_set_filetype(e.get(), AE_IFREG);
-      archive_entry_set_perm(e.get(), (st.st_mode & 0111) ? 0755 : 0644);  // only the exec bit matters
-      archive_entry_set_size(e.get(), static_cast<la_int64_t>(st.st_size));
+      la.entry_set_filetype(e.get(), AE_IFREG);
+      la.entry_set_perm(e.get(), (st.st_mode & 0111) ? 0755 : 0644);  // only the exec bit matters
+      la.entry_set_size(e.get(), static_cast<la_int64_t>(st.st_size));
       regular = true;
       ++files;
     } else {
       continue;  // sockets, fifos, devices have no place in a build context
     }
-    if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK)
-      throw diag::Error("cannot add " + rel + " to the tar: " + archive_error_string(a.get()));
+    if (la.write_header(a.get(), e.get()) != ARCHIVE_OK)
+      throw diag::Error("cannot add " + rel + " to the tar: " + la.error_string(a.get()));
     if (regular) {  // streamed, 1 MiB at a time, through one buffer
       const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) throw diag::Error("cannot read " + full.string());
       ssize_t n = 0;
-      while ((n = ::read(fd, buffer.get(), kBuffer)) > 0) archive_write_data(a.get(), buffer.get(), static_cast<std::size_t>(n));
+      while ((n = ::read(fd, buffer.get(), kBuffer)) > 0) la.write_data(a.get(), buffer.get(), static_cast<std::size_t>(n));
       ::close(fd);
       if (n < 0) throw diag::Error("cannot read " + full.string());
     }
   }
-  if (archive_write_close(a.get()) != ARCHIVE_OK || sink.failed) {
+  if (la.write_close(a.get()) != ARCHIVE_OK || sink.failed) {
     if (!to_stdout) ::close(sink.fd);
     throw diag::Error(to_stdout ? std::string("cannot write the tar to standard output") : "cannot write " + output.string());
   }

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/decompress.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <memory>
 
 #include "diag/error.hpp"
+#include "io/libarchive.hpp"
 
 namespace envpin::io {
 
@@ -16,18 +14,19 @@ bool is_compressed(std::string_view head) {
 }
 
 std::string decompress(std::string_view bytes, const std::string& what) {
-  std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_raw(a.get());
+  const io::LibArchive& la = io::libarchive();
+  std::unique_ptr<archive, decltype(&archive_read_free)> a(la.read_new(), la.read_free);
+  la.read_support_filter_all(a.get());
+  la.read_support_format_raw(a.get());
   archive_entry* entry = nullptr;
-  const auto why = [&] { return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown format"); };
-  if (archive_read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK ||
-      archive_read_next_header(a.get(), &entry) != ARCHIVE_OK)
+  const auto why = [&] { return std::string(la.error_string(a.get()) ? la.error_string(a.get()) : "unknown format"); };
+  if (la.read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK ||
+      la.read_next_header(a.get(), &entry) != ARCHIVE_OK)
     throw diag::Error("cannot decompress " + what + ": " + why(), diag::Location{what, 0, 0});
   std::string out;
   std::string buffer(1 << 20, '\0');
   la_ssize_t n = 0;
-  while ((n = archive_read_data(a.get(), buffer.data(), buffer.size())) > 0) out.append(buffer.data(), static_cast<std::size_t>(n));
+  while ((n = la.read_data(a.get(), buffer.data(), buffer.size())) > 0) out.append(buffer.data(), static_cast<std::size_t>(n));
   if (n < 0) throw diag::Error("cannot decompress " + what + ": " + why(), diag::Location{what, 0, 0});
   return out;
 }
