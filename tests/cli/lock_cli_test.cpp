@@ -123,11 +123,16 @@ TEST_F(LockCli, UnresponsiveRegistryFailsWithinTheTimeout) {
   const auto start = std::chrono::steady_clock::now();
   const Result r = run("lock", "ENVPIN_NET_TIMEOUT=2");
   const auto took = std::chrono::steady_clock::now() - start;
+  // --timeout wins over the environment.
+  const Result flag = run("lock --timeout 1", "ENVPIN_NET_TIMEOUT=300");
+  EXPECT_EQ(flag.code, 1);
+  EXPECT_NE(flag.err.find(" after 1 s\n"), std::string::npos) << flag.err;
+  EXPECT_EQ(run("lock --timeout 0").code, 2) << "out of range is a usage error";
   ::close(fd);
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "envpin: resolving image " + host + "/envpin/x:1\n"
                    "envpin: error: envpin.yaml:3:7: no answer from http://" + host + "/v2/envpin/x/manifests/1 after 2 s\n"
-                   "envpin: hint: check that the server is up; set ENVPIN_NET_TIMEOUT=SECONDS to wait longer\n");
+                   "envpin: hint: check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)\n");
   EXPECT_LT(took, std::chrono::seconds(20)) << "bounded by the timeout, not by retries";
   EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
   EXPECT_EQ(run("lock", "ENVPIN_NET_TIMEOUT=soon").err,

@@ -14,6 +14,7 @@
 #include "lock/lock.hpp"
 #include "lock/resolve.hpp"
 #include "manifest/load.hpp"
+#include "net/http.hpp"
 #include "resolve/environment.hpp"
 
 namespace envpin::cli {
@@ -135,6 +136,10 @@ Command lock_command() {
                            "a registry host[:port] reached over http:// (loopback always is); repeatable");
             app.add_flag("--json", o->json, "also print the lock as JSON on stdout");
             app.add_flag("--verbose", o->verbose, "print the wall time of each phase (registry, apt, python) on stderr");
+            app.add_option_function<long>("--timeout", net::set_network_timeout_s,
+                                          "seconds a server may stay silent before the request fails (default "
+                                          "$ENVPIN_NET_TIMEOUT, else 30)")
+                ->check(CLI::Range(1L, 3600L));
             return [o](Streams& io) { return lock(*o, io); };
           }};
 }

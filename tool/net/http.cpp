@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -72,7 +73,14 @@ std::string Response::header(const std::string& name) const {
   return it == headers.end() ? std::string{} : it->second;
 }
 
+namespace {
+std::atomic<long> timeout_override{0};
+}  // namespace
+
+void set_network_timeout_s(long seconds) { timeout_override = seconds; }
+
 long network_timeout_s() {
+  if (const long flag = timeout_override; flag > 0) return flag;
   const char* e = std::getenv("ENVPIN_NET_TIMEOUT");
   if (!e || !*e) return 30;
   const std::string v = e;
@@ -135,7 +143,7 @@ Response fetch(const Request& request, const HttpOptions& options) {
       if (code == CURLE_OPERATION_TIMEDOUT)
         throw diag::Error("no answer from " + request.url + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
                           std::nullopt,
-                          "check that the server is up; set ENVPIN_NET_TIMEOUT=SECONDS to wait longer");
+                          "check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)");
       if (attempt == options.attempts) break;
     }
     if (elapsed_ms() + delay_ms > options.stall_s * 1000) break;
@@ -147,7 +155,7 @@ Response fetch(const Request& request, const HttpOptions& options) {
     delay_ms *= 2;
   }
   throw diag::Error("cannot reach " + request.url + ": " + last_error, std::nullopt,
-                    "check that the server is up and the address is right (ENVPIN_NET_TIMEOUT sets the wait)");
+                    "check that the server is up and the address is right (--timeout or ENVPIN_NET_TIMEOUT sets the wait)");
 }
 
 }  // namespace envpin::net

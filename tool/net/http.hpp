@@ -27,6 +27,8 @@ struct Request {
 // How long envpin waits for a server that sends nothing: ENVPIN_NET_TIMEOUT (seconds), else 30.
 // Throws diag::Error for a value that is not a whole number of seconds from 1 to 3600.
 long network_timeout_s();
+// The --timeout flag: overrides ENVPIN_NET_TIMEOUT for the rest of the process (1-3600 s).
+void set_network_timeout_s(long seconds);
 
 struct HttpOptions {
   // A server that sends no byte for stall_s seconds (or does not accept the connection within
