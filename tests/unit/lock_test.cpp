@@ -199,6 +199,11 @@ TEST(ImageReference, DockerGrammar) {
       {"127.0.0.1:5000/envpin/base:1", "127.0.0.1:5000", "envpin/base", "1"},
       {"localhost/x", "localhost", "x", "latest"},
       {"ghcr.io/astral-sh/uv:0.12.9", "ghcr.io", "astral-sh/uv", "0.12.9"},
+      {"localhost:5000/foo:1.0", "localhost:5000", "foo", "1.0"},
+      {"my_org/x", "registry-1.docker.io", "my_org/x", "latest"},  // '_' is no host: a Hub path
+      {"a/b", "registry-1.docker.io", "a/b", "latest"},
+      {"reg.example.com:443/a/b/c:v_1.2-rc", "reg.example.com:443", "a/b/c", "v_1.2-rc"},
+      {"x__y/z--w", "registry-1.docker.io", "x__y/z--w", "latest"},
   };
   for (const Case& c : cases) {
     const net::ImageReference r = net::parse_image_reference(c.text);
