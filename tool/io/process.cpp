@@ -65,7 +65,10 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input) {
   ProcessResult r;
   int out_pipe[2], err_pipe[2], in_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || pipe(in_pipe) != 0) {
+  // Close-on-exec: a process another thread starts meanwhile (lock resolves pip beside apt)
+  // must not inherit these ends, or this child's output would not end until that one exits.
+  // The dup2 onto 0, 1 and 2 below gives the child its own copies without the flag.
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 || pipe2(in_pipe, O_CLOEXEC) != 0) {
     r.err = std::string("pipe: ") + std::strerror(errno);
     return r;
   }
