@@ -376,13 +376,16 @@ if grep -q "the time limit is near: stopping job warned to requeue it" "logs/slu
 
 step "slurm: ENVPIN_SELF_WARN (what submit --rest sets): the script warns itself before its time limit"
 # A 1-minute limit with warn 54: the self-sent warning comes 6 s after each start, mid-run.
-# (Slurm's own --signal may come too: the script's line says which one it timed.)
+# A job submitted through slurmrestd has no --signal; here sbatch reads the script's
+# --signal=B:USR1@54, and slurmctld's periodic check could deliver that first (then the script's
+# timer is killed before its line: seen once in CI). SBATCH_SIGNAL (which overrides the script's
+# directive) moves Slurm's own warning to 1 s before the end, long after the script's.
 cp envpin.yaml "$T/envpin.yaml.slurm"
 sed -i 's/slurm: {time: "00:10:00", warn: 60}/slurm: {time: "1", warn: 54}/' envpin.yaml
 "$ENVPIN" generate >/dev/null 2>&1 || fail "generate with a 66 s time limit"
-export ENVPIN_SELF_WARN=1
+export ENVPIN_SELF_WARN=1 SBATCH_SIGNAL=B:USR1@1
 submit selfwarn
-unset ENVPIN_SELF_WARN
+unset ENVPIN_SELF_WARN SBATCH_SIGNAL
 id=$(slurm_id selfwarn)
 wait_for 180 slurm_done "$id" || fail "slurm job $id did not finish after its self-sent warnings"
 if [ "$(slurm_state "$id")" = COMPLETED ] && grep -q "the time limit is near: stopping job selfwarn to requeue it" "logs/slurm-$id.out" &&
