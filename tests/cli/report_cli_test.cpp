@@ -56,6 +56,16 @@ TEST_F(ReportCli, FourLayersWithoutSecretValues) {
   EXPECT_EQ(same.out, "envpin diff: 0 breaks, 0 risks, 0 info\n");
 }
 
+TEST_F(ReportCli, PathReferencesExpandOnce) {
+  // A value that holds a reference is not expanded again: it looped for ever when it named
+  // itself (the manifest's own references are checked at load; this one is the machine's).
+  write("envpin.yaml", "envpin: 1\nname: r\nenv: {LOOP: m, DEFAULT_D: /from-manifest}\n"
+                       "paths: {p: '${LOOP}/a-${DEFAULT_D}'}\n");
+  const Result r = run("report --json", "LOOP='${LOOP}' timeout 20");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["config"]["paths"]["p"]["path"], "${LOOP}/a-/from-manifest");
+}
+
 TEST_F(ReportCli, TorchBuildFromItsMetadata) {
   // An interpreter whose sys.path holds an installed torch 2.4.1+cu124 (metadata only).
   const fs::path site = dir_ / "site";
