@@ -6,7 +6,7 @@
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
-#include "lock/resolve.hpp"
+#include "resolve/pins.hpp"
 #include "manifest/load.hpp"
 #include "net/registry.hpp"
 
@@ -152,7 +152,7 @@ TEST(Lock, InputsDigestFollowsWhatAffectsResolution) {
 
 TEST(Lock, ParsesAptPrintUrisAsAptPrintsThem) {
   std::vector<AptSource> sources;
-  const auto packages = parse_apt_print_uris(recorded("apt-download-print-uris.txt"), sources);
+  const auto packages = resolve::parse_apt_print_uris(recorded("apt-download-print-uris.txt"), sources);
   ASSERT_EQ(packages.size(), 4u);
   EXPECT_EQ(packages[0].name, "libonig5");
   EXPECT_EQ(packages[0].version, "6.9.8-1");
@@ -173,7 +173,7 @@ TEST(Lock, ParsesAptPrintUrisAsAptPrintsThem) {
 }
 
 TEST(Lock, ParsesPipReport) {
-  const auto packages = parse_pip_report(recorded("pip-report.json"));
+  const auto packages = resolve::parse_pip_report(recorded("pip-report.json"));
   ASSERT_EQ(packages.size(), 1u);
   EXPECT_EQ(packages[0].name, "tinydep");
   EXPECT_EQ(packages[0].version, "0.3.1");
@@ -181,8 +181,8 @@ TEST(Lock, ParsesPipReport) {
   EXPECT_EQ(packages[0].files[0].name, "tinydep-0.3.1-py3-none-any.whl");
   EXPECT_EQ(packages[0].files[0].url, "http://127.0.0.1:8000/packages/tinydep-0.3.1-py3-none-any.whl");
   EXPECT_EQ(packages[0].files[0].sha256, "cc3789b404fc143d012d2ce4e89080a6d3ecbd50af5a46f450468a86f0326f9a");
-  EXPECT_THROW(parse_pip_report("{not json"), diag::Error);
-  EXPECT_THROW(parse_pip_report(R"({"install": [{"metadata": {"name": "x", "version": "1"}}]})"), diag::Error);
+  EXPECT_THROW(resolve::parse_pip_report("{not json"), diag::Error);
+  EXPECT_THROW(resolve::parse_pip_report(R"({"install": [{"metadata": {"name": "x", "version": "1"}}]})"), diag::Error);
 }
 
 TEST(ImageReference, DockerGrammar) {
@@ -227,7 +227,7 @@ namespace {
 TEST(PackagesIndex, FindsOnlyTheWantedStanzas) {
   // Three stanzas cut from Debian bookworm's main/binary-amd64/Packages.
   const std::string text = recorded("Packages-snippet");
-  const auto entries = scan_packages_index(text, {"libjq1", "jq", "not-there"});
+  const auto entries = resolve::scan_packages_index(text, {"libjq1", "jq", "not-there"});
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].name, "jq");
   EXPECT_EQ(entries[0].version, "1.6-2.1+deb12u2");
@@ -239,8 +239,8 @@ TEST(PackagesIndex, FindsOnlyTheWantedStanzas) {
   // No trailing blank line, and CRLF-free text without the last newline, still parse.
   std::string cut = text;
   while (!cut.empty() && cut.back() == '\n') cut.pop_back();
-  EXPECT_EQ(scan_packages_index(cut, {"libonig5"}).size(), 1u);
-  EXPECT_TRUE(scan_packages_index("", {"jq"}).empty());
+  EXPECT_EQ(resolve::scan_packages_index(cut, {"libonig5"}).size(), 1u);
+  EXPECT_TRUE(resolve::scan_packages_index("", {"jq"}).empty());
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/decompress.hpp"
-#include "lock/resolve.hpp"
+#include "resolve/pins.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -59,12 +59,12 @@ int apt_lookup(const AptOptions& o, Streams& io) {
   }
   std::vector<std::string> names;
   for (const auto& p : o.packages) names.push_back(p.substr(0, p.find('=')));
-  const auto entries = lock::scan_packages_index(text, names);
+  const auto entries = resolve::scan_packages_index(text, names);
   int missing = 0;
   for (const auto& p : o.packages) {
     const std::string name = p.substr(0, p.find('='));
     const std::string version = p.find('=') == std::string::npos ? "" : p.substr(p.find('=') + 1);
-    const lock::IndexEntry* hit = nullptr;
+    const resolve::IndexEntry* hit = nullptr;
     for (const auto& e : entries)
       if (e.name == name && (version.empty() || e.version == version)) hit = &e;
     if (!hit) {

@@ -102,41 +102,6 @@ int validate(const std::string& file, Streams& io) {
 
 }  // namespace
 
-fs::path commit_journal(const fs::path& dir) { return dir / ".envpin" / ".commit.envpin-journal"; }
-
-fs::path shown_path(const fs::path& root, const std::string& rel) {
-  return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
-}
-
-// envpin.lock next to the manifest, when there is one; it must belong to this manifest.
-std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given) {
-  const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
-  io::recover_commit(commit_journal(path.parent_path()));
-  const auto text = io::read_file(path);
-  const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
-  if (!text && !given.empty())
-    throw diag::Error("cannot read the lock " + given, diag::Location{given, 0, 0}, "run 'envpin lock' to create it");
-  if (!text) return std::nullopt;
-  lock::Lock l = lock::parse(*text, shown);
-  if (l.inputs_digest != lock::inputs_digest(m))
-    throw diag::Error(shown + " is stale: " + m.file + " changed after it was locked", diag::Location{shown, 0, 0},
-                      "run 'envpin lock --manifest " + m.file + "' first");
-  if (lock::compute_lock_digest(l) != l.lock_digest)
-    throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
-                      "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
-  check_requirements_lock(l, path);
-  resolve::check_locked_python(m, l);
-  return l;
-}
-
-void check_requirements_lock(const lock::Lock& l, const fs::path& lock_path) {
-  // pip installs from requirements.lock: it must be exactly the lock's wheels.
-  const fs::path req = lock_path.parent_path() / "requirements.lock";
-  if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
-    throw diag::Error(problem + " (pip installs from it)", diag::Location{req.lexically_normal().generic_string(), 0, 0},
-                      "run 'envpin lock' to write both again, or restore them from version control");
-}
-
 Command generate_command() {
   return {"generate", "write Dockerfile, devcontainer.json, check_env.sh and .dockerignore from the manifest",
           [](CLI::App& app) -> std::function<int(Streams&)> {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Long jobs: `envpin run`, `jobs`, `logs`, `stop`, `resume` and `submit`. The running itself is
+// Long jobs: `envpin run`, `jobs`, `logs`, `stop`, `resume` and `submit`: their arguments and
+// output; the domain is tool/jobs/. The running itself is
 // the generated .envpin/run.sh (and .envpin/job.sbatch under Slurm), so a job started by envpin
 // and one started by hand behave the same; these commands check the project first (a current
 // lock, current generated files, an engine) and read the state run.sh keeps in the logs
@@ -20,10 +21,11 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
-#include "cli/job_project.hpp"
+#include "cli/job_command.hpp"
 #include "cli/project.hpp"
 #include "io/process.hpp"
 #include "jobs/checkpoints.hpp"
+#include "jobs/project.hpp"
 #include "jobs/slurm_rest.hpp"
 
 namespace envpin::cli {
@@ -33,19 +35,9 @@ namespace fs = std::filesystem;
 using diag::Error;
 using diag::Location;
 
-// The newest complete checkpoint in the job's checkpoint directory (its sha256 sidecar
-// verified when there is one: a file cut off mid-write is not the last checkpoint), and how old.
-std::pair<std::string, long> last_checkpoint(const std::string& dir) {
-  if (dir.empty()) return {"", 0};
-  const auto last = jobs::last_complete(dir);
-  if (!last) return {"", 0};
-  const auto age = std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - last->mtime);
-  return {last->name, static_cast<long>(age.count())};
-}
-
 int run_job(const JobOptions& o, Streams&) {
-  const Project p = load_job_project(o.manifest);
-  check_job_id(o.job_id);
+  const jobs::Project p = jobs::load_project(o.manifest);
+  jobs::check_job_id(o.job_id);
   if (o.command.empty())
     throw Error("no command to run", std::nullopt, "put it after '--': envpin run -- python train.py --epochs 10");
   require_pinned(p);
@@ -54,28 +46,28 @@ int run_job(const JobOptions& o, Streams&) {
   if (o.detach) args.push_back("--detach");
   args.push_back("--");
   args.insert(args.end(), o.command.begin(), o.command.end());
-  return exec_run_script(p, args);
+  return jobs::exec_run_script(p, args);
 }
 
 int resume_job(const JobOptions& o, Streams&) {
-  const Project p = load_job_project(o.manifest);
-  const auto status = job_status(p, o.job_id);
-  if (active(field(status, "state")) && supervisor_alive(status))
-    throw Error("job '" + o.job_id + "' is still " + field(status, "state"), std::nullopt,
+  const jobs::Project p = jobs::load_project(o.manifest);
+  const auto status = jobs::job_status(p, o.job_id);
+  if (jobs::active(jobs::field(status, "state")) && jobs::supervisor_alive(status))
+    throw Error("job '" + o.job_id + "' is still " + jobs::field(status, "state"), std::nullopt,
                 "stop it first: envpin stop " + o.job_id);
   // A job that finished is done: resuming it would run it again over its final checkpoint.
-  if (field(status, "state") == "exited" && field(status, "exit") == "0" && !o.force)
+  if (jobs::field(status, "state") == "exited" && jobs::field(status, "exit") == "0" && !o.force)
     throw Error("job '" + o.job_id + "' finished successfully (exit 0); resuming it would run it again over its "
                 "final checkpoint",
                 std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
   require_pinned(p);
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
   if (o.detach) args.push_back("--detach");
-  return exec_run_script(p, args);
+  return jobs::exec_run_script(p, args);
 }
 
 // `envpin jobs --rest URL`: the project's Slurm jobs as slurmrestd reports them.
-int list_rest_jobs(const Project& p, const JobOptions& o, Streams& io) {
+int list_rest_jobs(const jobs::Project& p, const JobOptions& o, Streams& io) {
   const jobs::RestTarget t = jobs::rest_target(o.rest);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& entry : jobs::rest_jobs(t)) {
@@ -108,7 +100,7 @@ int list_rest_jobs(const Project& p, const JobOptions& o, Streams& io) {
 }
 
 int list_jobs(const JobOptions& o, Streams& io) {
-  const Project p = load_job_project(o.manifest);
+  const jobs::Project p = jobs::load_project(o.manifest);
   if (!o.rest.empty()) return list_rest_jobs(p, o, io);
   std::vector<fs::path> files;
   std::error_code ec;
@@ -117,12 +109,12 @@ int list_jobs(const JobOptions& o, Streams& io) {
   std::sort(files.begin(), files.end());
   nlohmann::json out = nlohmann::json::array();
   for (const fs::path& f : files) {
-    auto s = read_status(f);
+    auto s = jobs::read_status(f);
     // Nodes other than the first of a multi-node job keep <job>.nodeN.status: shown with the job.
     if (!s["node"].empty() && !s["node"].starts_with("0/")) continue;
-    const auto [checkpoint, age] = last_checkpoint(s["checkpoints"]);
+    const auto [checkpoint, age] = jobs::last_checkpoint(s["checkpoints"]);
     out.push_back({{"job", s["job"]},
-                   {"state", shown_state(s)},
+                   {"state", jobs::shown_state(s)},
                    {"exit", s["exit"]},
                    {"restarts", s["restarts"]},
                    {"started", s["started"]},
@@ -155,8 +147,8 @@ int list_jobs(const JobOptions& o, Streams& io) {
 }
 
 int job_logs(const JobOptions& o, Streams& io) {
-  const Project p = load_job_project(o.manifest);
-  job_status(p, o.job_id);
+  const jobs::Project p = jobs::load_project(o.manifest);
+  jobs::job_status(p, o.job_id);
   const fs::path log = p.logs / (o.job_id + ".log");
   std::ifstream in(log, std::ios::binary);
   // What the log holds beyond what was printed.
@@ -169,8 +161,8 @@ int job_logs(const JobOptions& o, Streams& io) {
   };
   print_new();
   while (!o.no_follow) {
-    const auto s = read_status(p.logs / (o.job_id + ".status"));
-    const bool ended = !active(field(s, "state")) || !supervisor_alive(s);
+    const auto s = jobs::read_status(p.logs / (o.job_id + ".status"));
+    const bool ended = !jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(s);
     std::this_thread::sleep_for(std::chrono::milliseconds(ended ? 0 : 200));
     print_new();  // after an end too: what was written before the state changed
     if (ended) break;
@@ -179,41 +171,33 @@ int job_logs(const JobOptions& o, Streams& io) {
 }
 
 int stop_job(const JobOptions& o, Streams& io) {
-  const Project p = load_job_project(o.manifest);
-  auto s = job_status(p, o.job_id);
-  if (!on_this_host(s))
+  const jobs::Project p = jobs::load_project(o.manifest);
+  auto s = jobs::job_status(p, o.job_id);
+  if (!jobs::on_this_host(s))
     throw Error("job '" + o.job_id + "' runs on " + s["host"] + ", not here", std::nullopt,
                 "stop it there, or with scancel when Slurm runs it");
   const int pid = std::atoi(s["pid"].c_str());
   const int timeout = p.m.jobs->stop_timeout.value + 15;
-  if (active(s["state"]) && supervisor_alive(s) && pid > 0) {
-    ::kill(pid, SIGTERM);
-    for (int i = 0; i < timeout * 5; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      s = read_status(p.logs / (o.job_id + ".status"));
-      if (!active(s["state"])) break;
-    }
-    if (active(s["state"]))
-      throw Error("job '" + o.job_id + "' did not stop within " + std::to_string(timeout) + " s", std::nullopt,
-                  "look at 'envpin logs " + o.job_id + "'; the container is " + s["container"]);
+  if (jobs::active(s["state"]) && jobs::supervisor_alive(s) && pid > 0) {
+    s = jobs::stop_supervisor(p, o.job_id, timeout);
     io.out << "stopped job " << o.job_id << " (exit " << s["exit"] << "); continue it with: envpin resume " << o.job_id
            << "\n";
     return kOk;
   }
   // No supervisor (it was killed, or the job ran on another machine's Slurm): the container, if any.
-  const std::string engine = s.count("engine") && !s["engine"].empty() ? s["engine"] : container_engine();
+  const std::string engine = s.count("engine") && !s["engine"].empty() ? s["engine"] : jobs::container_engine();
   const auto r = io::run_process({engine, "stop", "-t", std::to_string(p.m.jobs->stop_timeout.value), s["container"]});
   if (r.exit_code == 0) {
     io.out << "stopped container " << s["container"] << " of job " << o.job_id << "\n";
     return kOk;
   }
-  throw Error("job '" + o.job_id + "' is not running (" + shown_state(s) + (s["exit"].empty() ? "" : ", exit " + s["exit"]) + ")",
+  throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(s) + (s["exit"].empty() ? "" : ", exit " + s["exit"]) + ")",
               std::nullopt, "continue it with: envpin resume " + o.job_id);
 }
 
 int submit_job(const JobOptions& o, Streams& io) {
-  const Project p = load_job_project(o.manifest);
-  check_job_id(o.job_id);
+  const jobs::Project p = jobs::load_project(o.manifest);
+  jobs::check_job_id(o.job_id);
   if (o.command.empty())
     throw Error("no command to submit", std::nullopt, "put it after '--': envpin submit -- python train.py");
   require_pinned(p);
@@ -238,7 +222,7 @@ int submit_job(const JobOptions& o, Streams& io) {
     fs::create_directories(p.logs);  // Slurm writes the output there and does not create it
     slurm_id = jobs::rest_submit(t, jobs::submit_body(p.m, s));
   } else {
-    slurm_id = sbatch_submit(p, find_sbatch(), o.job_id, o.command);
+    slurm_id = jobs::sbatch_submit(p, jobs::find_sbatch(), o.job_id, o.command);
   }
   io.out << "submitted slurm job " << slurm_id << " as envpin job "
          << (o.job_id.empty() ? p.m.name.value + "-slurm-" + slurm_id : o.job_id) << "; output in "

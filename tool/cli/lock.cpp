@@ -12,7 +12,7 @@
 #include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
-#include "lock/resolve.hpp"
+#include "resolve/pins.hpp"
 #include "manifest/load.hpp"
 #include "net/http.hpp"
 #include "resolve/environment.hpp"
@@ -38,7 +38,7 @@ int lock(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const resolve::Environment env = resolve::resolve(m);
   for (const auto& w : env.warnings) io.err << w;
-  lock::ResolveOptions ro;
+  resolve::ResolveOptions ro;
   ro.insecure_registries = o.insecure;
   std::mutex err;  // the python phase runs on its own thread
   ro.progress = [&](const std::string& line) {
@@ -47,7 +47,7 @@ int lock(const LockOptions& o, Streams& io) {
   };
   std::vector<std::pair<std::string, double>> phases;
   if (o.verbose) ro.phases = &phases;
-  const lock::Lock l = lock::resolve_lock(m, env, ro);
+  const lock::Lock l = resolve::resolve_lock(m, env, ro);
   if (o.verbose) {
     std::string line;
     for (const auto& [phase, seconds] : phases) {

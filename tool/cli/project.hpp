@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// What several commands read from a project beside its manifest.
+// What several commands share beyond their arguments: the lock beside a manifest, the check that
+// a project's generated files are current, and how a project path is shown.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "jobs/project.hpp"
 #include "lock/lock.hpp"
 #include "manifest/model.hpp"
 
@@ -22,6 +24,9 @@ void check_requirements_lock(const lock::Lock& l, const std::filesystem::path& l
 // The journal of a multi-file write in `dir` (generate's artifacts, the lock pair): see
 // io::write_all_atomic.
 std::filesystem::path commit_journal(const std::filesystem::path& dir);
+
+// Jobs run the pinned image: a lock that is current, and generated files that match it.
+void require_pinned(const jobs::Project& p);
 
 // A project-relative artifact path as the user will type it.
 std::filesystem::path shown_path(const std::filesystem::path& root, const std::string& rel);

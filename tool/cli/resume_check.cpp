@@ -17,9 +17,10 @@
 #include <thread>
 
 #include "cli/app.hpp"
-#include "cli/job_project.hpp"
+#include "cli/job_command.hpp"
 #include "cli/project.hpp"
 #include "io/process.hpp"
+#include "jobs/project.hpp"
 #include "jobs/resume_check.hpp"
 
 namespace envpin::cli {
@@ -30,7 +31,7 @@ namespace fs = std::filesystem;
 
 // The host directory of the jobs' checkpoints, as run.sh computes it (under Slurm, as
 // job.sbatch sets it: the shared jobs.slurm.checkpoints when there is one).
-fs::path checkpoint_root(const Project& p, bool slurm) {
+fs::path checkpoint_root(const jobs::Project& p, bool slurm) {
   const char* env = std::getenv("ENVPIN_CHECKPOINTS");
   const manifest::Jobs& j = *p.m.jobs;
   const fs::path dir = env && *env                      ? fs::path(env)
@@ -52,7 +53,7 @@ std::string last_line(std::string text) {
 // A job of the check, on this machine (run.sh) or under Slurm (job.sbatch), watched while it runs.
 class CheckRun {
  public:
-  CheckRun(const Project& p, std::string id, std::string engine, std::string sbatch)
+  CheckRun(const jobs::Project& p, std::string id, std::string engine, std::string sbatch)
       : p_(p), id_(std::move(id)), engine_(std::move(engine)), sbatch_(std::move(sbatch)),
         watch_(checkpoint_root(p, slurm()) / id_) {}
 
@@ -62,7 +63,7 @@ class CheckRun {
   fs::path log() const { return p_.logs / (id_ + ".log"); }
   fs::path checkpoints() const { return checkpoint_root(p_, slurm()) / id_; }
   jobs::CheckpointWatch& watch() { return watch_; }
-  std::map<std::string, std::string> status() const { return read_status(status_file()); }
+  std::map<std::string, std::string> status() const { return jobs::read_status(status_file()); }
   // How an interruption is made, for the messages.
   std::string interruption() const { return slurm() ? "scontrol requeue" : "SIGKILL"; }
 
@@ -80,7 +81,7 @@ class CheckRun {
   // Starts it detached from envpin: run.sh --detach, or a Slurm batch job.
   void start(const std::vector<std::string>& command) {
     if (slurm()) {
-      slurm_id_ = sbatch_submit(p_, sbatch_, id_, command);
+      slurm_id_ = jobs::sbatch_submit(p_, sbatch_, id_, command);
       return;
     }
     std::vector<std::string> argv = {"sh", p_.run_script.string(), "--job-id", id_, "--detach", "--"};
@@ -111,7 +112,7 @@ class CheckRun {
   bool ended() const {
     if (slurm()) return slurm_terminal(slurm_state().first);
     const auto s = status();
-    return !field(s, "state").empty() && (!active(field(s, "state")) || !supervisor_alive(s));
+    return !jobs::field(s, "state").empty() && (!jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(s));
   }
 
   // Empty when it finished with exit 0; else what happened.
@@ -121,9 +122,9 @@ class CheckRun {
       return state == "COMPLETED" && code == "0:0" ? "" : "slurm job " + slurm_id_ + " " + state + " (ExitCode=" + code + ")";
     }
     const auto s = status();
-    if (field(s, "state") == "exited" && field(s, "exit") == "0") return "";
-    return shown_state(s) + (field(s, "exit").empty() ? "" : " with exit " + field(s, "exit")) +
-           (field(s, "reason").empty() ? "" : ": " + field(s, "reason"));
+    if (jobs::field(s, "state") == "exited" && jobs::field(s, "exit") == "0") return "";
+    return jobs::shown_state(s) + (jobs::field(s, "exit").empty() ? "" : " with exit " + jobs::field(s, "exit")) +
+           (jobs::field(s, "reason").empty() ? "" : ": " + jobs::field(s, "reason"));
   }
 
  private:
@@ -137,11 +138,11 @@ class CheckRun {
   // The supervisor and the container SIGKILLed.
   void kill_hard() const {
     const auto s = status();
-    const int pid = std::atoi(field(s, "pid").c_str());
+    const int pid = std::atoi(jobs::field(s, "pid").c_str());
     if (pid > 0) ::kill(pid, SIGKILL);
-    io::run_process({engine_, "kill", "-s", "KILL", field(s, "container")});
+    io::run_process({engine_, "kill", "-s", "KILL", jobs::field(s, "container")});
     for (int i = 0; i < 150; ++i) {  // the container gone (run --rm), so a resume can reuse its name
-      const auto r = io::run_process({engine_, "ps", "-q", "--filter", "name=^/?" + field(s, "container") + "$"});
+      const auto r = io::run_process({engine_, "ps", "-q", "--filter", "name=^/?" + jobs::field(s, "container") + "$"});
       if (r.exit_code != 0 || r.out.empty()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -165,7 +166,7 @@ class CheckRun {
     return false;
   }
 
-  const Project& p_;
+  const jobs::Project& p_;
   std::string id_;
   std::string engine_;
   std::string sbatch_;
@@ -180,7 +181,7 @@ struct Watched {
   std::vector<jobs::KillPoint> kills;
 };
 
-Watched watch_run(const Project& p, CheckRun& run, const JobOptions& o, const jobs::KillAt& kill_at, int kills_wanted,
+Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, const jobs::KillAt& kill_at, int kills_wanted,
                   double limit, const std::vector<jobs::CompareItem>& items, Streams& io) {
   const auto start = Clock::now();
   std::vector<jobs::KillPoint> kills;
@@ -255,7 +256,7 @@ Watched watch_run(const Project& p, CheckRun& run, const JobOptions& o, const jo
 
 // An uninterrupted run. On this machine in the foreground (its output shown), its checkpoints
 // watched meanwhile; under Slurm, submitted and watched like the interrupted one.
-jobs::RunRecord run_uninterrupted(const Project& p, CheckRun& run, const JobOptions& o,
+jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const JobOptions& o,
                                   const std::vector<jobs::CompareItem>& items, Streams& io) {
   run.require_unused();
   io.err << "envpin resume-check: uninterrupted run, job " << run.id() << "\n";
@@ -284,7 +285,7 @@ jobs::RunRecord run_uninterrupted(const Project& p, CheckRun& run, const JobOpti
   };
   int rc = -1;
   try {
-    rc = exec_run_script(p, args);
+    rc = jobs::exec_run_script(p, args);
   } catch (...) {
     restore();
     done = true;
@@ -305,8 +306,8 @@ jobs::RunRecord run_uninterrupted(const Project& p, CheckRun& run, const JobOpti
 
 int resume_check_job(const JobOptions& o, Streams& io) {
   try {
-    const Project p = load_job_project(o.manifest);
-    check_job_id(o.job_id);
+    const jobs::Project p = jobs::load_project(o.manifest);
+    jobs::check_job_id(o.job_id);
     if (o.command.empty())
       throw Error("no command to check", std::nullopt, "put it after '--': envpin resume-check -- python train.py");
     if (o.kills < 1 || o.kills > 20)
@@ -315,8 +316,8 @@ int resume_check_job(const JobOptions& o, Streams& io) {
     std::vector<jobs::CompareItem> items;
     for (const std::string& c : o.compare) items.push_back(jobs::parse_compare(c));
     require_pinned(p);
-    const std::string sbatch = o.slurm ? find_sbatch() : std::string();
-    const std::string engine = o.slurm ? std::string() : container_engine();
+    const std::string sbatch = o.slurm ? jobs::find_sbatch() : std::string();
+    const std::string engine = o.slurm ? std::string() : jobs::container_engine();
     if (!engine.empty()) ::setenv("ENVPIN_ENGINE", engine.c_str(), 1);
     if (!fs::is_directory(checkpoint_root(p, o.slurm)))
       throw Error("the checkpoint directory " + checkpoint_root(p, o.slurm).generic_string() + " does not exist",
@@ -328,7 +329,7 @@ int resume_check_job(const JobOptions& o, Streams& io) {
       std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
       base = p.m.name.value + "-rc-" + stamp;
     }
-    check_job_id(base + "-ref2");
+    jobs::check_job_id(base + "-ref2");
     CheckRun ref_run(p, base + "-ref", engine, sbatch), killed_run(p, base + "-kill", engine, sbatch),
         ref2_run(p, base + "-ref2", engine, sbatch);
     for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->require_unused();

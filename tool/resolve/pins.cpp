@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "lock/resolve.hpp"
+#include "resolve/pins.hpp"
 
 #include <sys/stat.h>
 
@@ -27,10 +27,18 @@
 #include "pin/sha256.hpp"
 #include "resolve/torch_range.hpp"
 
-namespace envpin::lock {
+namespace envpin::resolve {
 namespace {
 
 namespace fs = std::filesystem;
+using lock::AptPackage;
+using lock::Cuda;
+using lock::Image;
+using lock::inputs_digest;
+using lock::seal;
+using lock::AptSource;
+using lock::Lock;
+using lock::PythonPackage;
 using diag::Error;
 using nlohmann::json;
 
@@ -470,4 +478,4 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
   return lock;
 }
 
-}  // namespace envpin::lock
+}  // namespace envpin::resolve

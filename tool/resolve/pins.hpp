@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `envpin lock`: the real resolvers at the edge. The image digest from the registry (libcurl),
+// `envpin lock`: the real resolvers at the edge, beside the policies of this directory. The image digest from the registry (libcurl),
 // the apt closure from apt itself inside the pinned image (docker or podman), the wheels from
 // pip's resolver for the target platform, the files' sha256 (OpenSSL EVP).
 #pragma once
@@ -14,7 +14,7 @@
 #include "manifest/model.hpp"
 #include "resolve/environment.hpp"
 
-namespace envpin::lock {
+namespace envpin::resolve {
 
 struct ResolveOptions {
   std::vector<std::string> insecure_registries;  // reached over http:// (loopback always is)
@@ -25,11 +25,11 @@ struct ResolveOptions {
   std::vector<std::pair<std::string, double>>* phases = nullptr;
 };
 
-Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& options);
+lock::Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& options);
 
 // Parsers of the tools' output (pure; tested on recorded output).
 // `apt-get download --print-uris` lines: 'URI' name_version_arch.deb size SHA256:hex
-std::vector<AptPackage> parse_apt_print_uris(const std::string& text, std::vector<AptSource>& sources);
+std::vector<lock::AptPackage> parse_apt_print_uris(const std::string& text, std::vector<lock::AptSource>& sources);
 // Stanzas of a Debian Packages index for the `wanted` package names only (one pass over the
 // text, nothing copied for other packages): Package, Version, Architecture, Filename, Size, SHA256.
 struct IndexEntry {
@@ -39,6 +39,6 @@ struct IndexEntry {
 std::vector<IndexEntry> scan_packages_index(std::string_view text, const std::vector<std::string>& wanted);
 
 // `pip install --dry-run --report` JSON.
-std::vector<PythonPackage> parse_pip_report(const std::string& json_text);
+std::vector<lock::PythonPackage> parse_pip_report(const std::string& json_text);
 
-}  // namespace envpin::lock
+}  // namespace envpin::resolve

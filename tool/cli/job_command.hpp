@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the job commands share (cli/jobs.cpp: run, jobs, logs, stop, resume, submit;
+// cli/resume_check.cpp): their options and how they are registered. The domain is tool/jobs/.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace envpin::cli {
+
+struct JobOptions {
+  std::string manifest = "envpin.yaml";
+  std::string job_id;
+  bool detach = false;
+  bool resume = false;
+  bool json = false;
+  bool no_follow = false;
+  bool force = false;
+  std::vector<std::string> command;
+  std::string rest;  // slurmrestd's URL (submit, jobs)
+  // resume-check
+  bool slurm = false;
+  std::string kill_at = "auto";
+  int kills = 1;
+  std::vector<std::string> compare;
+};
+
+using Action = int (*)(const JobOptions&, Streams&);
+
+// Every job command reads the manifest (-f) and its own options into one JobOptions.
+Command job_command(const char* name, const char* summary, Action action,
+                    std::function<void(CLI::App&, JobOptions&)> options);
+
+}  // namespace envpin::cli
