@@ -18,13 +18,15 @@ The module is loaded in one of three ways:
   afterwards (``include(EnvPin)``), and ``find_package(EnvPin)`` finds it
   when the dependency is declared with ``OVERRIDE_FIND_PACKAGE``. The
   executable is built with the project, so at configure time the arch list
-  comes from the committed ``.envpin/envpin.cmake``.
+  comes from the committed ``.envpin/envpin.cmake``; on a first configure
+  without one, from ``CMAKE_CUDA_ARCHITECTURES`` or ``all-major``, with a
+  status line saying so, until ``envpin-generate`` has written it.
 
 ``include(EnvPin)``
   with ``CMAKE_MODULE_PATH`` pointing at envpin's ``cmake/`` directory.
 
-Set ``ENVPIN_EXECUTABLE`` (cache or environment variable) to use a
-particular ``envpin``.
+Otherwise an ``envpin`` on ``PATH`` is used. Set ``ENVPIN_EXECUTABLE``
+(cache or environment variable) to use a particular ``envpin``.
 
 Commands
 ^^^^^^^^
@@ -90,7 +92,7 @@ Commands
   ``envpin_cuda_architectures`` for the environment's manifest, then from
   ``CMAKE_CUDA_ARCHITECTURES``. Without a CUDA compiler (CUDA not enabled),
   the target only reports that the smoke test is unavailable.
-  Needs OpenSSL (``libssl-dev``) for the digest.
+  The program needs nothing beyond the CUDA toolkit (its SHA-256 is its own).
 
 Example
 ^^^^^^^
@@ -125,8 +127,12 @@ function(_envpin_build_command fn out_var)
   elseif(TARGET EnvPin::envpin)
     set(${out_var} "$<TARGET_FILE:EnvPin::envpin>" PARENT_SCOPE)
   else()
-    message(FATAL_ERROR "${fn}: no envpin executable: use find_package(EnvPin CONFIG), "
-                        "FetchContent/add_subdirectory of envpin, or set ENVPIN_EXECUTABLE")
+    _envpin_on_path(exe)
+    if(NOT exe)
+      message(FATAL_ERROR "${fn}: no envpin executable: none on PATH; use find_package(EnvPin CONFIG), "
+                          "FetchContent/add_subdirectory of envpin, or set ENVPIN_EXECUTABLE")
+    endif()
+    set(${out_var} "${exe}" PARENT_SCOPE)
   endif()
 endfunction()
 
@@ -145,7 +151,20 @@ function(_envpin_configure_command out_var)
   if(exe AND NOT EXISTS "${exe}")
     set(exe "")
   endif()
+  if(NOT exe AND NOT TARGET EnvPin::envpin)
+    _envpin_on_path(exe)
+  endif()
   set(${out_var} "${exe}" PARENT_SCOPE)
+endfunction()
+
+# The envpin on PATH (include(EnvPin) alone, with envpin installed by its .deb), or empty.
+function(_envpin_on_path out_var)
+  find_program(ENVPIN_ON_PATH envpin DOC "the envpin on PATH the EnvPin module uses")
+  mark_as_advanced(ENVPIN_ON_PATH)
+  set(${out_var} "${ENVPIN_ON_PATH}" PARENT_SCOPE)
+  if(NOT ENVPIN_ON_PATH)
+    set(${out_var} "" PARENT_SCOPE)
+  endif()
 endfunction()
 
 function(_envpin_manifest fn given out_var)
@@ -284,10 +303,24 @@ function(envpin_cuda_architectures)
     endif()
     set(archs "${ENVPIN_CUDA_ARCHITECTURES}")
     set(source "${fragment}")
+  elseif(NOT TARGET EnvPin::envpin)
+    message(FATAL_ERROR "${fn}: no envpin to run (none on PATH, no EnvPin::envpin) and no ${fragment}: "
+                        "install envpin (apt install ./envpin_<version>_amd64.deb), bring it in with "
+                        "FetchContent, or set ENVPIN_EXECUTABLE")
   else()
-    message(FATAL_ERROR "${fn}: no envpin executable to run at configure time and no ${fragment}: "
-                        "run 'envpin generate --manifest ${manifest}' and commit .envpin/envpin.cmake, "
-                        "or set ENVPIN_EXECUTABLE")
+    # envpin is built by this project (FetchContent, add_subdirectory) and nothing has generated
+    # the fragment yet: this configure goes on with a list every GPU the local nvcc knows can run.
+    # envpin-generate writes the fleet's list at build time; the next configure takes it.
+    set(archs "all-major")
+    if(CMAKE_CUDA_ARCHITECTURES AND NOT CMAKE_CUDA_ARCHITECTURES MATCHES "native")
+      set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+    endif()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
+    message(STATUS "envpin: CUDA architectures ${archs} for now: envpin is built with this project, and "
+                   "there is no ${fragment} yet; 'cmake --build . --target envpin-generate' writes the "
+                   "fleet's list there and the next configure uses it (commit it to have it from the start)")
+    set(${ARGV0} "${archs}" PARENT_SCOPE)
+    return()
   endif()
   if(archs STREQUAL "" OR archs MATCHES "native")
     message(FATAL_ERROR "${fn}: envpin gave no usable arch list ('${archs}') for ${manifest}")
@@ -372,15 +405,10 @@ function(envpin_add_smoke_target)
       set(archs "${CMAKE_CUDA_ARCHITECTURES}")
     endif()
   endif()
-  if(NOT archs OR archs MATCHES "native|all")
+  if(NOT archs OR archs MATCHES "native" OR (archs MATCHES "^all" AND arg_ARCHITECTURES))
     message(FATAL_ERROR "${fn}: no explicit arch list ('${archs}'): call envpin_add_environment, "
                         "pass ARCHITECTURES, or set CMAKE_CUDA_ARCHITECTURES from envpin_cuda_architectures")
   endif()
-  find_package(OpenSSL COMPONENTS Crypto QUIET)
-  if(NOT OpenSSL_FOUND)
-    message(FATAL_ERROR "${fn}: the smoke program needs OpenSSL's libcrypto (Debian: libssl-dev)")
-  endif()
-
   set(program envpin-${arg_NAME})
   add_executable(${program} "${_ENVPIN_MODULE_DIR}/smoke/envpin_smoke.cu")
   list(JOIN archs " " archs_text)
@@ -390,7 +418,7 @@ function(envpin_add_smoke_target)
     CUDA_STANDARD_REQUIRED ON
     CUDA_RUNTIME_LIBRARY Static)
   target_compile_definitions(${program} PRIVATE "ENVPIN_SMOKE_ARCHS=\"${archs_text}\"")
-  target_link_libraries(${program} PRIVATE OpenSSL::Crypto ${CMAKE_DL_LIBS})
+  target_link_libraries(${program} PRIVATE ${CMAKE_DL_LIBS})
 
   set(require "")
   if(arg_REQUIRE_GPU)

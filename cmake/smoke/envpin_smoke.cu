@@ -10,13 +10,14 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <openssl/evp.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "envpin_smoke_sha256.h"
 
 #ifndef ENVPIN_SMOKE_ARCHS
 #define ENVPIN_SMOKE_ARCHS "unknown"
@@ -61,16 +62,9 @@ std::string sha256_hex(const std::vector<std::uint32_t>& words) {
   std::vector<unsigned char> bytes(words.size() * 4);
   for (std::size_t i = 0; i < words.size(); ++i)
     for (int b = 0; b < 4; ++b) bytes[i * 4 + b] = static_cast<unsigned char>(words[i] >> (8 * b));
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < length; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 15];
-  }
-  return out;
+  envpin_smoke::Sha256 sha;
+  sha.update(bytes.data(), bytes.size());
+  return sha.hex();
 }
 
 std::string version_text(int v) {  // 12040 -> "12.4"

@@ -5,7 +5,7 @@
 # skipping cleanly here (no GPU), CTest reporting the skip, and the generated artifacts.
 #   consumer.sh BUILD_DIR installed|fetchcontent|module|no-cuda
 set -u
-BUILD=$1
+BUILD=$(cd "$1" && pwd)
 MODE=$2
 . "$(dirname "$0")/../e2e/lib.sh"
 need cmake ninja sh
@@ -55,6 +55,30 @@ has_line() { grep -Fqx -- "$2" "$1" || { echo "  missing in $1: $2"; sed 's/^/  
 # CMake wraps long messages: compare with whitespace runs folded to one space.
 has_words() { tr '\n' ' ' <"$1" | tr -s ' ' | grep -Fq -- "$2" || { echo "  missing in $1: $2"; sed 's/^/    | /' "$1" | tail -20; false; }; }
 has_text() { grep -Fq -- "$2" "$1" || { echo "  missing in $1: $2"; sed 's/^/    | /' "$1" | tail -20; false; }; }
+
+if [ "$MODE" = fetchcontent ]; then
+  # The first configure of a FetchContent user: no envpin installed, none built yet, no committed
+  # fragment. It must configure, say where its arch list came from, and take the fleet's list
+  # once envpin-generate has written it.
+  rm "$T/project/.envpin/envpin.cmake"
+  if configure "$@"; then pass; else fail "fetchcontent: first configure without a fragment"; sed 's/^/    | /' "$T/configure.log"; fi
+  check "first configure says where its arch list came from" has_words "$T/configure.log" \
+    "-- envpin: CUDA architectures all-major for now: envpin is built with this project, and there is no $T/project/.envpin/envpin.cmake yet; 'cmake --build . --target envpin-generate' writes the fleet's list there and the next configure uses it"
+  cmake --build "$T/build" --target envpin-generate >"$T/generate.log" 2>&1
+  check "envpin-generate writes the fragment" cmp -s "$T/project/.envpin/envpin.cmake" "$EXAMPLE/.envpin/envpin.cmake"
+  # envpin's own install rules stay out of the consumer's install.
+  cmake --install "$T/build" --prefix "$T/consumer-prefix" >"$T/install.log" 2>&1
+  check "the consumer's install has nothing of envpin" [ ! -e "$T/consumer-prefix/bin/envpin" ] && [ ! -e "$T/consumer-prefix/lib/cmake/EnvPin" ]
+elif [ "$MODE" = module ]; then
+  # include(EnvPin) finds an envpin on PATH.
+  mkdir -p "$T/bin" && ln -s "$BUILD/envpin" "$T/bin/envpin"
+  PATH="$T/bin:$PATH" CUDACXX=$NVCC cmake -S "$ROOT/tests/cmake/consumer" -B "$T/build-path" -G Ninja \
+    -DENVPIN_CONSUMER_MODE=module -DENVPIN_TEST_ENVIRONMENT=ON -DENVPIN_TEST_MANIFEST="$MANIFEST" "$@" >"$T/configure-path.log" 2>&1
+  check "configure with envpin on PATH" [ $? = 0 ]
+  check "the arch list comes from the envpin on PATH" has_line "$T/configure-path.log" \
+    "-- envpin: CUDA architectures 80-real;90 (from $T/bin/envpin)"
+  check "envpin-generate uses it" grep -q "$T/bin/envpin generate" "$T/build-path/build.ninja"
+fi
 
 if ! configure "$@"; then
   fail "$MODE: configure"

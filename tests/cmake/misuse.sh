@@ -9,6 +9,8 @@ ENVPIN_BIN=$1
 need cmake
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# The module takes an envpin from PATH when there is one: here there is none.
+PATH_WITHOUT_ENVPIN=/usr/sbin:/usr/bin:/sbin:/bin
 
 # expect CASE MESSAGE [cmake args...]: configure fails, and stderr (CMake wraps long messages,
 # so whitespace is normalized) contains MESSAGE.
@@ -17,7 +19,7 @@ expect() {
   message=$2
   shift 2
   rm -rf "$T/build"
-  if env -u ENVPIN_EXECUTABLE cmake -S "$ROOT/tests/cmake/misuse" -B "$T/build" -DCASE="$case_name" \
+  if env -u ENVPIN_EXECUTABLE PATH="$PATH_WITHOUT_ENVPIN" cmake -S "$ROOT/tests/cmake/misuse" -B "$T/build" -DCASE="$case_name" \
       -DENVPIN_SOURCE_DIR="$ROOT" "$@" >"$T/out" 2>"$T/err"; then
     fail "$case_name: configure succeeded"
     return
@@ -35,12 +37,12 @@ expect env_unknown_argument "envpin_add_environment: unknown argument(s): OUTPUT
 expect env_without_manifest "envpin_add_environment: MANIFEST <file> is required"
 expect env_missing_manifest "envpin_add_environment: manifest '$ROOT/tests/cmake/misuse/nope.yaml' does not exist" \
   -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
-expect env_without_executable "envpin_add_environment: no envpin executable: use find_package(EnvPin CONFIG), FetchContent/add_subdirectory of envpin, or set ENVPIN_EXECUTABLE"
+expect env_without_executable "envpin_add_environment: no envpin executable: none on PATH; use find_package(EnvPin CONFIG), FetchContent/add_subdirectory of envpin, or set ENVPIN_EXECUTABLE"
 expect env_twice "envpin_add_environment: called twice; this project already has the environment of $ROOT/examples/pytorch-train/envpin.yaml" \
   -DENVPIN_EXECUTABLE="$ENVPIN_BIN"
 expect archs_without_variable "envpin_cuda_architectures: the first argument is the variable to set, e.g. envpin_cuda_architectures(CMAKE_CUDA_ARCHITECTURES)"
 expect archs_unknown_argument "envpin_cuda_architectures: unknown argument(s): NATIVE (expected <variable> [MANIFEST <file>])"
-expect archs_without_fragment "envpin_cuda_architectures: no envpin executable to run at configure time and no $T/build/p/.envpin/envpin.cmake: run 'envpin generate --manifest $T/build/p/envpin.yaml' and commit .envpin/envpin.cmake, or set ENVPIN_EXECUTABLE"
+expect archs_without_fragment "envpin_cuda_architectures: no envpin to run (none on PATH, no EnvPin::envpin) and no $T/build/p/.envpin/envpin.cmake: install envpin (apt install ./envpin_<version>_amd64.deb), bring it in with FetchContent, or set ENVPIN_EXECUTABLE"
 expect archs_without_cuda "envpin_cuda_architectures: $ROOT/examples/cpu-service/envpin.yaml has no cuda section, so there is no arch list"
 expect archs_conflict "envpin_cuda_architectures: envpin cuda failed for $T/build/p/envpin.yaml: envpin: error: $T/build/p/envpin.yaml:3:32: CUDA 13.0.3 (cuda.version at line 3) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can" \
   -DENVPIN_EXECUTABLE="$ENVPIN_BIN"

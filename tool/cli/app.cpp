@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
 #include "diag/error.hpp"
 #include "envpin_version.hpp"
 
@@ -89,6 +90,23 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (std::find(std::begin(kHostCommands), std::end(kHostCommands), std::string_view(c.name)) != std::end(kHostCommands))
       sub->add_option("--host", host_unused, "[user@]host:path: run this there, in the project envpin sync copied (needs envpin there)");
   }
+
+  // Written from the table above as CLI11 now holds it: the same commands and options as --help.
+  std::string shell;
+  CLI::App* completion = app.add_subcommand("completion", "print the completion script for bash, zsh or fish");
+  completion->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  completion->footer("\nInstall it, e.g.: envpin completion bash > ~/.local/share/bash-completion/completions/envpin\n");
+  actions.emplace_back(completion, [&app, &shell](Streams& io) {
+    const CliSpec spec = describe(app, kEnvpinVersion, kExitCodes);
+    io.out << (shell == "bash" ? bash_completion(spec) : shell == "zsh" ? zsh_completion(spec) : fish_completion(spec));
+    return static_cast<int>(kOk);
+  });
+  CLI::App* manpage = app.add_subcommand("manpage", "print envpin's man page (roff; the build installs it as envpin.1)");
+  manpage->group("");
+  actions.emplace_back(manpage, [&app](Streams& io) {
+    io.out << man_page(describe(app, kEnvpinVersion, kExitCodes));
+    return static_cast<int>(kOk);
+  });
 
   Streams streams{out, err};
   std::string chosen;

@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# envpin where a person meets it: the completions in real bash, zsh and fish, the man page through
+# groff and man, and progress and colour under a pseudo-terminal (util-linux `script`).
+#   sh tests/e2e/terminal.sh path/to/envpin
+. "$(dirname "$0")/lib.sh"
+need bash zsh fish groff man script
+ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+"$ENVPIN" completion bash > "$T/envpin.bash"
+"$ENVPIN" completion zsh > "$T/_envpin"
+"$ENVPIN" completion fish > "$T/envpin.fish"
+"$ENVPIN" manpage > "$T/envpin.1"
+
+# Every command and every option --help shows, read from --help (CLI11's own formatter), must be
+# in each completion and in the man page.
+commands=$("$ENVPIN" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && /^  [a-z]/ {print $1}')
+[ "$(echo "$commands" | wc -w)" -ge 20 ] && pass || fail "--help lists only: $commands"
+for c in $commands; do
+  flags=$("$ENVPIN" "$c" --help | grep -oE '^ +(-[a-zA-Z], ?)?--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+')
+  [ -n "$flags" ] || fail "$c --help shows no options"
+  for f in $flags; do
+    for file in envpin.bash _envpin envpin.fish; do
+      case $file in
+        envpin.fish) grep -qE -- "seen_subcommand_from $c' .*-l ${f#--}( |$)" "$T/$file" || fail "$file: $c $f missing" ;;
+        *) grep -q -- "$f" "$T/$file" || fail "$file: $c $f missing" ;;
+      esac
+    done
+    # The man page spells '-' as '\-'.
+    grep -qF -- "$(echo "$f" | sed 's/-/\\-/g')" "$T/envpin.1" || fail "envpin.1: $c $f missing"
+  done
+  grep -qF "envpin $c" "$T/envpin.1" || fail "envpin.1: command $c missing"
+  grep -qE "^    $c\\) " "$T/envpin.bash" || fail "envpin.bash: command $c missing"
+  grep -qE "^    '$c:" "$T/_envpin" || fail "_envpin: command $c missing"
+  grep -qE "__fish_use_subcommand -a $c " "$T/envpin.fish" || fail "envpin.fish: command $c missing"
+done
+pass
+
+# bash: the completion function itself, as readline calls it.
+complete_bash() {
+  bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _envpin; printf "%s\n" "${COMPREPLY[@]}"' \
+    sh "$T/envpin.bash" "$@"
+}
+[ "$(complete_bash envpin gen)" = generate ] && pass || fail "bash: 'envpin gen' gave: $(complete_bash envpin gen)"
+[ "$(complete_bash envpin generate --ma)" = --manifest ] && pass || fail "bash: 'envpin generate --ma' gave: $(complete_bash envpin generate --ma)"
+out=$(complete_bash envpin lock --)
+echo "$out" | grep -qx -- --timeout && echo "$out" | grep -qx -- --verbose && pass || fail "bash: lock options: $out"
+mkdir -p "$T/proj" && : > "$T/proj/envpin.yaml"
+out=$(cd "$T/proj" && complete_bash envpin generate --manifest env)
+[ "$out" = envpin.yaml ] && pass || fail "bash: a --manifest value is a file: $out"
+shellcheck -s bash "$T/envpin.bash" && pass || fail "shellcheck envpin.bash"
+
+# fish: its own completion engine over the script.
+out=$(fish -c "source $T/envpin.fish; complete -C 'envpin gen'")
+echo "$out" | grep -q '^generate	write Dockerfile' && pass || fail "fish: 'envpin gen' gave: $out"
+out=$(fish -c "source $T/envpin.fish; complete -C 'envpin check --all'")
+echo "$out" | grep -q '^--allow-no-gpu' && pass || fail "fish: 'envpin check --all' gave: $out"
+out=$(fish -c "source $T/envpin.fish; complete -C 'envpin generate --all'")
+[ -z "$out" ] && pass || fail "fish: generate has no --allow-no-gpu, but: $out"
+
+# zsh: the script parses, and compinit loads it as the completion for envpin.
+zsh -n "$T/_envpin" && pass || fail "zsh -n _envpin"
+out=$(ZDOTDIR=$T zsh -f -c "fpath=($T \$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump; print -r -- \$_comps[envpin]")
+[ "$out" = _envpin ] && pass || fail "zsh: compinit did not take _envpin for envpin: '$out'"
+
+# The man page: groff finds nothing to warn about; man renders every command.
+warnings=$(groff -man -Tutf8 -ww -z "$T/envpin.1" 2>&1)
+[ -z "$warnings" ] && pass || fail "groff warnings: $warnings"
+rendered=$(MANWIDTH=100 man -l "$T/envpin.1" 2>/dev/null | col -b)
+for c in $commands; do
+  echo "$rendered" | grep -q "^   envpin $c" || fail "man: no section for $c"
+done
+echo "$rendered" | grep -q 'NO_COLOR' && pass || fail "man: no ENVIRONMENT entry for NO_COLOR"
+# Same envpin, same bytes.
+"$ENVPIN" manpage | cmp -s - "$T/envpin.1" && pass || fail "manpage is not deterministic"
+
+finish
