@@ -76,4 +76,38 @@ echo "$rendered" | grep -q 'NO_COLOR' && pass || fail "man: no ENVIRONMENT entry
 # Same envpin, same bytes.
 "$ENVPIN" manpage | cmp -s - "$T/envpin.1" && pass || fail "manpage is not deterministic"
 
+# --- progress and colour, under a pseudo-terminal (script) and without one -----------------------
+ESC=$(printf '\033')
+CR=$(printf '\r')
+on_tty() { script -qec "$1" /dev/null; }
+printf 'envpin: 1\nname: x\nos: debian12\nbase: debian:12\nnot_a_key: 1\n' > "$T/bad.yaml"
+out=$(on_tty "env -u NO_COLOR TERM=xterm $ENVPIN validate -f $T/bad.yaml")
+echo "$out" | grep -qF "envpin: ${ESC}[1;31merror${ESC}[0m: " && pass || fail "tty: error is not red: $out"
+out=$(on_tty "env NO_COLOR=1 TERM=xterm $ENVPIN validate -f $T/bad.yaml")
+echo "$out" | grep -qF "envpin: error: " && ! echo "$out" | grep -qF "$ESC" && pass || fail "NO_COLOR: $out"
+out=$(env -u NO_COLOR TERM=xterm "$ENVPIN" validate -f "$T/bad.yaml" 2>&1)
+echo "$out" | grep -qF "envpin: error: " && ! echo "$out" | grep -qF "$ESC" && pass || fail "pipe: $out"
+# The check table: ok green, MISMATCH red, on a terminal only.
+out=$(on_tty "env -u NO_COLOR TERM=xterm $ENVPIN check -f $ROOT/examples/cpu-service/envpin.yaml --allow-no-gpu")
+echo "$out" | grep -qF "${ESC}[32mok${ESC}[0m       system.os" && pass || fail "tty: ok is not green: $out"
+echo "$out" | grep -qF "skip     lock.integrity" && pass || fail "tty: skip changed: $out"
+out=$(env -u NO_COLOR TERM=xterm "$ENVPIN" check -f "$ROOT/examples/cpu-service/envpin.yaml" --allow-no-gpu 2>&1)
+echo "$out" | grep -q "^ok       system.os" && ! echo "$out" | grep -qF "$ESC" && pass || fail "pipe: check: $out"
+
+# Progress: hashing a tree that takes more than a second (sparse files: no disk, all SHA-256).
+mkdir "$T/tree"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do truncate -s 512M "$T/tree/f$i"; done
+on_tty "env -u NO_COLOR TERM=xterm $ENVPIN hash $T/tree" > "$T/tty.out"
+grep -qF "${CR}${ESC}[Kenvpin: hashing: " "$T/tty.out" && pass || fail "tty: no progress line: $(cat -v "$T/tty.out")"
+# The line is erased before the result, which stands alone on its line.
+tr '\r' '\n' < "$T/tty.out" | grep -q "^${ESC}\[Kh1m:[0-9a-f]*  $T/tree (12 files, 6442450944 bytes)" && pass ||
+  fail "tty: the progress line was not erased before the result: $(cat -v "$T/tty.out")"
+on_tty "env -u NO_COLOR TERM=xterm $ENVPIN hash --quiet $T/tree" > "$T/quiet.out"
+! grep -q "hashing" "$T/quiet.out" && grep -q "^h1m:" "$T/quiet.out" && pass || fail "tty --quiet: $(cat -v "$T/quiet.out")"
+"$ENVPIN" hash "$T/tree" >"$T/pipe.out" 2>"$T/pipe.err"
+! grep -qF "$ESC" "$T/pipe.err" && ! grep -qF "$CR" "$T/pipe.err" && pass || fail "log: escapes in: $(cat -v "$T/pipe.err")"
+grep -qx "envpin: hashing: [0-9]* of 12 files, [0-9]* MB" "$T/pipe.err" && pass || fail "log: no plain progress line: $(cat "$T/pipe.err")"
+[ "$(cut -d' ' -f1 "$T/pipe.out")" = "$(grep -o 'h1m:[0-9a-f]*' "$T/tty.out")" ] && pass || fail "the digest differs with progress on"
+rm -rf "$T/tree"
+
 finish

@@ -69,11 +69,12 @@ std::vector<std::string> host_rewrite(int argc, const char* const* argv) {
 
 }  // namespace
 
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, diag::Terminal out_term,
+        diag::Terminal err_term) {
   if (const std::vector<std::string> remote = host_rewrite(argc, argv); !remote.empty()) {
     std::vector<const char*> words;
     for (const std::string& w : remote) words.push_back(w.c_str());
-    return run(static_cast<int>(words.size()), words.data(), out, err);
+    return run(static_cast<int>(words.size()), words.data(), out, err, out_term, err_term);
   }
   CLI::App app{"envpin: a pinned, verifiable environment for GPU projects from one manifest", "envpin"};
   app.set_version_flag("--version", std::string("envpin ") + kEnvpinVersion, "print the version and exit");
@@ -108,7 +109,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return static_cast<int>(kOk);
   });
 
-  Streams streams{out, err};
+  Streams streams{out, err, out_term, err_term};
   std::string chosen;
   try {
     app.parse(argc, argv);
@@ -131,7 +132,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       out << app.help();
       return kUsage;
     }
-    err << diag::format(usage_error(e, chosen));
+    err << diag::paint_diagnostic(err_term, diag::format(usage_error(e, chosen)));
     return kUsage;
   }
 
@@ -146,12 +147,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       return code;
     }
   } catch (const diag::Error& e) {
-    err << diag::format(e);
+    err << diag::paint_diagnostic(err_term, diag::format(e));
     return kError;
   } catch (const std::exception& e) {
     // A library's own exception is a bug in envpin: one line, never a crash.
-    err << diag::format(diag::Error(std::string("internal error: ") + e.what(), std::nullopt,
-                                    "please report this with the command that caused it"));
+    err << diag::paint_diagnostic(err_term, diag::format(diag::Error(std::string("internal error: ") + e.what(), std::nullopt,
+                                    "please report this with the command that caused it")));
     return kError;
   }
   return kUsage;

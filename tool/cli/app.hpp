@@ -3,6 +3,8 @@
 
 #include <iosfwd>
 
+#include "diag/terminal.hpp"
+
 namespace envpin::cli {
 
 // Exit codes shared by every command (see README, "Exit codes").
@@ -15,6 +17,8 @@ enum Exit : int {
 };
 
 // Runs the envpin command line. Prints data to `out`, diagnostics to `err`; returns the exit code.
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+// `out_term` and `err_term` say whether they reach a terminal (main: standard output and error).
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, diag::Terminal out_term = {},
+        diag::Terminal err_term = {});
 
 }  // namespace envpin::cli

@@ -239,10 +239,10 @@ int check(const CheckOptions& o, Streams& io) {
   }
   for (const auto& v : verdicts) {
     if (o.quiet && (v.status == "ok" || v.status == "skip")) continue;
-    std::string status_col = v.status, name_col = v.name;
-    status_col.resize(std::max<std::size_t>(8, status_col.size()), ' ');
+    std::string name_col = v.name;
     name_col.resize(std::max<std::size_t>(24, name_col.size()), ' ');
-    io.out << status_col << " " << name_col << " " << v.detail << "\n";
+    io.out << diag::paint_verdict(io.out_term, v.status) << std::string(8 - std::min<std::size_t>(8, v.status.size()), ' ')
+           << " " << name_col << " " << v.detail << "\n";
   }
   io.out << "envpin check: " << ok << " ok, " << bad << " mismatch, " << skipped << " skipped\n";
   return status;

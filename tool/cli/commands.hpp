@@ -7,12 +7,16 @@
 #include <iosfwd>
 #include <string>
 
+#include "diag/terminal.hpp"
+
 namespace envpin::cli {
 
 // What a command needs at run time.
 struct Streams {
   std::ostream& out;
   std::ostream& err;
+  diag::Terminal out_term{};  // what `out` and `err` reach: colour and progress only on a TTY
+  diag::Terminal err_term{};
 };
 
 // One row of the command table: registers the subcommand's options and returns the

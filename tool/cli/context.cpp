@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 struct Options {
   std::string manifest = "envpin.yaml";
   std::string output = "envpin-context.tar";
+  bool quiet = false;
 };
 
 int context(const Options& o, Streams& io) {
@@ -99,6 +100,7 @@ int context(const Options& o, Streams& io) {
   if (la.write_open(a.get(), &sink, nullptr, write_cb, nullptr) != ARCHIVE_OK)
     throw diag::Error(std::string("cannot start the tar: ") + la.error_string(a.get()));
   std::size_t files = 0;
+  diag::Progress progress(io.err, io.err_term, o.quiet);
   constexpr std::size_t kBuffer = 1 << 20;
   const std::unique_ptr<char[]> buffer(new char[kBuffer]);
   for (const std::string& rel : paths) {
@@ -136,8 +138,10 @@ int context(const Options& o, Streams& io) {
       while ((n = ::read(fd, buffer.get(), kBuffer)) > 0) la.write_data(a.get(), buffer.get(), static_cast<std::size_t>(n));
       ::close(fd);
       if (n < 0) throw diag::Error("cannot read " + full.string());
+      progress.update("context: " + std::to_string(files) + " files, " + std::to_string(sink.bytes / 1000000) + " MB");
     }
   }
+  progress.done();
   if (la.write_close(a.get()) != ARCHIVE_OK || sink.failed) {
     if (!to_stdout) ::close(sink.fd);
     throw diag::Error(to_stdout ? std::string("cannot write the tar to standard output") : "cannot write " + output.string());
@@ -167,6 +171,7 @@ Command context_command() {
             auto o = std::make_shared<Options>();
             app.add_option("-f,--manifest", o->manifest, "the manifest of the project")->capture_default_str();
             app.add_option("-o,--output", o->output, "the tar to write ('-': standard output, the digest on stderr)")->capture_default_str();
+            app.add_flag("-q,--quiet", o->quiet, "no progress on stderr");
             return [o](Streams& io) { return context(*o, io); };
           }};
 }

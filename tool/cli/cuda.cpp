@@ -133,7 +133,7 @@ int cuda_decide(const CudaOptions& o, Streams& io) {
   std::optional<resolve::CudaDecision> decision;
   if (m || !effective.gpus.empty() || !o.probe) decision = resolve::decide_cuda(build_request(effective, m ? &*m : nullptr));
   if (decision)
-    for (const auto& w : decision->warnings) io.err << diag::format_warning(w.text, w.where);
+    for (const auto& w : decision->warnings) io.err << diag::paint_diagnostic(io.err_term, diag::format_warning(w.text, w.where));
 
   if (o.json) {
     nlohmann::json j;

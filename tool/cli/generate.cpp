@@ -39,7 +39,7 @@ int generate(const GenerateOptions& o, Streams& io) {
             " (another envpin wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest",
         std::nullopt));
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
-  for (const auto& w : env.warnings) io.err << w;
+  for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
   const fs::path journal = commit_journal(root);
   // A generate that was killed after its commit point is finished first (in every mode: the
@@ -95,7 +95,7 @@ int generate(const GenerateOptions& o, Streams& io) {
 int validate(const std::string& file, Streams& io) {
   const manifest::Manifest m = manifest::load(file);
   const resolve::Environment env = resolve::resolve(m);
-  for (const auto& w : env.warnings) io.err << w;
+  for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   io.out << m.file << ": ok (base image " << env.base_image << ")\n";
   return kOk;
 }

@@ -150,7 +150,7 @@ int run_init(const InitOptions& o, Streams& io) {
     io.out << d.notes.size() << " thing" << (d.notes.size() == 1 ? " was" : "s were") << " not carried over (listed at the end of the file):\n";
     for (const std::string& n : d.notes) io.out << "  " << diag::printable(n) << "\n";
   }
-  for (const auto& w : env.warnings) io.err << w;
+  for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   io.out << "next: envpin lock -f " << out.generic_string() << " (pins every version), then envpin generate\n";
   return kOk;
 }

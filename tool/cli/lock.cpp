@@ -28,6 +28,7 @@ struct LockOptions {
   std::vector<std::string> insecure;
   bool json = false;
   bool verbose = false;
+  bool quiet = false;
 };
 
 fs::path lock_path(const manifest::Manifest& m, const std::string& given) {
@@ -37,17 +38,17 @@ fs::path lock_path(const manifest::Manifest& m, const std::string& given) {
 int lock(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const resolve::Environment env = resolve::resolve(m);
-  for (const auto& w : env.warnings) io.err << w;
+  for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   resolve::ResolveOptions ro;
   ro.insecure_registries = o.insecure;
-  std::mutex err;  // the python phase runs on its own thread
-  ro.progress = [&](const std::string& line) {
-    const std::lock_guard<std::mutex> hold(err);
-    io.err << "envpin: " << line << "\n" << std::flush;
-  };
+  // One redrawn line on a terminal, plain lines in a log, nothing with --quiet (thread-safe: the
+  // python phase runs on its own thread).
+  diag::Progress progress(io.err, io.err_term, o.quiet);
+  ro.progress = [&](const std::string& line) { progress.step(line); };
   std::vector<std::pair<std::string, double>> phases;
   if (o.verbose) ro.phases = &phases;
   const lock::Lock l = resolve::resolve_lock(m, env, ro);
+  progress.done();
   if (o.verbose) {
     std::string line;
     for (const auto& [phase, seconds] : phases) {
@@ -135,6 +136,7 @@ Command lock_command() {
             app.add_option("--insecure-registry", o->insecure,
                            "a registry host[:port] reached over http:// (loopback always is); repeatable");
             app.add_flag("--json", o->json, "also print the lock as JSON on stdout");
+            app.add_flag("-q,--quiet", o->quiet, "no progress on stderr");
             app.add_flag("--verbose", o->verbose, "print the wall time of each phase (registry, apt, python) on stderr");
             app.add_option_function<long>("--timeout", net::set_network_timeout_s,
                                           "seconds a server may stay silent before the request fails (default "
