@@ -94,8 +94,7 @@ struct Report {
 };
 
 void print(const Report& r) {
-  std::printf("smoke: %s: %s\n", r.result == "pass" ? "PASS" : r.result == "skip" ? "SKIP" : "FAIL",
-              r.message.c_str());
+  std::printf("smoke: %s: %s\n", r.result == "pass" ? "PASS" : r.result == "skip" ? "SKIP" : "FAIL", r.message.c_str());
   std::printf(
       "{\"result\":%s,\"device\":%s,\"sm\":%d,\"driver_cuda\":%s,\"runtime_cuda\":%s,\"archs\":%s,"
       "\"gpu_sha256\":%s,\"cpu_sha256\":%s,\"float_mismatches\":%ld,\"cuda_error\":%d}\n",
@@ -122,11 +121,13 @@ std::string meaning(cudaError_t e, const Report& r) {
     case cudaErrorNoDevice:
       return "no CUDA device is visible: on a GPU host, was the container started with --gpus all?";
     case cudaErrorNoKernelImageForDevice:
-      return "no kernel image for " + device_sm + ": this binary carries " ENVPIN_SMOKE_ARCHS
+      return "no kernel image for " + device_sm +
+             ": this binary carries " ENVPIN_SMOKE_ARCHS
              "; add the GPU to cuda.gpus (or its SM to the arch list) and rebuild";
     case cudaErrorUnsupportedPtxVersion:
       return "the PTX was built by a newer toolkit than the driver can JIT: upgrade the driver, or build SASS "
-             "for " + device_sm + " (it is not in " ENVPIN_SMOKE_ARCHS ")";
+             "for " +
+             device_sm + " (it is not in " ENVPIN_SMOKE_ARCHS ")";
     case cudaErrorStubLibrary:
       return "libcuda.so.1 is the toolkit's stub, not a driver";
     default:
@@ -138,8 +139,8 @@ int fail(Report& r, cudaError_t e, const char* what) {
   r.result = "fail";
   r.cuda_error = static_cast<int>(e);
   const std::string why = meaning(e, r);
-  r.message = std::string(what) + ": " + cudaGetErrorName(e) + " (" + std::to_string(static_cast<int>(e)) + "): " +
-              cudaGetErrorString(e) + (why.empty() ? "" : "; " + why);
+  r.message = std::string(what) + ": " + cudaGetErrorName(e) + " (" + std::to_string(static_cast<int>(e)) +
+              "): " + cudaGetErrorString(e) + (why.empty() ? "" : "; " + why);
   print(r);
   return kExitFail;
 }
@@ -163,8 +164,8 @@ int main(int argc, char** argv) {
   int count = 0;
   const cudaError_t probe = cudaGetDeviceCount(&count);
   // No GPU here: no driver library at all, the toolkit's stub, or a driver with no device.
-  const bool no_driver = (probe == cudaErrorInsufficientDriver && !driver_library_present()) ||
-                         probe == cudaErrorStubLibrary;
+  const bool no_driver =
+      (probe == cudaErrorInsufficientDriver && !driver_library_present()) || probe == cudaErrorStubLibrary;
   // The CPU side needs no GPU: its digest is reported even when the GPU side is skipped.
   std::vector<std::uint32_t> cpu_int(kCount);
   for (unsigned i = 0; i < kCount; ++i) cpu_int[i] = mix(i);
@@ -227,8 +228,8 @@ int main(int argc, char** argv) {
     return kExitFail;
   }
   r.result = "pass";
-  r.message = where + ": integer sha256 " + r.gpu_digest.substr(0, 12) + " matches the CPU, " +
-              std::to_string(kCount) + " floats exact";
+  r.message = where + ": integer sha256 " + r.gpu_digest.substr(0, 12) + " matches the CPU, " + std::to_string(kCount) +
+              " floats exact";
   print(r);
   return kExitPass;
 }

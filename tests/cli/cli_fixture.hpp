@@ -52,7 +52,9 @@ inline lock::Lock image_only_lock(const manifest::Manifest& m) {
   l.platforms = {"linux/amd64"};
   l.inputs_digest = lock::inputs_digest(m);
   const std::string digest = "sha256:" + std::string(64, 'b');
-  l.image = lock::Image{"127.0.0.1:5000/envpin/bookworm:12", "127.0.0.1:5000/envpin/bookworm:12@" + digest, digest,
+  l.image = lock::Image{"127.0.0.1:5000/envpin/bookworm:12",
+                        "127.0.0.1:5000/envpin/bookworm:12@" + digest,
+                        digest,
                         "application/vnd.docker.distribution.manifest.v2+json",
                         {{"linux/amd64", digest, "sha256:" + std::string(64, 'c')}}};
   lock::seal(l);
@@ -72,8 +74,8 @@ class Cli : public testing::Test {
   Result run(const std::string& args, const std::string& env = "") {
     const fs::path out = dir_ / ".out", err = dir_ / ".err";
     const std::string cmd = "cd " + sh_quote(dir_.string()) + " && " + (env.empty() ? "" : "env " + env + " ") +
-                            sh_quote(ENVPIN_BINARY) + " " + args +
-                            " >" + sh_quote(out.string()) + " 2>" + sh_quote(err.string());
+                            sh_quote(ENVPIN_BINARY) + " " + args + " >" + sh_quote(out.string()) + " 2>" +
+                            sh_quote(err.string());
     const int status = std::system(cmd.c_str());
     Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, io::read_file(out).value_or("<no output file>"),
              io::read_file(err).value_or("<no error file>")};

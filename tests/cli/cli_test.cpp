@@ -25,14 +25,16 @@ TEST_F(Cli, GenerateWritesEveryArtifactThenLeavesThemAlone) {
   write("envpin.yaml", kManifest);
   Result r = run("generate");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "wrote .devcontainer/devcontainer.json\nwrote .dockerignore\n"
-            "wrote .envpin/check_env.sh\nwrote .envpin/envpin.cmake\nwrote .envpin/generated.json\nwrote .envpin/rsync-exclude\n"
-            "wrote Dockerfile\n");
+  EXPECT_EQ(
+      r.out,
+      "wrote .devcontainer/devcontainer.json\nwrote .dockerignore\n"
+      "wrote .envpin/check_env.sh\nwrote .envpin/envpin.cmake\nwrote .envpin/generated.json\nwrote .envpin/rsync-exclude\n"
+      "wrote Dockerfile\n");
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(listing(), (std::vector<std::string>{".devcontainer/devcontainer.json", ".dockerignore",
-                                                 ".envpin/check_env.sh", ".envpin/envpin.cmake", ".envpin/generated.json",
-                                                 ".envpin/rsync-exclude", "Dockerfile", "envpin.yaml"}));
+  EXPECT_EQ(listing(),
+            (std::vector<std::string>{".devcontainer/devcontainer.json", ".dockerignore", ".envpin/check_env.sh",
+                                      ".envpin/envpin.cmake", ".envpin/generated.json", ".envpin/rsync-exclude",
+                                      "Dockerfile", "envpin.yaml"}));
   EXPECT_TRUE(io::is_executable(dir_ / ".envpin/check_env.sh"));
   const auto before = fs::last_write_time(dir_ / "Dockerfile");
   r = run("generate");
@@ -49,8 +51,8 @@ TEST_F(Cli, GenerateIsDeterministicAcrossDirectories) {
   write("b/envpin.yaml", kManifest);
   ASSERT_EQ(run("generate -f a/envpin.yaml").code, 0);
   ASSERT_EQ(run("generate --manifest b/envpin.yaml").code, 0);
-  for (const char* f :
-       {"Dockerfile", ".devcontainer/devcontainer.json", ".envpin/check_env.sh", ".dockerignore", ".envpin/envpin.cmake"})
+  for (const char* f : {"Dockerfile", ".devcontainer/devcontainer.json", ".envpin/check_env.sh", ".dockerignore",
+                        ".envpin/envpin.cmake"})
     EXPECT_EQ(io::read_file(dir_ / "a" / f), io::read_file(dir_ / "b" / f)) << f;
 }
 
@@ -58,9 +60,10 @@ TEST_F(Cli, CheckReportsStaleFilesWithExitThree) {
   write("envpin.yaml", kManifest);
   Result r = run("generate --check");
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.out,
-            "stale .devcontainer/devcontainer.json\nstale .dockerignore\nstale .envpin/check_env.sh\n"
-            "stale .envpin/envpin.cmake\nstale .envpin/generated.json\nstale .envpin/rsync-exclude\nstale Dockerfile\n");
+  EXPECT_EQ(
+      r.out,
+      "stale .devcontainer/devcontainer.json\nstale .dockerignore\nstale .envpin/check_env.sh\n"
+      "stale .envpin/envpin.cmake\nstale .envpin/generated.json\nstale .envpin/rsync-exclude\nstale Dockerfile\n");
   EXPECT_EQ(r.err,
             "envpin: error: 7 generated file(s) differ from what envpin.yaml gives\n"
             "envpin: hint: run 'envpin generate --manifest envpin.yaml' and commit the result\n");
@@ -127,9 +130,10 @@ TEST_F(Cli, GenerateReplacesOnlyItsOwnFiles) {
   write("envpin.yaml", "envpin: 1\nname: z\n");
   r = run("generate");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: Dockerfile: 'Dockerfile' was not written by envpin, or was edited since; nothing "
-                   "was written\n"
-                   "envpin: hint: move your file away (or set outputs in envpin.yaml), or pass --force to replace it\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: Dockerfile: 'Dockerfile' was not written by envpin, or was edited since; nothing "
+            "was written\n"
+            "envpin: hint: move your file away (or set outputs in envpin.yaml), or pass --force to replace it\n");
   EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("RUN echo edited\n"), std::string::npos);
   // A directory or a symlink where an artifact goes is never replaced, not even with --force.
   fs::remove(dir_ / "Dockerfile");
@@ -145,8 +149,9 @@ TEST_F(Cli, OutputsNeverReplaceSpecialFiles) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   Result r = run("context -o pipe");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: cannot write the context to 'pipe': it exists and is not a regular file\n"
-                   "envpin: hint: pass a new file name, or '-o -' for standard output\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: cannot write the context to 'pipe': it exists and is not a regular file\n"
+            "envpin: hint: pass a new file name, or '-o -' for standard output\n");
   EXPECT_TRUE(fs::is_fifo(fifo));
   r = run("report -o pipe");
   EXPECT_EQ(r.code, 1) << r.err;

@@ -36,18 +36,21 @@ TEST_F(ContextCli, WhatGitIgnoresStaysOut) {
   io::write_atomic(repo / ".gitignore", "*.bin\n/proj/data/\n/other/\n", false);
   io::write_atomic(p / ".gitignore", "outputs/\n", false);
   io::write_atomic(p / "sub/.gitignore", "local.txt\n", false);
-  for (const char* f : {"src/train.py", "model.bin", "data/x.csv", "outputs/o.txt", "sub/local.txt", "sub/keep.txt",
-                        "other/y.txt"})
+  for (const char* f :
+       {"src/train.py", "model.bin", "data/x.csv", "outputs/o.txt", "sub/local.txt", "sub/keep.txt", "other/y.txt"})
     io::write_atomic(p / f, "x\n", false);
-  ASSERT_EQ(shell("git -C " + repo.string() + " init -q && git -C " + repo.string() + " add proj/sub/.gitignore && echo ok"), "ok\n");
+  ASSERT_EQ(
+      shell("git -C " + repo.string() + " init -q && git -C " + repo.string() + " add proj/sub/.gitignore && echo ok"),
+      "ok\n");
   io::write_atomic(p / "envpin.yaml", "envpin: 1\nname: ctx\n", false);
   ASSERT_EQ(run("generate -f repo/proj/envpin.yaml").code, 0);
   const std::string ignore = *io::read_file(p / ".dockerignore");
   // Each file named relative to the project: the artifact must not depend on the path the
   // manifest was given by (an absolute one once wrote "/tmp/.../proj/.gitignore" here).
-  EXPECT_NE(ignore.find("# Ignored by git (../.gitignore); context.include_gitignored: true sends them.\n**/*.bin\ndata/**\n"
-                        "# Ignored by git (.gitignore); context.include_gitignored: true sends them.\n**/outputs/**\n"
-                        "# Ignored by git (sub/.gitignore); context.include_gitignored: true sends them.\nsub/**/local.txt\n"),
+  EXPECT_NE(ignore.find(
+                "# Ignored by git (../.gitignore); context.include_gitignored: true sends them.\n**/*.bin\ndata/**\n"
+                "# Ignored by git (.gitignore); context.include_gitignored: true sends them.\n**/outputs/**\n"
+                "# Ignored by git (sub/.gitignore); context.include_gitignored: true sends them.\nsub/**/local.txt\n"),
             std::string::npos)
       << ignore;
   const Result absolute = run("generate --check -f " + fs::absolute(p / "envpin.yaml").string());
@@ -68,8 +71,9 @@ TEST_F(ContextCli, WhatGitIgnoresStaysOut) {
   io::write_atomic(p / "envpin.yaml", "envpin: 1\nname: ctx\ncontext: {include_gitignored: true}\n", false);
   ASSERT_EQ(run("generate -f repo/proj/envpin.yaml").code, 0);
   EXPECT_EQ(io::read_file(p / ".dockerignore")->find("Ignored by git"), std::string::npos);
-  EXPECT_EQ(listing(), "Dockerfile\ndata/x.csv\nenvpin.yaml\nmodel.bin\nother/y.txt\noutputs/o.txt\nsrc/train.py\n"
-                       "sub/keep.txt\nsub/local.txt\n");
+  EXPECT_EQ(listing(),
+            "Dockerfile\ndata/x.csv\nenvpin.yaml\nmodel.bin\nother/y.txt\noutputs/o.txt\nsrc/train.py\n"
+            "sub/keep.txt\nsub/local.txt\n");
 }
 
 TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
@@ -82,13 +86,15 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   ASSERT_EQ(r.code, 0) << r.err;
   // The digest it prints is the one sha256sum computes.
   const std::string sum = shell("sha256sum " + (dir_ / "a.tar").string()).substr(0, 64);
-  EXPECT_EQ(r.out, "sha256:" + sum + "  a.tar (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
+  EXPECT_EQ(r.out,
+            "sha256:" + sum + "  a.tar (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   const std::string listing = shell("tar -tvf " + (dir_ / "a.tar").string() + " --numeric-owner");
   EXPECT_EQ(listing.find(".env\n"), std::string::npos) << listing;
   EXPECT_EQ(listing.find(".env.local"), std::string::npos) << listing;
   EXPECT_EQ(listing.find("deploy.key"), std::string::npos) << listing;
   EXPECT_EQ(listing.find("data/raw"), std::string::npos) << listing;
-  EXPECT_NE(listing.find("-rw-r--r-- 0/0              15 1970-01-01 00:00 src/train.py\n"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("-rw-r--r-- 0/0              15 1970-01-01 00:00 src/train.py\n"), std::string::npos)
+      << listing;
   EXPECT_NE(listing.find("-rwxr-xr-x 0/0              10 1970-01-01 00:00 run.sh\n"), std::string::npos) << listing;
   EXPECT_NE(listing.find("lrwxrwxrwx 0/0               0 1970-01-01 00:00 train.py -> src/train.py\n"),
             std::string::npos)
@@ -98,7 +104,8 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   const Result piped = run("context -f a/envpin.yaml -o -");
   ASSERT_EQ(piped.code, 0) << piped.err;
   EXPECT_EQ(piped.out, *io::read_file(dir_ / "a.tar"));
-  EXPECT_EQ(piped.err, "sha256:" + sum + "  - (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
+  EXPECT_EQ(piped.err,
+            "sha256:" + sum + "  - (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   // Sorted by path.
   EXPECT_LT(listing.find(" .dockerignore\n"), listing.find(" Dockerfile\n"));
   EXPECT_LT(listing.find(" Dockerfile\n"), listing.find(" src/train.py\n"));

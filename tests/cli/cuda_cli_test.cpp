@@ -90,13 +90,15 @@ TEST_F(CudaCli, JsonRefusalIsAnObjectToo) {
   EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::parse(R"({"decision": null, "machine": null, "error": {
       "message": "'A100,V100' names 2 GPUs in one entry", "file": "--gpu", "line": null, "column": null,
       "hint": "give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU"}})"));
-  EXPECT_EQ(r.err, "envpin: error: --gpu: 'A100,V100' names 2 GPUs in one entry\n"
-                   "envpin: hint: give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: --gpu: 'A100,V100' names 2 GPUs in one entry\n"
+            "envpin: hint: give each GPU its own entry: a YAML list (gpus: [A100, V100]) or one --gpu per GPU\n");
   // No PTX is null, not 0.
   const auto ok = nlohmann::json::parse(run("cuda --gpu A100 --torch 2.4.1 --json").out);
   EXPECT_TRUE(ok["decision"]["torch"]["ptx"].is_null()) << ok.dump();
   EXPECT_TRUE(ok["decision"]["torch"]["range"].is_null());
-  EXPECT_EQ(nlohmann::json::parse(run("cuda --gpu V100 --torch '>=2.7' --json").out)["decision"]["torch"]["range"], ">=2.7");
+  EXPECT_EQ(nlohmann::json::parse(run("cuda --gpu V100 --torch '>=2.7' --json").out)["decision"]["torch"]["range"],
+            ">=2.7");
 }
 
 TEST_F(CudaCli, JsonIsTheDecision) {
@@ -134,13 +136,15 @@ TEST_F(CudaCli, ProbeWithoutAGpu) {
   const Result r = run("cuda --probe",
                        "ENVPIN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 ENVPIN_NVIDIA_PROC_VERSION=/nonexistent "
                        "ENVPIN_CUDART_LIBRARY=/nonexistent/libcudart.so "
-                       "PATH=/usr/bin:/bin CUDACXX=" + std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc");
+                       "PATH=/usr/bin:/bin CUDACXX=" +
+                           std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find("  note")),
             "this machine\n"
             "  driver         none: no NVIDIA driver or GPU found\n"
             "  cuda runtime   none\n"
-            "  nvcc           13.0.88 (" + std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc)\n");
+            "  nvcc           13.0.88 (" +
+                std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/nvcc)\n");
   EXPECT_EQ(r.out.find("\nCUDA "), std::string::npos) << "no decision without GPUs";
 }
 

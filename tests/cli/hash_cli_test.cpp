@@ -14,7 +14,8 @@ namespace {
 // sorted bytewise by path; a link's hash is the sha256 of its target text.
 std::string tree_digest_by_shell(const fs::path& root) {
   const std::string script =
-      "cd " + sh_quote(root.string()) + " && find . \\( -type f -o -type l \\) | sed 's|^\\./||' | LC_ALL=C sort |"
+      "cd " + sh_quote(root.string()) +
+      " && find . \\( -type f -o -type l \\) | sed 's|^\\./||' | LC_ALL=C sort |"
       " while IFS= read -r p; do"
       "   if [ -L \"$p\" ]; then t=$(readlink \"$p\");"
       "     printf '%s  link  %s -> %s\\n' \"$(printf '%s' \"$t\" | sha256sum | cut -c1-64)\" \"$p\" \"$t\";"
@@ -70,7 +71,8 @@ TEST_F(HashCli, FileDigestEqualsSha256sum) {
 TEST_F(HashCli, MissingPathIsAnError) {
   const Result r = run("hash nope");
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("envpin: error: nope: cannot hash 'nope': no such file or directory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("envpin: error: nope: cannot hash 'nope': no such file or directory"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -25,8 +25,9 @@ TEST_F(InitCli, WritesAManifestGenerateAccepts) {
   write("requirements.txt", "numpy==2.0.0\n");
   r = run("init");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: envpin.yaml already exists\n"
-                   "envpin: hint: pass --force to replace it, or -o to write the draft elsewhere\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml already exists\n"
+            "envpin: hint: pass --force to replace it, or -o to write the draft elsewhere\n");
   EXPECT_EQ(*io::read_file(dir_ / "envpin.yaml"), before);
   ASSERT_EQ(run("init --force").code, 0);
   EXPECT_NE(io::read_file(dir_ / "envpin.yaml")->find("numpy==2.0.0"), std::string::npos);
@@ -36,9 +37,10 @@ TEST_F(InitCli, CudaNeedsTheFleetAndNothingIsWrittenOnError) {
   write("environment.yml", "dependencies:\n  - python=3.11\n  - pytorch=2.1.0\n  - pytorch-cuda=12.1\n");
   Result r = run("init");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: the environment uses CUDA 12.1 (environment.yml:4 (pytorch-cuda=12.1)): envpin needs the "
-                   "fleet's GPUs to choose the toolkit and arch list\n"
-                   "envpin: hint: name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: the environment uses CUDA 12.1 (environment.yml:4 (pytorch-cuda=12.1)): envpin needs the "
+            "fleet's GPUs to choose the toolkit and arch list\n"
+            "envpin: hint: name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100\n");
   EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
   // A fleet the environment's torch has no kernels for: the CUDA decision refuses, nothing is written.
   r = run("init --gpu 'RTX 5090'");
@@ -79,21 +81,24 @@ TEST_F(InitCli, FromAWorkingPythonEnvironment) {
   const std::string site = shell("ls -d " + (dir_ / "venv/lib/python3*/site-packages").string() + " | tr -d '\\n'");
   const auto dist = [&](const std::string& dir, const std::string& name, const std::string& version,
                         const std::string& direct_url = "") {
-    io::write_atomic(fs::path(site) / dir / "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n", false);
+    io::write_atomic(fs::path(site) / dir / "METADATA",
+                     "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n", false);
     if (!direct_url.empty()) io::write_atomic(fs::path(site) / dir / "direct_url.json", direct_url, false);
   };
   dist("numpy-1.26.4.dist-info", "numpy", "1.26.4");
   dist("torch-2.4.1+cu124.dist-info", "torch", "2.4.1+cu124");
   dist("pip-24.0.dist-info", "pip", "24.0");
   dist("mylib-0.1.dist-info", "mylib", "0.1", R"({"url": "file:///src/mylib", "dir_info": {"editable": true}})");
-  dist("clip-1.0.dist-info", "clip", "1.0", R"({"url": "https://github.com/openai/CLIP.git", "vcs_info": {"vcs": "git"}})");
+  dist("clip-1.0.dist-info", "clip", "1.0",
+       R"({"url": "https://github.com/openai/CLIP.git", "vcs_info": {"vcs": "git"}})");
   const std::string python = (dir_ / "venv/bin/python").string();
   const Result r = run("init --from-python " + python + " --gpu A100");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
   const std::string minor = shell("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2], end=\"\")'");
   EXPECT_NE(yaml.find("  version: \"" + minor + "\"  # " + python + " (the interpreter)\n"), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("  packages:\n    - \"numpy==1.26.4\"  # " + python + "\n    - \"torch==2.4.1+cu124\"  # " + python + "\n"),
+  EXPECT_NE(yaml.find("  packages:\n    - \"numpy==1.26.4\"  # " + python + "\n    - \"torch==2.4.1+cu124\"  # " +
+                      python + "\n"),
             std::string::npos)
       << yaml;
   EXPECT_NE(yaml.find("'pip' is pip's own tooling"), std::string::npos) << yaml;
@@ -103,7 +108,8 @@ TEST_F(InitCli, FromAWorkingPythonEnvironment) {
   EXPECT_NE(r.out.find("CUDA 12.4.1"), std::string::npos) << r.out;
   const Result bad = run("init --force --from-python /nonexistent/python");
   EXPECT_EQ(bad.code, 1);
-  EXPECT_NE(bad.err.find("cannot ask the Python environment '/nonexistent/python' what it has"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("cannot ask the Python environment '/nonexistent/python' what it has"), std::string::npos)
+      << bad.err;
 }
 
 TEST_F(InitCli, AHostileNameIsAValueNotYaml) {
@@ -117,7 +123,9 @@ TEST_F(InitCli, AHostileNameIsAValueNotYaml) {
 TEST_F(InitCli, NothingToReadIsAnError) {
   const Result r = run("init");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in ."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in ."),
+            std::string::npos)
+      << r.err;
 }
 
 // Real projects' dependency files (tests/init/corpus/<case>: the inputs, SOURCE citing where
@@ -135,8 +143,10 @@ TEST_F(InitCli, Corpus) {
     std::string args;
     for (const auto& f : fs::directory_iterator(entry.path())) {
       const std::string file = f.path().filename().string();
-      if (file == "ARGS") args = *io::read_file(f.path());
-      else if (file != "SOURCE" && !file.starts_with("expected")) fs::copy_file(f.path(), work / file);
+      if (file == "ARGS")
+        args = *io::read_file(f.path());
+      else if (file != "SOURCE" && !file.starts_with("expected"))
+        fs::copy_file(f.path(), work / file);
     }
     while (!args.empty() && args.back() == '\n') args.pop_back();
     const Result r = run("init -o " + name + "/envpin.yaml --name " + name + " " + args);
@@ -144,8 +154,10 @@ TEST_F(InitCli, Corpus) {
     if (update) {
       fs::remove(yaml);
       fs::remove(err);
-      if (r.code == 0) io::write_atomic(yaml, *io::read_file(work / "envpin.yaml"), false);
-      else io::write_atomic(err, r.err, false);
+      if (r.code == 0)
+        io::write_atomic(yaml, *io::read_file(work / "envpin.yaml"), false);
+      else
+        io::write_atomic(err, r.err, false);
       continue;
     }
     if (fs::exists(err)) {

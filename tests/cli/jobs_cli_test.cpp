@@ -3,13 +3,13 @@
 // engine: the refusals before anything starts, and reading the state run.sh keeps. Running
 // jobs for real (docker, Slurm) is tests/e2e/jobs.sh.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_fixture.hpp"
 #include "lock/lock.hpp"
-#include "pin/sha256.hpp"
 #include "manifest/load.hpp"
+#include "pin/sha256.hpp"
 
 namespace envpin {
 namespace {
@@ -34,8 +34,8 @@ class JobsCli : public Cli {
     write("logs/" + id + ".status", "job=" + id + "\nstate=" + state + "\nexit=" + exit_code +
                                         "\nrestarts=1\nstarted=2026-11-30T06:00:00Z\npid=" + std::to_string(pid) +
                                         "\nhost=" + on + "\nengine=envpin-no-engine\ncontainer=envpin-demo-" + id +
-                                        "\ncheckpoints=" + (dir_ / "ckpt" / id).string() + "\nlog=" +
-                                        (dir_ / "logs" / (id + ".log")).string() + "\nreason=\n");
+                                        "\ncheckpoints=" + (dir_ / "ckpt" / id).string() +
+                                        "\nlog=" + (dir_ / "logs" / (id + ".log")).string() + "\nreason=\n");
     write("logs/" + id + ".log", "starting at step 0\ncheckpoint at step 5\n");
   }
   static std::string host() {
@@ -77,14 +77,16 @@ TEST_F(JobsCli, RefusesBeforeAnythingStarts) {
   write("envpin.yaml", "envpin: 1\nname: demo\n");
   Result r = run("run -- true");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: envpin.yaml: envpin.yaml has no jobs section\n"
-                   "envpin: hint: add one, e.g. 'jobs: {checkpoints: /checkpoints, resume: --resume auto}', "
-                   "then run 'envpin generate'\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml: envpin.yaml has no jobs section\n"
+            "envpin: hint: add one, e.g. 'jobs: {checkpoints: /checkpoints, resume: --resume auto}', "
+            "then run 'envpin generate'\n");
   write("envpin.yaml", kManifest);
   r = run("run -- true");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: envpin.yaml: there is no envpin.lock beside envpin.yaml: jobs run the pinned image\n"
-                   "envpin: hint: run 'envpin lock', then 'envpin generate'\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml: there is no envpin.lock beside envpin.yaml: jobs run the pinned image\n"
+            "envpin: hint: run 'envpin lock', then 'envpin generate'\n");
   project();
   // Generated files that no longer match the lock and manifest.
   write(".envpin/run.sh", "#!/bin/sh\n");
@@ -105,8 +107,9 @@ TEST_F(JobsCli, RefusesBeforeAnythingStarts) {
   EXPECT_NE(r.err.find("invalid job id 'bad id'"), std::string::npos) << r.err;
   r = run("run -- true", "-u ENVPIN_ENGINE -u ENVPIN_CONTAINER_ENGINE PATH=/nonexistent");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: no container engine: neither docker nor podman is on PATH\n"
-                   "envpin: hint: install one of them, or name yours in ENVPIN_ENGINE\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: no container engine: neither docker nor podman is on PATH\n"
+            "envpin: hint: install one of them, or name yours in ENVPIN_ENGINE\n");
   r = run("submit -- true", "PATH=/nonexistent");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("Slurm is not reachable from here: there is no sbatch on PATH"), std::string::npos) << r.err;
@@ -194,15 +197,17 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   // Following a running job (this test's pid stands in for its supervisor): what is appended
   // while it runs, up to the end of the job.
   job("live", "running", static_cast<int>(::getpid()));
-  const std::string followed = shell(
-      "cd " + sh_quote(dir_.string()) + " && { ( sleep 0.5; echo 'step 2' >> logs/live.log; sleep 0.5;"
-      " echo 'done' >> logs/live.log; sed -i 's/^state=running$/state=exited/' logs/live.status ) & " +
-      sh_quote(ENVPIN_BINARY) + " logs live; }");
+  const std::string followed =
+      shell("cd " + sh_quote(dir_.string()) +
+            " && { ( sleep 0.5; echo 'step 2' >> logs/live.log; sleep 0.5;"
+            " echo 'done' >> logs/live.log; sed -i 's/^state=running$/state=exited/' logs/live.status ) & " +
+            sh_quote(ENVPIN_BINARY) + " logs live; }");
   EXPECT_EQ(followed, "starting at step 0\ncheckpoint at step 5\nstep 2\ndone\n");
   r = run("logs nope");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: there is no job 'nope' (no logs/nope.status)\n"
-                   "envpin: hint: list the jobs with: envpin jobs\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: there is no job 'nope' (no logs/nope.status)\n"
+            "envpin: hint: list the jobs with: envpin jobs\n");
   r = run("stop done");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("job 'done' is not running (exited, exit 0)"), std::string::npos) << r.err;
@@ -210,9 +215,10 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   // A finished job is not re-run over its final checkpoint unless asked.
   r = run("resume done");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: job 'done' finished successfully (exit 0); resuming it would run it again over its "
-                   "final checkpoint\n"
-                   "envpin: hint: pass --force to run it again: envpin resume --force done\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: job 'done' finished successfully (exit 0); resuming it would run it again over its "
+            "final checkpoint\n"
+            "envpin: hint: pass --force to run it again: envpin resume --force done\n");
   r = run("resume nope");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("there is no job 'nope'"), std::string::npos);
@@ -225,8 +231,9 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   job("remote", "running", 999999, "", "node-17");
   r = run("stop remote");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: error: job 'remote' runs on node-17, not here\n"
-                   "envpin: hint: stop it there, or with scancel when Slurm runs it\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: job 'remote' runs on node-17, not here\n"
+            "envpin: hint: stop it there, or with scancel when Slurm runs it\n");
   EXPECT_NE(run("jobs").out.find("remote                          running "), std::string::npos);
 }
 

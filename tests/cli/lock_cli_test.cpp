@@ -31,9 +31,13 @@ class LockCli : public Cli {
              {"libjq1", "1.6-2.1+deb12u2", "amd64", "deb.debian.org/debian", "", "pool/main/j/jq/libjq1.deb", 136460,
               std::string(64, 'f')}};
     l.python_index = "http://127.0.0.1:8000/simple";
-    l.python = {{"envpin-demo", "1.0.0", "envpin-demo==1.0.0",
+    l.python = {{"envpin-demo",
+                 "1.0.0",
+                 "envpin-demo==1.0.0",
                  {{"envpin_demo-1.0.0-py3-none-any.whl", "http://127.0.0.1:8000/p/d.whl", std::string(64, '1')}}},
-                {"envpin-dep", "2.0.0", "",
+                {"envpin-dep",
+                 "2.0.0",
+                 "",
                  {{"envpin_dep-2.0.0-py3-none-any.whl", "http://127.0.0.1:8000/p/e.whl", std::string(64, '2')}}}};
     lock::seal(l);
     write("envpin.lock", lock::to_toml(l));
@@ -57,18 +61,17 @@ TEST_F(LockCli, VerifyNamesTheEditedEntry) {
   write("envpin.lock", text);
   Result r = run("verify");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err,
-            "envpin: error: envpin.lock: content does not match its lock-digest (" + lock_.lock_digest +
-                " recorded, " + r.err.substr(r.err.find("recorded, ") + 10, 71) +
-                " computed): a value was edited after envpin wrote it\n"
-                "envpin: hint: restore it from version control, or run 'envpin lock' to rewrite it\n");
+  EXPECT_EQ(r.err, "envpin: error: envpin.lock: content does not match its lock-digest (" + lock_.lock_digest +
+                       " recorded, " + r.err.substr(r.err.find("recorded, ") + 10, 71) +
+                       " computed): a value was edited after envpin wrote it\n"
+                       "envpin: hint: restore it from version control, or run 'envpin lock' to rewrite it\n");
   // A formatting edit (what envpin never writes) is named by line and entry.
   text = *io::read_file(dir_ / "envpin.lock");
   text.replace(text.find("size = 136461"), 13, "size =  136460");
   write("envpin.lock", text);
   r = run("verify");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("envpin.lock:" ), std::string::npos);
+  EXPECT_NE(r.err.find("envpin.lock:"), std::string::npos);
   EXPECT_NE(r.err.find(": not as envpin wrote it: [[apt]] \"libjq1\" was edited"), std::string::npos) << r.err;
 }
 
@@ -101,9 +104,10 @@ TEST_F(LockCli, EveryByteMutationOfTheLockPairIsDetected) {
   write("requirements.lock", req_text + "evil==1.0 --hash=sha256:" + std::string(64, '0') + "\n");
   const Result g = run("generate");
   EXPECT_EQ(g.code, 1);
-  EXPECT_EQ(g.err, "envpin: error: requirements.lock: requirements.lock differs from envpin.lock at line 6 (pip installs "
-                   "from it)\n"
-                   "envpin: hint: run 'envpin lock' to write both again, or restore them from version control\n");
+  EXPECT_EQ(g.err,
+            "envpin: error: requirements.lock: requirements.lock differs from envpin.lock at line 6 (pip installs "
+            "from it)\n"
+            "envpin: hint: run 'envpin lock' to write both again, or restore them from version control\n");
   fs::remove(dir_ / "requirements.lock");
   EXPECT_EQ(run("verify").code, 1);
 }
@@ -130,9 +134,14 @@ TEST_F(LockCli, UnresponsiveRegistryFailsWithinTheTimeout) {
   EXPECT_EQ(run("lock --timeout 0").code, 2) << "out of range is a usage error";
   ::close(fd);
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "envpin: resolving image " + host + "/envpin/x:1\n"
-                   "envpin: error: envpin.yaml:3:7: no answer from http://" + host + "/v2/envpin/x/manifests/1 after 2 s\n"
-                   "envpin: hint: check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)\n");
+  EXPECT_EQ(
+      r.err,
+      "envpin: resolving image " + host +
+          "/envpin/x:1\n"
+          "envpin: error: envpin.yaml:3:7: no answer from http://" +
+          host +
+          "/v2/envpin/x/manifests/1 after 2 s\n"
+          "envpin: hint: check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)\n");
   EXPECT_LT(took, std::chrono::seconds(20)) << "bounded by the timeout, not by retries";
   EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
   EXPECT_EQ(run("lock", "ENVPIN_NET_TIMEOUT=soon").err,
@@ -204,8 +213,9 @@ TEST_F(LockCli, AptLookupReadsPlainAndCompressedIndexes) {
   const std::string snippet = std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/recorded/Packages-snippet";
   ASSERT_EQ(std::system(("gzip -c " + snippet + " > " + (dir_ / "Packages.gz").string()).c_str()), 0);
   ASSERT_EQ(std::system(("xz -c " + snippet + " > " + (dir_ / "Packages.xz").string()).c_str()), 0);
-  const std::string jq = "jq=1.6-2.1+deb12u2 amd64 63984 sha256:f2303584378ac85f6d3a9ae8e46412196061681e81610d3b020abe4b5d389eb0 "
-                         "pool/main/j/jq/jq_1.6-2.1+deb12u2_amd64.deb\n";
+  const std::string jq =
+      "jq=1.6-2.1+deb12u2 amd64 63984 sha256:f2303584378ac85f6d3a9ae8e46412196061681e81610d3b020abe4b5d389eb0 "
+      "pool/main/j/jq/jq_1.6-2.1+deb12u2_amd64.deb\n";
   for (const std::string& index : {snippet, (dir_ / "Packages.gz").string(), (dir_ / "Packages.xz").string()}) {
     const Result r = run("apt-lookup --index " + index + " jq=1.6-2.1+deb12u2");
     EXPECT_EQ(r.code, 0) << r.err;
@@ -213,12 +223,14 @@ TEST_F(LockCli, AptLookupReadsPlainAndCompressedIndexes) {
   }
   const Result missing = run("apt-lookup --index " + snippet + " jq=9.9");
   EXPECT_EQ(missing.code, 1);
-  EXPECT_EQ(missing.err, "envpin: error: 'jq=9.9' is not in " + snippet + "\nenvpin: hint: check the name and version against the index\n");
+  EXPECT_EQ(missing.err, "envpin: error: 'jq=9.9' is not in " + snippet +
+                             "\nenvpin: hint: check the name and version against the index\n");
 }
 
 TEST_F(LockCli, SystemPythonNeedsVenv) {
-  write("envpin.yaml", "envpin: 1\nname: x\nbase: debian:12\nos: debian12\napt: [python3]\n"
-                       "python: {version: '3.11', source: system}\n");
+  write("envpin.yaml",
+        "envpin: 1\nname: x\nbase: debian:12\nos: debian12\napt: [python3]\n"
+        "python: {version: '3.11', source: system}\n");
   const Result r = run("validate");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err,
@@ -231,14 +243,16 @@ TEST_F(LockCli, SystemPythonNeedsVenv) {
 TEST_F(LockCli, SystemPythonIsTheReleasesPython3) {
   const auto manifest = [](const std::string& version) {
     return "envpin: 1\nname: x\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\napt: [python3-venv]\n"
-           "python: {version: '" + version + "', source: system}\n";
+           "python: {version: '" +
+           version + "', source: system}\n";
   };
   write("envpin.yaml", manifest("3.12"));
   Result r = run("validate");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err,
-            "envpin: error: envpin.yaml:6:19: python.version '3.12' with python.source: system, but debian12's python3 is 3.11\n"
-            "envpin: hint: set python.version to \"3.11\", or drop python.source: system to get Python 3.12 exactly\n");
+  EXPECT_EQ(
+      r.err,
+      "envpin: error: envpin.yaml:6:19: python.version '3.12' with python.source: system, but debian12's python3 is 3.11\n"
+      "envpin: hint: set python.version to \"3.11\", or drop python.source: system to get Python 3.12 exactly\n");
   EXPECT_EQ(run("generate").code, 1);
   EXPECT_FALSE(fs::exists(dir_ / "Dockerfile"));
   // The lock knows the patch level: "3.11.4" is refused when bookworm's python3 is 3.11.2.
@@ -253,9 +267,10 @@ TEST_F(LockCli, SystemPythonIsTheReleasesPython3) {
     r = run("generate");
     if (version == "3.11.4") {
       EXPECT_EQ(r.code, 1);
-      EXPECT_EQ(r.err,
-                "envpin: error: envpin.yaml:6:19: python.version '3.11.4' with python.source: system, but the lock "
-                "installs python3 3.11.2-1+b1\nenvpin: hint: set python.version to \"3.11.2\" and run 'envpin lock' again\n");
+      EXPECT_EQ(
+          r.err,
+          "envpin: error: envpin.yaml:6:19: python.version '3.11.4' with python.source: system, but the lock "
+          "installs python3 3.11.2-1+b1\nenvpin: hint: set python.version to \"3.11.2\" and run 'envpin lock' again\n");
       EXPECT_FALSE(fs::exists(dir_ / "Dockerfile"));
     } else {
       EXPECT_EQ(r.code, 0) << version << ": " << r.err;
@@ -266,20 +281,25 @@ TEST_F(LockCli, SystemPythonIsTheReleasesPython3) {
 // A standalone Python's uv comes from an image: a lock from before uv was locked says so, and
 // python.uv_image must be an image reference.
 TEST_F(LockCli, UvImageUnpinnedByAnOldLockIsAWarning) {
-  write("envpin.yaml", "envpin: 1\nname: x\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: ubuntu22.04\n"
-                       "python: {version: '3.11.9'}\n");
+  write("envpin.yaml",
+        "envpin: 1\nname: x\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: ubuntu22.04\n"
+        "python: {version: '3.11.9'}\n");
   write("envpin.lock", lock::to_toml(image_only_lock(manifest::load((dir_ / "envpin.yaml").string()))));
   const Result r = run("generate");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.err, "envpin: warning: envpin.lock does not pin the uv image ghcr.io/astral-sh/uv:0.12.9 (another envpin "
-                   "wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest\n");
+  EXPECT_EQ(r.err,
+            "envpin: warning: envpin.lock does not pin the uv image ghcr.io/astral-sh/uv:0.12.9 (another envpin "
+            "wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest\n");
   EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("FROM --platform=linux/amd64 ghcr.io/astral-sh/uv:0.12.9 AS uv\n"),
             std::string::npos);
   // A lock that pins another uv (an older envpin's) is not used for this one's uv either.
   lock::Lock old = image_only_lock(manifest::load((dir_ / "envpin.yaml").string()));
   const std::string d = "sha256:" + std::string(64, 'a');
-  old.uv_image = lock::Image{"ghcr.io/astral-sh/uv:0.10.0", "ghcr.io/astral-sh/uv:0.10.0@" + d, d,
-                             "application/vnd.oci.image.index.v1+json", {{"linux/amd64", d, d}}};
+  old.uv_image = lock::Image{"ghcr.io/astral-sh/uv:0.10.0",
+                             "ghcr.io/astral-sh/uv:0.10.0@" + d,
+                             d,
+                             "application/vnd.oci.image.index.v1+json",
+                             {{"linux/amd64", d, d}}};
   lock::seal(old);
   write("envpin.lock", lock::to_toml(old));
   EXPECT_EQ(run("generate").err, r.err);
@@ -287,8 +307,9 @@ TEST_F(LockCli, UvImageUnpinnedByAnOldLockIsAWarning) {
   write("envpin.yaml", "envpin: 1\nname: x\nos: ubuntu22.04\npython: {version: '3.11.9', uv_image: 'uv; rm -rf /'}\n");
   const Result bad = run("validate");
   EXPECT_EQ(bad.code, 1);
-  EXPECT_EQ(bad.err, "envpin: error: envpin.yaml:4:39: invalid image reference 'uv; rm -rf /'\n"
-                     "envpin: hint: write it as docker does, e.g. 'registry.internal/astral-sh/uv:0.12.9'\n");
+  EXPECT_EQ(bad.err,
+            "envpin: error: envpin.yaml:4:39: invalid image reference 'uv; rm -rf /'\n"
+            "envpin: hint: write it as docker does, e.g. 'registry.internal/astral-sh/uv:0.12.9'\n");
 }
 
 }  // namespace

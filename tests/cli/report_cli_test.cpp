@@ -28,8 +28,9 @@ TEST_F(ReportCli, FourLayersWithoutSecretValues) {
         "envpin: 1\nname: r\nenv: {DATA_DIR: /nonexistent-envpin-data}\nsecrets: [PLANTED_TOKEN]\n"
         "paths: {data: '${DATA_DIR}'}\n");
   write("os-release", "ID=ubuntu\nVERSION_ID=\"22.04\"\nPRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\n");
-  const std::string env = "PLANTED_TOKEN=planted-secret-value-42 ENVPIN_OS_RELEASE=os-release "
-                          "ENVPIN_NVML_LIBRARY=/nonexistent ENVPIN_NVIDIA_PROC_VERSION=/nonexistent";
+  const std::string env =
+      "PLANTED_TOKEN=planted-secret-value-42 ENVPIN_OS_RELEASE=os-release "
+      "ENVPIN_NVML_LIBRARY=/nonexistent ENVPIN_NVIDIA_PROC_VERSION=/nonexistent";
   const Result text = run("report", env);
   ASSERT_EQ(text.code, 0) << text.err;
   for (const char* layer : {"system\n", "gpu\n", "packages\n", "config\n"})
@@ -59,8 +60,9 @@ TEST_F(ReportCli, FourLayersWithoutSecretValues) {
 TEST_F(ReportCli, PathReferencesExpandOnce) {
   // A value that holds a reference is not expanded again: it looped for ever when it named
   // itself (the manifest's own references are checked at load; this one is the machine's).
-  write("envpin.yaml", "envpin: 1\nname: r\nenv: {LOOP: m, DEFAULT_D: /from-manifest}\n"
-                       "paths: {p: '${LOOP}/a-${DEFAULT_D}'}\n");
+  write("envpin.yaml",
+        "envpin: 1\nname: r\nenv: {LOOP: m, DEFAULT_D: /from-manifest}\n"
+        "paths: {p: '${LOOP}/a-${DEFAULT_D}'}\n");
   const Result r = run("report --json", "LOOP='${LOOP}' timeout 20");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["config"]["paths"]["p"]["path"], "${LOOP}/a-/from-manifest");
@@ -73,8 +75,8 @@ TEST_F(ReportCli, TorchBuildFromItsMetadata) {
   fs::create_directories(site / "torch");
   write("site/torch-2.4.1+cu124.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1+cu124\n\n");
   write("site/torch/version.py", "__version__ = '2.4.1+cu124'\ncuda: Optional[str] = '12.4'\n");
-  io::write_atomic(dir_ / "python", "#!/bin/sh\necho '[\"3.11.9\", \"/opt/py/bin/python3.11\", [\"" + site.string() +
-                                        "\"]]'\n", true);
+  io::write_atomic(dir_ / "python",
+                   "#!/bin/sh\necho '[\"3.11.9\", \"/opt/py/bin/python3.11\", [\"" + site.string() + "\"]]'\n", true);
   const Result r = run("report --json", "ENVPIN_PYTHON=" + (dir_ / "python").string() + " PATH=/usr/bin:/bin");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -82,7 +84,8 @@ TEST_F(ReportCli, TorchBuildFromItsMetadata) {
   EXPECT_EQ(py["version"], "3.11.9");
   EXPECT_EQ(py["packages"]["torch"], "2.4.1+cu124");
   EXPECT_EQ(py["torch"]["cuda"], "12.4");
-  EXPECT_EQ(py["torch"]["archs"], nlohmann::json::parse(R"(["sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"])"));
+  EXPECT_EQ(py["torch"]["archs"],
+            nlohmann::json::parse(R"(["sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"])"));
 }
 
 // python.source: system: a venv over Debian's dist-packages, where apt's Python packages carry
@@ -91,18 +94,24 @@ TEST_F(ReportCli, SystemSitePackagesFromApt) {
   const fs::path venv = dir_ / "venv/lib/python3.11/site-packages";
   const fs::path debian = dir_ / "usr/lib/python3/dist-packages";
   fs::create_directories(venv / "pip-23.0.1.dist-info");
-  write("venv/lib/python3.11/site-packages/pip-23.0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: pip\nVersion: 23.0.1\n\n");
+  write("venv/lib/python3.11/site-packages/pip-23.0.1.dist-info/METADATA",
+        "Metadata-Version: 2.1\nName: pip\nVersion: 23.0.1\n\n");
   fs::create_directories(debian / "torch-2.1.2.egg-info");
   fs::create_directories(debian / "torch");
-  write("usr/lib/python3/dist-packages/torch-2.1.2.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: torch\nVersion: 2.1.2\n\n");
+  write("usr/lib/python3/dist-packages/torch-2.1.2.egg-info/PKG-INFO",
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.1.2\n\n");
   write("usr/lib/python3/dist-packages/torch/version.py", "__version__ = '2.1.2'\ncuda: Optional[str] = None\n");
-  write("usr/lib/python3/dist-packages/six-1.16.0.egg-info", "Metadata-Version: 1.2\nName: six\nVersion: 1.16.0\n\nBody\n");
-  io::write_atomic(dir_ / "python", "#!/bin/sh\necho '[\"3.11.2\", \"/usr/bin/python3.11\", [\"" + venv.string() + "\", \"" +
-                                        debian.string() + "\"]]'\n", true);
+  write("usr/lib/python3/dist-packages/six-1.16.0.egg-info",
+        "Metadata-Version: 1.2\nName: six\nVersion: 1.16.0\n\nBody\n");
+  io::write_atomic(dir_ / "python",
+                   "#!/bin/sh\necho '[\"3.11.2\", \"/usr/bin/python3.11\", [\"" + venv.string() + "\", \"" +
+                       debian.string() + "\"]]'\n",
+                   true);
   const Result r = run("report --json", "ENVPIN_PYTHON=" + (dir_ / "python").string() + " PATH=/usr/bin:/bin");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto py = nlohmann::json::parse(r.out)["packages"]["python"][0];
-  EXPECT_EQ(py["packages"], nlohmann::json::parse(R"({"pip": "23.0.1", "six": "1.16.0", "torch": "2.1.2"})")) << py.dump();
+  EXPECT_EQ(py["packages"], nlohmann::json::parse(R"({"pip": "23.0.1", "six": "1.16.0", "torch": "2.1.2"})"))
+      << py.dump();
   EXPECT_EQ(py["torch"]["cuda"], "");  // Debian's python3-torch is a CPU build
 }
 
@@ -118,7 +127,8 @@ TEST_F(ReportCli, PyenvShimResolvedWithoutRunningIt) {
   io::write_atomic(dir_ / "pyenv/versions/3.10.2/bin/python3",
                    "#!/bin/sh\necho '[\"3.10.2\", \"/pyenv/versions/3.10.2/bin/python3.10\", []]'\n", true);
   write("pyenv/version", "3.12.4\n");
-  const std::string env = "PYENV_ROOT=" + (dir_ / "pyenv").string() + " PATH=" + (dir_ / "pyenv/shims").string() + ":/usr/bin:/bin";
+  const std::string env =
+      "PYENV_ROOT=" + (dir_ / "pyenv").string() + " PATH=" + (dir_ / "pyenv/shims").string() + ":/usr/bin:/bin";
   auto pythons = [&](const std::string& extra) {
     const Result r = run("report --json", env + " " + extra);
     EXPECT_EQ(r.code, 0) << r.err;
@@ -142,18 +152,22 @@ TEST_F(ReportCli, PyenvShimResolvedWithoutRunningIt) {
 TEST_F(ReportCli, LaptopWithoutGpuAgainstH100Server) {
   const Result r = run("diff --json " + reports() + "laptop-nogpu.json " + reports() + "server-h100.json");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(verdicts(r.out), (std::vector<std::string>{
-                                 "breaks path.data", "risk gpu.driver_vs_torch", "risk python.version", "risk gpu.devices",
-                                 "risk python.pkg.tqdm", "risk python.only_in_b", "risk secrets.WANDB_API_KEY",
-                                 "info gpu.driver", "info dpkg"}));
+  EXPECT_EQ(verdicts(r.out),
+            (std::vector<std::string>{"breaks path.data", "risk gpu.driver_vs_torch", "risk python.version",
+                                      "risk gpu.devices", "risk python.pkg.tqdm", "risk python.only_in_b",
+                                      "risk secrets.WANDB_API_KEY", "info gpu.driver", "info dpkg"}));
 }
 
 TEST_F(ReportCli, TwoServersWithDifferentDrivers) {
   const Result r = run("diff " + reports() + "server-h100.json " + reports() + "server-a100-driver470.json");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("BREAKS  gpu.driver_vs_torch\n"
-                       "    A: torch 2.4.1 (CUDA 12.4) on " + reports() + "server-h100.json\n"
-                       "    B: driver for CUDA 11.4 on " + reports() + "server-a100-driver470.json\n"
+                       "    A: torch 2.4.1 (CUDA 12.4) on " +
+                       reports() +
+                       "server-h100.json\n"
+                       "    B: driver for CUDA 11.4 on " +
+                       reports() +
+                       "server-a100-driver470.json\n"
                        "    the driver is a major release behind torch's CUDA (cudaErrorInsufficientDriver, 35)\n"),
             std::string::npos)
       << r.out;
@@ -195,9 +209,9 @@ TEST_F(ReportCli, DiffNamesTheFrameworkFirstAndIgnoresPipTooling) {
   write("b.json", b.dump());
   const Result r = run("diff --json a.json b.json");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(verdicts(r.out), (std::vector<std::string>{"breaks python.pkg.torch", "risk gpu.driver_vs_torch",
-                                                        "risk python.only_in_a", "info python.pkg.pip",
-                                                        "info python.pkg.setuptools"}));
+  EXPECT_EQ(verdicts(r.out),
+            (std::vector<std::string>{"breaks python.pkg.torch", "risk gpu.driver_vs_torch", "risk python.only_in_a",
+                                      "info python.pkg.pip", "info python.pkg.setuptools"}));
 }
 
 TEST_F(ReportCli, DiffRejectsWhatIsNotAReport) {
@@ -209,11 +223,13 @@ TEST_F(ReportCli, DiffRejectsWhatIsNotAReport) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("envpin: error: garbage.json: not JSON: ", 0), 0u) << r.err;
   r = run("diff foreign.json " + good);
-  EXPECT_EQ(r.err, "envpin: error: foreign.json: foreign.json is not an envpin report (no \"schema\")\n"
-                   "envpin: hint: make it with 'envpin report --json --output foreign.json'\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: foreign.json: foreign.json is not an envpin report (no \"schema\")\n"
+            "envpin: hint: make it with 'envpin report --json --output foreign.json'\n");
   r = run("diff " + good + " future.json");
-  EXPECT_EQ(r.err, "envpin: error: future.json: future.json is a report of schema envpin.report/9; this envpin "
-                   "reads envpin.report/1\nenvpin: hint: make both reports with the same envpin version\n");
+  EXPECT_EQ(r.err,
+            "envpin: error: future.json: future.json is a report of schema envpin.report/9; this envpin "
+            "reads envpin.report/1\nenvpin: hint: make both reports with the same envpin version\n");
   r = run("diff missing.json " + good);
   EXPECT_EQ(r.code, 1);
 }

@@ -15,15 +15,29 @@ class ScanCli : public Cli {
     fs::create_directories(dir_ / "p/src");
     fs::create_directories(dir_ / "p/ignored");
     write("p/envpin.yaml",
-          "envpin: 1\nname: planted\nenv:\n  DATA_DIR: /data\n  HF_TOKEN: hf_" "abcdefghijklmnopqrstuvwxyz0123456789\n"
+          "envpin: 1\nname: planted\nenv:\n  DATA_DIR: /data\n  HF_TOKEN: hf_"
+          "abcdefghijklmnopqrstuvwxyz0123456789\n"
           "  WANDB_API_KEY: \"1234\"\n");
-    write("p/src/train.py", "import os\n\nDATA = '/Us" "ers/alice/datasets/imagenet'\nOUT = os.environ['OUT']\n");
-    write("p/config.yaml", "checkpoints: /ho" "me/bob/ckpt/run1\n");
-    write("p/notes.txt", "copied from C:\\Us" "ers\\carol\\Desktop\\\n");
-    write("p/.env", "AWS_ACCESS_KEY_ID=AKIA" "ABCDEFGHIJKLMNOP\n");
+    write("p/src/train.py",
+          "import os\n\nDATA = '/Us"
+          "ers/alice/datasets/imagenet'\nOUT = os.environ['OUT']\n");
+    write("p/config.yaml",
+          "checkpoints: /ho"
+          "me/bob/ckpt/run1\n");
+    write("p/notes.txt",
+          "copied from C:\\Us"
+          "ers\\carol\\Desktop\\\n");
+    write("p/.env",
+          "AWS_ACCESS_KEY_ID=AKIA"
+          "ABCDEFGHIJKLMNOP\n");
     write("p/.gitignore", "ignored/\n");
-    write("p/ignored/old.py", "X = '/ho" "me/dave/old/'\n");
-    std::string binary("\0\0/Us" "ers/eve/bin/\0", 18);
+    write("p/ignored/old.py",
+          "X = '/ho"
+          "me/dave/old/'\n");
+    std::string binary(
+        "\0\0/Us"
+        "ers/eve/bin/\0",
+        18);
     write("p/model.bin", binary);
   }
 };
@@ -37,7 +51,8 @@ TEST_F(ScanCli, FindsPlantedPathsAndSecrets) {
             "  fix: run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore\n"
             "p/.env:1:19: a credential is written in this file ('AKIAABCD...')\n"
             "  fix: remove it, rotate it, and pass it at run time (manifest secrets)\n"
-            "p/config.yaml:1:14: hard-coded host path '/ho" "me/bob/' (exists only on one machine)\n"
+            "p/config.yaml:1:14: hard-coded host path '/ho"
+            "me/bob/' (exists only on one machine)\n"
             "  fix: read it from the environment (e.g. a DATA_DIR named in the manifest's env and paths) or make it "
             "relative to the project\n"
             "p/envpin.yaml:5:13: a credential is written in this file ('hf_abcde...')\n"
@@ -46,10 +61,12 @@ TEST_F(ScanCli, FindsPlantedPathsAndSecrets) {
             "  fix: move HF_TOKEN to secrets: [HF_TOKEN] and pass it at run time\n"
             "p/envpin.yaml:6:18: env.WANDB_API_KEY looks like a secret baked into the image\n"
             "  fix: move WANDB_API_KEY to secrets: [WANDB_API_KEY] and pass it at run time\n"
-            "p/notes.txt:1:13: hard-coded host path 'C:\\Us" "ers\\carol\\' (exists only on one machine)\n"
+            "p/notes.txt:1:13: hard-coded host path 'C:\\Us"
+            "ers\\carol\\' (exists only on one machine)\n"
             "  fix: read it from the environment (e.g. a DATA_DIR named in the manifest's env and paths) or make it "
             "relative to the project\n"
-            "p/src/train.py:3:9: hard-coded host path '/Us" "ers/alice/' (exists only on one machine)\n"
+            "p/src/train.py:3:9: hard-coded host path '/Us"
+            "ers/alice/' (exists only on one machine)\n"
             "  fix: read it from the environment (e.g. a DATA_DIR named in the manifest's env and paths) or make it "
             "relative to the project\n");
   EXPECT_EQ(r.err, "envpin: scan: 6 text file(s), 8 finding(s)\n");
@@ -66,17 +83,28 @@ TEST_F(ScanCli, JsonAndSkippedFiles) {
   EXPECT_NE(r.out.find("\"schema\": \"envpin.scan/1\""), std::string::npos);
   EXPECT_NE(r.out.find("\"kind\": \"host-path\""), std::string::npos);
   EXPECT_NE(r.out.find("\"p/huge.txt: 5242880 bytes, too large to scan\""), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("hf_" "abcdefghijklmnop"), std::string::npos) << "a finding never repeats the secret";
+  EXPECT_EQ(r.out.find("hf_"
+                       "abcdefghijklmnop"),
+            std::string::npos)
+      << "a finding never repeats the secret";
 }
 
 TEST_F(ScanCli, ADockerfilesPathsAreTheImages) {
-  write("p/Dockerfile", "FROM debian:12\nWORKDIR /home/" "appuser/src\nENV HF_TOKEN=hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH\n");
-  write("p/train.py", "DATA = '/home/" "alice/data'\n");
+  write("p/Dockerfile",
+        "FROM debian:12\nWORKDIR /home/"
+        "appuser/src\nENV HF_TOKEN=hf_"
+        "abcdefghijklmnopqrstuvwxyzABCDEFGH\n");
+  write("p/train.py",
+        "DATA = '/home/"
+        "alice/data'\n");
   const Result r = run("scan p");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out.find("Dockerfile:2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p/Dockerfile:3:14: a credential is written in this file"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("p/train.py:1:9: hard-coded host path '/home/" "alice/'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p/train.py:1:9: hard-coded host path '/home/"
+                       "alice/'"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(ScanCli, ThisRepositoryIsClean) {

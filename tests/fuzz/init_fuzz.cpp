@@ -54,10 +54,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   envpin::init::Draft d;
   try {
     switch (kind) {
-      case 0: envpin::init::read_requirements(file, d); break;
-      case 1: envpin::init::read_conda(file, d); break;
-      case 2: envpin::init::read_pyproject(file, d, {"dev"}); break;
-      default: envpin::init::read_dockerfile(file, d); break;
+      case 0:
+        envpin::init::read_requirements(file, d);
+        break;
+      case 1:
+        envpin::init::read_conda(file, d);
+        break;
+      case 2:
+        envpin::init::read_pyproject(file, d, {"dev"});
+        break;
+      default:
+        envpin::init::read_dockerfile(file, d);
+        break;
     }
     envpin::init::settle(d);
   } catch (const envpin::diag::Error& e) {

@@ -34,8 +34,7 @@ std::map<std::string, std::string> files_under(const fs::path& root) {
   std::map<std::string, std::string> files;
   if (!fs::exists(root)) return files;
   for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.is_regular_file())
-      files[e.path().lexically_relative(root).generic_string()] = *io::read_file(e.path());
+    if (e.is_regular_file()) files[e.path().lexically_relative(root).generic_string()] = *io::read_file(e.path());
   return files;
 }
 
@@ -68,7 +67,8 @@ resolve::Environment environment(const fs::path& dir, const manifest::Manifest& 
 // What `generate` writes, plus requirements.lock for a lock with wheels (what pip installs).
 std::vector<render::Artifact> outputs(const manifest::Manifest& m, const resolve::Environment& env) {
   std::vector<render::Artifact> out = render::render_all(m, env);
-  if (env.lock && !env.lock->python.empty()) out.push_back({"requirements.lock", lock::requirements_lock(*env.lock), false});
+  if (env.lock && !env.lock->python.empty())
+    out.push_back({"requirements.lock", lock::requirements_lock(*env.lock), false});
   return out;
 }
 
@@ -108,12 +108,11 @@ TEST_P(Golden, RenderingIsDeterministic) {
   for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].bytes, second[i].bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Golden, testing::ValuesIn(case_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Cases, Golden, testing::ValuesIn(case_names()), [](const auto& info) {
+  std::string n = info.param;
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+});
 
 }  // namespace
 }  // namespace envpin

@@ -104,7 +104,8 @@ TEST(CudaReasons, NameTheRealConstraint) {
   // A runtime image has no nvcc: the note names its CUDA runtime.
   const CudaDecision runtime = decide_cuda(Req().gpu("H100").torch("2.4.1").cuda("12.6").get());
   const auto has = [](const CudaDecision& d, const std::string& text) {
-    return std::any_of(d.reasons.begin(), d.reasons.end(), [&](const std::string& r) { return r.find(text) != std::string::npos; });
+    return std::any_of(d.reasons.begin(), d.reasons.end(),
+                       [&](const std::string& r) { return r.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(has(runtime, "they bring their own CUDA 12.4 libraries, the image's CUDA runtime is 12.6"));
   EXPECT_FALSE(has(runtime, "nvcc"));
@@ -114,9 +115,10 @@ TEST(CudaReasons, NameTheRealConstraint) {
   r.cudnn = true;
   const CudaDecision mixed = decide_cuda(r);
   ASSERT_EQ(mixed.warnings.size(), 1u);
-  EXPECT_EQ(mixed.warnings[0].text,
-            "the image's cuDNN 8 (nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04) is not the cuDNN 9 torch 2.4.1's wheels "
-            "bring: torch uses its own, code linking the system cuDNN gets the other major");
+  EXPECT_EQ(
+      mixed.warnings[0].text,
+      "the image's cuDNN 8 (nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04) is not the cuDNN 9 torch 2.4.1's wheels "
+      "bring: torch uses its own, code linking the system cuDNN gets the other major");
   r.cuda.value = "12.4";
   EXPECT_TRUE(decide_cuda(r).warnings.empty());
 }
@@ -132,21 +134,24 @@ INSTANTIATE_TEST_SUITE_P(
         // driver runs fully, so auto matches the toolkit to the wheels (12.1.1).
         Scenario{"h100_driver535_torch24_auto", Req().gpu("H100").driver("535.104.05").torch("2.4.1"),
                  "12.1.1 12.1.1-runtime-ubuntu22.04 [90] torch=cu121 driver>=530.30.02 full warnings=0"},
-        Scenario{"a100_h100_cuda124_torch24", Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15"),
+        Scenario{"a100_h100_cuda124_torch24",
+                 Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15"),
                  "12.4.1 12.4.1-runtime-ubuntu22.04 [80-real;90] torch=cu124 driver>=550.54.15 full warnings=0"},
         // torch 2.4 cu124 on a 535 driver: allowed through minor-version compatibility, warned.
         Scenario{"torch24_cu124_on_driver535", Req().gpu("H100").cuda("12.4").torch("2.4.1").driver("535.104.05"),
                  "12.4.1 12.4.1-runtime-ubuntu22.04 [90] torch=cu124 driver>=550.54.15 minor-version warnings=1"},
-        Scenario{"sm120_with_cuda124", Req().gpu("RTX 5090").cuda("12.4"),
-                 "envpin: error: --gpu: CUDA 12.4.1 (--cuda) cannot build code for 'RTX 5090' (sm_120); CUDA 12.8 to 13.2 can\n"
-                 "envpin: hint: set --cuda to 12.8 or newer, or drop 'RTX 5090'\n"},
+        Scenario{
+            "sm120_with_cuda124", Req().gpu("RTX 5090").cuda("12.4"),
+            "envpin: error: --gpu: CUDA 12.4.1 (--cuda) cannot build code for 'RTX 5090' (sm_120); CUDA 12.8 to 13.2 can\n"
+            "envpin: hint: set --cuda to 12.8 or newer, or drop 'RTX 5090'\n"},
         Scenario{"sm120_with_cuda128", Req().gpu("RTX 5090").cuda("12.8"),
                  "12.8.1 12.8.1-runtime-ubuntu22.04 [120] torch=- driver>=570.124.06 unknown warnings=0"},
         Scenario{"sm120_auto", Req().gpu("RTX 5090"),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [120] torch=- driver>=595.58.03 unknown warnings=0"},
-        Scenario{"v100_with_cuda13", Req().gpu("V100").cuda("13.0"),
-                 "envpin: error: --gpu: CUDA 13.0.3 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can\n"
-                 "envpin: hint: set --cuda to 12.9 or older, or drop 'V100'\n"},
+        Scenario{
+            "v100_with_cuda13", Req().gpu("V100").cuda("13.0"),
+            "envpin: error: --gpu: CUDA 13.0.3 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 can\n"
+            "envpin: hint: set --cuda to 12.9 or older, or drop 'V100'\n"},
         // Mixed Volta + Hopper: CUDA 13 dropped sm_70, so the newest line building both is 12.9.
         Scenario{"mixed_v100_h100_auto", Req().gpu("V100").gpu("H100"),
                  "12.9.1 12.9.1-runtime-ubuntu22.04 [70-real;90] torch=- driver>=575.57.08 unknown warnings=0"},
@@ -216,22 +221,25 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --gpu: compute capability '8.7' (sm_87) is Jetson Orin only: nvidia/cuda images do "
                  "not run on Jetson, which uses L4T\n"
                  "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
-        Scenario{"tegra_sm_72", Req().gpu("sm_72"),
-                 "envpin: error: --gpu: compute capability 'sm_72' (sm_72) is Jetson Xavier only: nvidia/cuda images do "
-                 "not run on Jetson, which uses L4T\n"
-                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
-        Scenario{"tegra_capability_53", Req().gpu("5.3"),
-                 "envpin: error: --gpu: compute capability '5.3' (sm_53) is Jetson Nano/TX1 only: nvidia/cuda images do "
-                 "not run on Jetson, which uses L4T\n"
-                 "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{
+            "tegra_sm_72", Req().gpu("sm_72"),
+            "envpin: error: --gpu: compute capability 'sm_72' (sm_72) is Jetson Xavier only: nvidia/cuda images do "
+            "not run on Jetson, which uses L4T\n"
+            "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
+        Scenario{
+            "tegra_capability_53", Req().gpu("5.3"),
+            "envpin: error: --gpu: compute capability '5.3' (sm_53) is Jetson Nano/TX1 only: nvidia/cuda images do "
+            "not run on Jetson, which uses L4T\n"
+            "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
         Scenario{"tegra_capability_62", Req().gpu("6.2"),
                  "envpin: error: --gpu: compute capability '6.2' (sm_62) is Jetson TX2 only: nvidia/cuda images do "
                  "not run on Jetson, which uses L4T\n"
                  "envpin: hint: build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section\n"},
-        Scenario{"thor_old_name_sm101", Req().gpu("sm_101").arm64(),
-                 "envpin: error: --gpu: compute capability 'sm_101' (sm_101) is Jetson Thor before CUDA 13.0 renamed it "
-                 "sm_110\n"
-                 "envpin: hint: give '11.0' (sm_110), which CUDA 13.0 and newer build for\n"},
+        Scenario{
+            "thor_old_name_sm101", Req().gpu("sm_101").arm64(),
+            "envpin: error: --gpu: compute capability 'sm_101' (sm_101) is Jetson Thor before CUDA 13.0 renamed it "
+            "sm_110\n"
+            "envpin: hint: give '11.0' (sm_110), which CUDA 13.0 and newer build for\n"},
         Scenario{"jetpack6_smi_name", Req().gpu("Orin (nvgpu)").arm64(),
                  "envpin: error: --gpu: 'Orin (nvgpu)' is a Jetson module (sm_87): nvidia/cuda images do not run on "
                  "Jetson, which uses L4T\n"
@@ -308,17 +316,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "minor-version compatibility), but --driver is 535.104.05\n"
                  "envpin: hint: set --cuda to 12.2 (the newest this driver runs fully; up to 12.9 with minor-version "
                  "compatibility), or upgrade the fleet's driver to 580.95.05 or newer\n"},
-        Scenario{"cuda13_on_r535_forward_compat_h100", Req().gpu("H100").cuda("13.0").driver("535.104.05").forward_compat(),
+        Scenario{"cuda13_on_r535_forward_compat_h100",
+                 Req().gpu("H100").cuda("13.0").driver("535.104.05").forward_compat(),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=- driver>=580.95.05 forward warnings=1"},
-        Scenario{"forward_compat_consumer_gpu", Req().gpu("RTX 4090").cuda("13.0").driver("535.104.05").forward_compat(),
+        Scenario{"forward_compat_consumer_gpu",
+                 Req().gpu("RTX 4090").cuda("13.0").driver("535.104.05").forward_compat(),
                  "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but "
                  "'RTX 4090' is not one: forward compatibility fails there with CUDA error 804\n"
                  "envpin: hint: upgrade the fleet's driver, or drop cuda.forward_compat\n"},
-        Scenario{"forward_compat_bare_capability", Req().gpu("9.0").cuda("13.0").driver("535.104.05").forward_compat(),
-                 "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but '9.0' is a "
-                 "bare capability, whose product envpin cannot tell: forward compatibility fails there with CUDA error "
-                 "804\n"
-                 "envpin: hint: name the GPU product (e.g. 'A100') in cuda.gpus\n"},
+        Scenario{
+            "forward_compat_bare_capability", Req().gpu("9.0").cuda("13.0").driver("535.104.05").forward_compat(),
+            "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but '9.0' is a "
+            "bare capability, whose product envpin cannot tell: forward compatibility fails there with CUDA error "
+            "804\n"
+            "envpin: hint: name the GPU product (e.g. 'A100') in cuda.gpus\n"},
         // Opt-in does not outrank a driver that runs a toolkit by minor-version compatibility.
         Scenario{"forward_compat_auto_prefers_mvc", Req().gpu("H100").driver("535.104.05").forward_compat(),
                  "12.2.2 12.2.2-runtime-ubuntu22.04 [90] torch=- driver>=535.104.05 full warnings=0"},
@@ -330,7 +341,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "architecture reached NVIDIA's driver with CUDA 12.8, in branch R570\n"
                  "envpin: hint: upgrade the fleet's driver to R570 or newer\n"},
         // HybridRobotics/berkeley-humanoid-lite#49: torch 2.5.1 from the cu121 index on an RTX 5090 (driver 590).
-        Scenario{"report_rtx5090_torch251_cu121", Req().gpu("RTX 5090").torch("2.5.1").variant("cu121").driver("590.48.01"),
+        Scenario{"report_rtx5090_torch251_cu121",
+                 Req().gpu("RTX 5090").torch("2.5.1").variant("cu121").driver("590.48.01"),
                  "envpin: error: envpin.yaml:9:5: torch 2.5.1+cu121 (python.extra_index at line 9) wheels are built "
                  "with CUDA 12.1 and carry no kernels for 'RTX 5090' (sm_120); sm_120 needs CUDA 12.8 or newer\n"
                  "envpin: hint: use torch 2.7 or newer (cu128)\n"},
@@ -386,7 +398,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "13.2 can (and nvidia/cuda publishes no 11.3 image)\n"
                  "envpin: hint: set --cuda to 11.8 or newer\n"},
         // erikwijmans/Pointnet2_PyTorch#91: GTX 1080 Ti + RTX 2080 Ti, driver 440.31, CUDA 10.2.
-        Scenario{"report_pascal_turing_driver440_cuda102", Req().gpu("GTX 1080 Ti").gpu("RTX 2080 Ti").driver("440.31").cuda("10.2"),
+        Scenario{"report_pascal_turing_driver440_cuda102",
+                 Req().gpu("GTX 1080 Ti").gpu("RTX 2080 Ti").driver("440.31").cuda("10.2"),
                  "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 10.2, and --driver 440.31 runs none "
                  "that does: the oldest, CUDA 11.0.3, needs driver >= 450.51.06\n"
                  "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer, then set --cuda to 11.0 or newer\n"},
@@ -410,7 +423,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer\n"},
         // lllyasviel/Fooocus#1313: RTX 3050 Laptop GPU on driver 470.86 ("found version 11040"): torch 2.1's
         // cu118 wheels run there through minor-version compatibility, its cu121 wheels do not.
-        Scenario{"report_rtx3050_laptop_torch21_driver470", Req().gpu("NVIDIA GeForce RTX 3050 Laptop GPU").torch("2.1.0").driver("470.86"),
+        Scenario{"report_rtx3050_laptop_torch21_driver470",
+                 Req().gpu("NVIDIA GeForce RTX 3050 Laptop GPU").torch("2.1.0").driver("470.86"),
                  "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=cu118 driver>=520.61.05 minor-version warnings=1"},
         // IEIT-Yuan/Yuan-2.0#65: a CUDA 12.1 container on a CUDA 11.0 driver (GPU not stated: A100 assumed).
         Scenario{"report_cuda121_on_driver450", Req().gpu("A100").cuda("12.1").driver("450.80.02"),
@@ -419,14 +433,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: hint: set --cuda to 11.0 (the newest this driver runs fully; up to 11.8 with minor-version "
                  "compatibility), or upgrade the fleet's driver to 530.30.02 or newer\n"},
         // zai-org/ChatGLM3#100: "found version 11060" (R510) under cu121 wheels (GPU not stated: A100 assumed).
-        Scenario{"report_torch21_cu121_on_driver510", Req().gpu("A100").torch("2.1.0").variant("cu121").driver("510.47.03"),
+        Scenario{"report_torch21_cu121_on_driver510",
+                 Req().gpu("A100").torch("2.1.0").variant("cu121").driver("510.47.03"),
                  "envpin: error: envpin.yaml:9:5: torch 2.1.0+cu121 (python.extra_index at line 9) needs a CUDA 12.x "
                  "driver, 525.60.13 or newer even with minor-version compatibility, but --driver is 510.47.03\n"
                  "envpin: hint: use torch 2.1.0+cu118 (the newest variant it runs), or upgrade the fleet's driver to "
                  "525.60.13 or newer\n"},
         // pytorch/pytorch#162531: cu130 torch under a CUDA 12.8 driver ("found version 12080"; GPU not
         // stated: A10G assumed).
-        Scenario{"report_torch29_cu130_on_driver570", Req().gpu("A10G").torch("2.9.0").variant("cu130").driver("570.124.06"),
+        Scenario{"report_torch29_cu130_on_driver570",
+                 Req().gpu("A10G").torch("2.9.0").variant("cu130").driver("570.124.06"),
                  "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA 13.x "
                  "driver, R580 or newer even with minor-version compatibility, but --driver is 570.124.06\n"
                  "envpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or upgrade the fleet's driver to "
@@ -472,7 +488,8 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"report_v100_torch28_cuda128", Req().gpu("V100").torch("2.8.0").cuda("12.8"),
                  "12.8.1 12.8.1-runtime-ubuntu22.04 [70] torch=cu128 driver>=570.124.06 unknown warnings=0"},
         // Dr-Noob/gpufetch#53: cudaErrorCompatNotSupportedOnDevice (804) on a GTX 970.
-        Scenario{"report_gtx970_forward_compat", Req().gpu("GTX 970").cuda("12.8").driver("470.223.02").forward_compat(),
+        Scenario{"report_gtx970_forward_compat",
+                 Req().gpu("GTX 970").cuda("12.8").driver("470.223.02").forward_compat(),
                  "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but 'GTX "
                  "970' is not one: forward compatibility fails there with CUDA error 804\n"
                  "envpin: hint: upgrade the fleet's driver, or drop cuda.forward_compat\n"},
@@ -482,7 +499,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "11.8.0 11.8.0-runtime-ubuntu22.04 [80] torch=- driver>=520.61.05 minor-version warnings=1"},
         // ComputationalRadiationPhysics/cuda_memtest#31: error 222 on an RTX 3070 Laptop GPU, driver 460.80,
         // code from a newer toolkit (11.3 there, which has no nvidia/cuda image; 11.8 here).
-        Scenario{"report_rtx3070_laptop_cuda118_driver460", Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
+        Scenario{"report_rtx3070_laptop_cuda118_driver460",
+                 Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
                  "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=- driver>=520.61.05 minor-version warnings=1"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
@@ -496,9 +514,10 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"bad_torch", Req().gpu("A100").torch("two"),
                  "envpin: error: --torch: invalid torch version 'two'\n"
                  "envpin: hint: give it as pip does, e.g. '2.4.1'\n"},
-        Scenario{"torch_113", Req().gpu("A100").torch("1.13.1"),
-                 "envpin: error: --torch: torch 1.13.1 predates the CUDA wheel table envpin checks (torch 2.0 to 2.14)\n"
-                 "envpin: hint: pin torch 2.0 or newer\n"},
+        Scenario{
+            "torch_113", Req().gpu("A100").torch("1.13.1"),
+            "envpin: error: --torch: torch 1.13.1 predates the CUDA wheel table envpin checks (torch 2.0 to 2.14)\n"
+            "envpin: hint: pin torch 2.0 or newer\n"},
         Scenario{"torch_newer_than_table", Req().gpu("A100").torch("2.20.0").cuda("13.0"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [80] torch=- driver>=580.95.05 unknown warnings=1"},
         Scenario{"t4_rtx5090_driver570_torch28", Req().gpu("T4").gpu("RTX 5090").driver("570.124.06").torch("2.8.0"),
@@ -507,9 +526,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "12.6.3 12.6.3-runtime-ubuntu22.04 [86-real;89] torch=- driver>=560.35.05 unknown warnings=0"},
         Scenario{"index_selects_cu121", Req().gpu("A100").cuda("12.4").torch("2.4.1").variant("cu121"),
                  "12.4.1 12.4.1-runtime-ubuntu22.04 [80] torch=cu121 driver>=550.54.15 unknown warnings=0"},
-        Scenario{"index_selects_missing_variant", Req().gpu("A100").torch("2.4.1").variant("cu130"),
-                 "envpin: error: envpin.yaml:9:5: torch 2.4.1 has no cu130 wheels (its CUDA variants: cu118, cu121, cu124)\n"
-                 "envpin: hint: use one of its variants, or remove the index and let envpin choose\n"},
+        Scenario{
+            "index_selects_missing_variant", Req().gpu("A100").torch("2.4.1").variant("cu130"),
+            "envpin: error: envpin.yaml:9:5: torch 2.4.1 has no cu130 wheels (its CUDA variants: cu118, cu121, cu124)\n"
+            "envpin: hint: use one of its variants, or remove the index and let envpin choose\n"},
         Scenario{"os2404_cuda124", Req().gpu("A100").cuda("12.4").os("24.04"),
                  "envpin: error: --os: nvidia/cuda has no CUDA 12.4.1 image for ubuntu24.04\n"
                  "envpin: hint: set os to one of: ubuntu20.04, ubuntu22.04\n"},
@@ -553,9 +573,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --gpu: CUDA 99999999999.0 (--cuda) cannot build code for 'A100' (sm_80); CUDA 11.0 to "
                  "13.2 can (and nvidia/cuda publishes no 99999999999.0 image)\n"
                  "envpin: hint: set --cuda to 13.2 or older\n"},
-        Scenario{"k80_cuda12", Req().gpu("K80").cuda("12.0"),
-                 "envpin: error: --gpu: CUDA 12.0.1 (--cuda) cannot build code for 'K80' (sm_37); CUDA 11.0 to 11.8 can\n"
-                 "envpin: hint: set --cuda to 11.8 or older, or drop 'K80'\n"}),
+        Scenario{
+            "k80_cuda12", Req().gpu("K80").cuda("12.0"),
+            "envpin: error: --gpu: CUDA 12.0.1 (--cuda) cannot build code for 'K80' (sm_37); CUDA 11.0 to 11.8 can\n"
+            "envpin: hint: set --cuda to 11.8 or older, or drop 'K80'\n"}),
     name_of);
 
 TEST(CudaPolicy, PlatformIsNotTheHost) {
@@ -584,7 +605,8 @@ TEST(CudaPolicy, MinorCompatWarningNamesTheDriverInput) {
 }
 
 TEST(CudaPolicy, ReasonsExplainEachChoice) {
-  const CudaDecision d = decide_cuda(Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15").get());
+  const CudaDecision d =
+      decide_cuda(Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15").get());
   ASSERT_EQ(d.reasons.size(), 6u);
   EXPECT_EQ(d.reasons[0], "toolkit: CUDA 12.4.1, the newest published 12.4 release");
   EXPECT_EQ(d.reasons[1], "GPUs: A100 (sm_80), H100 (sm_90)");

@@ -80,12 +80,17 @@ TEST(CudaTables, GpuNamesAsNvidiaSmiPrintsThem) {
     const char* name;
     const char* product;
   } cases[] = {
-      {"NVIDIA H100 80GB HBM3", "H100"},  {"NVIDIA A100-SXM4-80GB", "A100"},
-      {"Tesla V100-SXM2-16GB", "V100"},   {"NVIDIA A10", "A10"},
-      {"NVIDIA A10G", "A10G"},            {"NVIDIA GeForce RTX 4070 Ti SUPER", "RTX 4070 Ti"},
+      {"NVIDIA H100 80GB HBM3", "H100"},
+      {"NVIDIA A100-SXM4-80GB", "A100"},
+      {"Tesla V100-SXM2-16GB", "V100"},
+      {"NVIDIA A10", "A10"},
+      {"NVIDIA A10G", "A10G"},
+      {"NVIDIA GeForce RTX 4070 Ti SUPER", "RTX 4070 Ti"},
       {"NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"},
-      {"NVIDIA H200", "H200"},            {"NVIDIA H20", "H20"},
-      {"NVIDIA L40S", "L40S"},            {"rtx4090", "RTX 4090"},
+      {"NVIDIA H200", "H200"},
+      {"NVIDIA H20", "H20"},
+      {"NVIDIA L40S", "L40S"},
+      {"rtx4090", "RTX 4090"},
   };
   for (const Case& c : cases) {
     ASSERT_TRUE(find_gpu(c.name)) << c.name;
@@ -106,11 +111,10 @@ TEST(CudaTables, CompilableSmsPerRelease) {
   struct Case {
     const char* minor;
     int lowest, highest;
-  } cases[] = {{"11.0", 35, 80},  {"11.1", 35, 86},  {"11.2", 35, 86},  {"11.4", 35, 87},
-               {"11.5", 35, 87},  {"11.6", 35, 87},  {"11.7", 35, 87},  {"11.8", 35, 90},
-               {"12.0", 50, 90},  {"12.1", 50, 90},  {"12.2", 50, 90},  {"12.3", 50, 90},
-               {"12.4", 50, 90},  {"12.5", 50, 90},  {"12.6", 50, 90},  {"12.8", 50, 120},
-               {"12.9", 50, 121}, {"13.0", 75, 121}, {"13.1", 75, 121}, {"13.2", 75, 121}};
+  } cases[] = {{"11.0", 35, 80},  {"11.1", 35, 86},  {"11.2", 35, 86},  {"11.4", 35, 87},  {"11.5", 35, 87},
+               {"11.6", 35, 87},  {"11.7", 35, 87},  {"11.8", 35, 90},  {"12.0", 50, 90},  {"12.1", 50, 90},
+               {"12.2", 50, 90},  {"12.3", 50, 90},  {"12.4", 50, 90},  {"12.5", 50, 90},  {"12.6", 50, 90},
+               {"12.8", 50, 120}, {"12.9", 50, 121}, {"13.0", 75, 121}, {"13.1", 75, 121}, {"13.2", 75, 121}};
   ASSERT_EQ(std::size(cases), cuda_releases().size());
   for (const Case& c : cases) {
     const auto sms = compilable_sms(c.minor);
@@ -119,7 +123,7 @@ TEST(CudaTables, CompilableSmsPerRelease) {
     EXPECT_EQ(sms.front(), c.lowest) << c.minor;
     EXPECT_EQ(sms.back(), c.highest) << c.minor;
   }
-  EXPECT_TRUE(has(compilable_sms("12.8"), 101));   // Thor before the 13.0 renumbering
+  EXPECT_TRUE(has(compilable_sms("12.8"), 101));  // Thor before the 13.0 renumbering
   EXPECT_FALSE(has(compilable_sms("13.0"), 101));
   EXPECT_TRUE(has(compilable_sms("13.0"), 110));
   EXPECT_FALSE(has(compilable_sms("13.0"), 72));
@@ -139,8 +143,9 @@ TEST(CudaTables, EveryTorchRow) {
       for (int sm : v.sass) EXPECT_TRUE(has(buildable, sm)) << r.minor << " " << v.tag << " sm_" << sm;
       for (int sm : v.sass_arm64) EXPECT_TRUE(has(buildable, sm)) << r.minor << " " << v.tag << " arm64 sm_" << sm;
       EXPECT_TRUE(std::is_sorted(v.sass.begin(), v.sass.end())) << v.tag;
-      EXPECT_EQ("cu" + std::string(v.cuda.substr(0, v.cuda.find('.'))) + std::string(v.cuda.substr(v.cuda.find('.') + 1)),
-                v.tag);
+      EXPECT_EQ(
+          "cu" + std::string(v.cuda.substr(0, v.cuda.find('.'))) + std::string(v.cuda.substr(v.cuda.find('.') + 1)),
+          v.tag);
       EXPECT_EQ(torch_index_url(v.tag), "https://download.pytorch.org/whl/" + std::string(v.tag));
     }
   }

@@ -52,8 +52,9 @@ TEST(InitMarker, BooleanLogicIsThreeValued) {
 }
 
 TEST(InitMarker, MalformedIsUnknown) {
-  for (const char* bad : {"", "python_version", "python_version <", "python_version < '3.10", "(python_version < '3.10'",
-                          "python_version < '3.10')", "python_version <> '3'", "and", "python_version < '3.1' and"})
+  for (const char* bad :
+       {"", "python_version", "python_version <", "python_version < '3.10", "(python_version < '3.10'",
+        "python_version < '3.10')", "python_version <> '3'", "and", "python_version < '3.1' and"})
     EXPECT_EQ(marker_holds(bad, "3.10"), std::nullopt) << bad;
   EXPECT_EQ(marker_holds(std::string(100000, '('), "3.10"), std::nullopt);
 }
@@ -76,7 +77,8 @@ TEST(InitSettle, KeepsTheAlternativeForTheImagesPython) {
   EXPECT_EQ(values(d), (std::vector<std::string>{"numpy", "jsonargparse>=4.37; python_version>'3.9'",
                                                  "pywin32; sys_platform == 'win32'"}));
   ASSERT_EQ(d.notes.size(), 1u);
-  EXPECT_NE(d.notes[0].find("pyproject.toml:6: 'jsonargparse>=4.31,<=4.32.1; python_version<'3.10'' left out"), std::string::npos)
+  EXPECT_NE(d.notes[0].find("pyproject.toml:6: 'jsonargparse>=4.31,<=4.32.1; python_version<'3.10'' left out"),
+            std::string::npos)
       << d.notes[0];
   EXPECT_NE(d.notes[0].find("holds for Python 3.11 on linux/amd64"), std::string::npos) << d.notes[0];
 
@@ -98,9 +100,12 @@ TEST(InitSettle, UndecidableKeepsTheFirstAndNoneHoldingLeavesAllOut) {
   settle(d);
   EXPECT_EQ(values(d), (std::vector<std::string>{"x==1; extra == 'a'"}));
   ASSERT_EQ(d.notes.size(), 3u);
-  EXPECT_NE(d.notes[0].find("the first, 'x==1; extra == 'a'' (requirements.txt:1), is kept"), std::string::npos) << d.notes[0];
-  EXPECT_NE(d.notes[1].find("y==1; sys_platform == 'darwin'' left out: its marker does not hold"), std::string::npos) << d.notes[1];
-  EXPECT_NE(d.notes[2].find("y==2; sys_platform == 'win32'' left out: its marker does not hold"), std::string::npos) << d.notes[2];
+  EXPECT_NE(d.notes[0].find("the first, 'x==1; extra == 'a'' (requirements.txt:1), is kept"), std::string::npos)
+      << d.notes[0];
+  EXPECT_NE(d.notes[1].find("y==1; sys_platform == 'darwin'' left out: its marker does not hold"), std::string::npos)
+      << d.notes[1];
+  EXPECT_NE(d.notes[2].find("y==2; sys_platform == 'win32'' left out: its marker does not hold"), std::string::npos)
+      << d.notes[2];
 }
 
 }  // namespace

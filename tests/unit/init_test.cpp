@@ -50,31 +50,32 @@ TEST_F(Init, RequirementsInPipsOwnSyntax) {
                              "\n# a comment\n");
   Draft d;
   read_requirements(req, d);
-  EXPECT_EQ(manifest(d),
-            "# Written by `envpin init` from requirements.txt, base.txt.\n"
-            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
-            "# and `envpin generate`.\n"
-            "envpin: 1\n"
-            "name: \"demo\"\n"
-            "python:\n"
-            "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n"
-            "  index: \"https://pypi.example.org/simple\"  # requirements.txt:1\n"
-            "  extra_index:\n"
-            "    - \"https://download.pytorch.org/whl/cu121\"  # requirements.txt:2\n"
-            "  packages:\n"
-            "    - \"numpy>=1.26,<2.1\"  # base.txt:1\n"
-            "    - \"requests[socks]==2.32.3\"  # base.txt:2\n"
-            "    - \"torch==2.4.1\"  # requirements.txt:5\n"
-            "    - \"tomli; python_version < \\\"3.11\\\"\"  # requirements.txt:7\n"
-            "# Not carried over:\n"
-            "#   requirements.txt:4: the constraints file 'constraints.txt' is not carried: envpin lock pins every version "
-            "the listed packages resolve to\n"
-            "#   requirements.txt:5: per-requirement options ('--hash=sha256:0123') are dropped; envpin lock records hashes "
-            "itself\n"
-            "#   requirements.txt:8: '-e .' is a local or VCS package: the project is copied into the image, not pinned; "
-            "install it in the Dockerfile's place of your choice\n"
-            "#   requirements.txt:9: 'mylib @ https://example.org/mylib-1.0.tar.gz' is a URL or path requirement: left "
-            "out (envpin pins from package indexes)\n");
+  EXPECT_EQ(
+      manifest(d),
+      "# Written by `envpin init` from requirements.txt, base.txt.\n"
+      "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+      "# and `envpin generate`.\n"
+      "envpin: 1\n"
+      "name: \"demo\"\n"
+      "python:\n"
+      "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n"
+      "  index: \"https://pypi.example.org/simple\"  # requirements.txt:1\n"
+      "  extra_index:\n"
+      "    - \"https://download.pytorch.org/whl/cu121\"  # requirements.txt:2\n"
+      "  packages:\n"
+      "    - \"numpy>=1.26,<2.1\"  # base.txt:1\n"
+      "    - \"requests[socks]==2.32.3\"  # base.txt:2\n"
+      "    - \"torch==2.4.1\"  # requirements.txt:5\n"
+      "    - \"tomli; python_version < \\\"3.11\\\"\"  # requirements.txt:7\n"
+      "# Not carried over:\n"
+      "#   requirements.txt:4: the constraints file 'constraints.txt' is not carried: envpin lock pins every version "
+      "the listed packages resolve to\n"
+      "#   requirements.txt:5: per-requirement options ('--hash=sha256:0123') are dropped; envpin lock records hashes "
+      "itself\n"
+      "#   requirements.txt:8: '-e .' is a local or VCS package: the project is copied into the image, not pinned; "
+      "install it in the Dockerfile's place of your choice\n"
+      "#   requirements.txt:9: 'mylib @ https://example.org/mylib-1.0.tar.gz' is a URL or path requirement: left "
+      "out (envpin pins from package indexes)\n");
 }
 
 TEST_F(Init, RequirementsIncludeCycleIsAnError) {
@@ -113,35 +114,36 @@ TEST_F(Init, CondaEnvironmentIsTranslated) {
                              "      - -e .\n");
   Draft d;
   read_conda(env, d);
-  EXPECT_EQ(manifest(d, {"A100"}),
-            "# Written by `envpin init` from environment.yml.\n"
-            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
-            "# and `envpin generate`.\n"
-            "envpin: 1\n"
-            "name: \"demo\"\n"
-            "cuda:\n"
-            "  version: \"12.1\"  # environment.yml:6 (pytorch-cuda=12.1)\n"
-            "  cudnn: true  # environment.yml:10 (cudnn)\n"
-            "  gpus: [\"A100\"]  # --gpu\n"
-            "python:\n"
-            "  version: \"3.11\"  # environment.yml:4 (python=3.11)\n"
-            "  extra_index:\n"
-            "    - \"https://download.pytorch.org/whl/cu121\"  # environment.yml:6 (pytorch-cuda=12.1)\n"
-            "  packages:\n"
-            "    - \"torch==2.1.0\"  # environment.yml:5 (pytorch::pytorch=2.1.0)\n"
-            "    - \"torchvision==0.16.*\"  # environment.yml:7 (torchvision=0.16)\n"
-            "    - \"numpy>=1.26,<2\"  # environment.yml:8 (numpy>=1.26,<2)\n"
-            "    - \"scikit-learn==1.3.2\"  # environment.yml:9 (scikit-learn 1.3.2)\n"
-            "    - \"transformers>=4.30\"  # environment.yml:16 (pip)\n"
-            "    - \"wandb\"  # environment.yml:17 (pip)\n"
-            "apt:\n"
-            "  - \"ffmpeg\"  # environment.yml:11 (ffmpeg)\n"
-            "# Not carried over:\n"
-            "#   environment.yml:12 (r-base): 'r-base' is a conda package with no PyPI or Debian name envpin knows: left out\n"
-            "#   environment.yml:13 (mkl): left out: the wheels bring their own BLAS\n"
-            "#   environment.yml:14 (pip): left out: pip comes with the Python envpin installs\n"
-            "#   environment.yml:18 (pip): '-e .' is a local or VCS package: the project is copied into the image, not "
-            "pinned; install it in the Dockerfile's place of your choice\n");
+  EXPECT_EQ(
+      manifest(d, {"A100"}),
+      "# Written by `envpin init` from environment.yml.\n"
+      "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+      "# and `envpin generate`.\n"
+      "envpin: 1\n"
+      "name: \"demo\"\n"
+      "cuda:\n"
+      "  version: \"12.1\"  # environment.yml:6 (pytorch-cuda=12.1)\n"
+      "  cudnn: true  # environment.yml:10 (cudnn)\n"
+      "  gpus: [\"A100\"]  # --gpu\n"
+      "python:\n"
+      "  version: \"3.11\"  # environment.yml:4 (python=3.11)\n"
+      "  extra_index:\n"
+      "    - \"https://download.pytorch.org/whl/cu121\"  # environment.yml:6 (pytorch-cuda=12.1)\n"
+      "  packages:\n"
+      "    - \"torch==2.1.0\"  # environment.yml:5 (pytorch::pytorch=2.1.0)\n"
+      "    - \"torchvision==0.16.*\"  # environment.yml:7 (torchvision=0.16)\n"
+      "    - \"numpy>=1.26,<2\"  # environment.yml:8 (numpy>=1.26,<2)\n"
+      "    - \"scikit-learn==1.3.2\"  # environment.yml:9 (scikit-learn 1.3.2)\n"
+      "    - \"transformers>=4.30\"  # environment.yml:16 (pip)\n"
+      "    - \"wandb\"  # environment.yml:17 (pip)\n"
+      "apt:\n"
+      "  - \"ffmpeg\"  # environment.yml:11 (ffmpeg)\n"
+      "# Not carried over:\n"
+      "#   environment.yml:12 (r-base): 'r-base' is a conda package with no PyPI or Debian name envpin knows: left out\n"
+      "#   environment.yml:13 (mkl): left out: the wheels bring their own BLAS\n"
+      "#   environment.yml:14 (pip): left out: pip comes with the Python envpin installs\n"
+      "#   environment.yml:18 (pip): '-e .' is a local or VCS package: the project is copied into the image, not "
+      "pinned; install it in the Dockerfile's place of your choice\n");
 }
 
 TEST_F(Init, CondaRefusals) {
@@ -152,8 +154,9 @@ TEST_F(Init, CondaRefusals) {
     read_conda(write("cu.yml", "dependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=12.4\n"), b);
     FAIL() << "no error";
   } catch (const diag::Error& e) {
-    EXPECT_EQ(e.message(), "torch 2.1.0 (cu.yml:2 (pytorch=2.1.0)) never had CUDA 12.4 wheels (cu.yml:3 (pytorch-cuda=12.4)); "
-                           "its variants are cu118, cu121");
+    EXPECT_EQ(e.message(),
+              "torch 2.1.0 (cu.yml:2 (pytorch=2.1.0)) never had CUDA 12.4 wheels (cu.yml:3 (pytorch-cuda=12.4)); "
+              "its variants are cu118, cu121");
   }
   Draft c;
   try {
@@ -226,7 +229,8 @@ TEST_F(Init, ConflictingInputsNameBothOrPrefer) {
     read_conda(dir_ / "environment.yml", d);
     FAIL() << "no error";
   } catch (const diag::Error& e) {
-    EXPECT_EQ(e.message(), "torch is 'torch==2.1.0' in requirements.txt:1 but 'torch==2.3.0' in environment.yml:2 (pytorch=2.3.0)");
+    EXPECT_EQ(e.message(),
+              "torch is 'torch==2.1.0' in requirements.txt:1 but 'torch==2.3.0' in environment.yml:2 (pytorch=2.3.0)");
   }
   Draft p;
   p.prefer = "environment.yml";
@@ -238,8 +242,8 @@ TEST_F(Init, ConflictingInputsNameBothOrPrefer) {
 
 TEST_F(Init, OneDistributionTwiceInOneFileIsCombined) {
   // As haotian-liu/LLaVA's pyproject.toml lists sentencepiece and einops: once bare, once pinned.
-  const fs::path py = write("pyproject.toml",
-                            "[project]\ndependencies = [\"einops\", \"numpy>=1.24\", \"einops==0.6.1\", \"numpy<2\"]\n");
+  const fs::path py = write(
+      "pyproject.toml", "[project]\ndependencies = [\"einops\", \"numpy>=1.24\", \"einops==0.6.1\", \"numpy<2\"]\n");
   Draft d;
   read_pyproject(py, d, {});
   ASSERT_EQ(d.packages.size(), 2u);
@@ -255,7 +259,8 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
                             "ARG CUDA=12.1.1\n"
                             "FROM --platform=linux/amd64 nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04 AS build\n"
                             "ENV DEBIAN_FRONTEND=noninteractive \\\n"
-                            "    HF_TOKEN=hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
+                            "    HF_TOKEN=hf_"
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
                             "RUN apt-get update && apt-get install -y --no-install-recommends \\\n"
                             "      git \\\n"
                             "      # a comment inside the continuation\n"
@@ -270,45 +275,47 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
   Draft d;
   read_dockerfile(df, d);
   settle(d);
-  EXPECT_EQ(manifest(d, {"A100"}),
-            "# Written by `envpin init` from Dockerfile, requirements.txt.\n"
-            "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
-            "# and `envpin generate`.\n"
-            "envpin: 1\n"
-            "name: \"demo\"\n"
-            "os: \"ubuntu22.04\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
-            "cuda:\n"
-            "  version: \"12.1\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
-            "  flavor: \"devel\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
-            "  cudnn: true  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
-            "  gpus: [\"A100\"]  # --gpu\n"
-            "python:\n"
-            "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n"
-            "  packages:\n"
-            "    - \"transformers>=4.36\"  # requirements.txt:1\n"
-            "    - \"numpy<2\"  # Dockerfile:13\n"
-            "apt:\n"
-            "  - \"git\"  # Dockerfile:6\n"
-            "  - \"ffmpeg=7:4.4.2-0ubuntu0.22.04.1\"  # Dockerfile:6\n"
-            "  - \"libgl1\"  # Dockerfile:6\n"
-            "# Not carried over:\n"
-            "#   Dockerfile:4: ENV DEBIAN_FRONTEND, HF_TOKEN not carried: set them under env: in envpin.yaml (secrets: for a "
-            "credential); values are not copied. It holds what looks like a credential: rotate it, it is in the image's history\n"
-            "#   Dockerfile:6: the apt package '$EXTRA' is not a Debian name[=version] envpin can pin (an expansion, a release or a "
-            "pattern): left out\n"
-            "#   Dockerfile:13: '-e .' is a local or VCS package: the project is copied into the image, not pinned; install it in the "
-            "Dockerfile's place of your choice\n"
-            "#   Dockerfile:13: conda installs in the Dockerfile are not read: export the environment ('conda env export "
-            "--from-history') and pass it with --from\n"
-            "#   Dockerfile:14: COPY '.env' puts a secret file into the image; envpin keeps secrets out of the context: declare it "
-            "under secrets: for run time\n");
+  EXPECT_EQ(
+      manifest(d, {"A100"}),
+      "# Written by `envpin init` from Dockerfile, requirements.txt.\n"
+      "# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
+      "# and `envpin generate`.\n"
+      "envpin: 1\n"
+      "name: \"demo\"\n"
+      "os: \"ubuntu22.04\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+      "cuda:\n"
+      "  version: \"12.1\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+      "  flavor: \"devel\"  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+      "  cudnn: true  # Dockerfile:3 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04)\n"
+      "  gpus: [\"A100\"]  # --gpu\n"
+      "python:\n"
+      "  version: \"3.11\"  # none of the inputs names a Python version: envpin's default, change it if needed\n"
+      "  packages:\n"
+      "    - \"transformers>=4.36\"  # requirements.txt:1\n"
+      "    - \"numpy<2\"  # Dockerfile:13\n"
+      "apt:\n"
+      "  - \"git\"  # Dockerfile:6\n"
+      "  - \"ffmpeg=7:4.4.2-0ubuntu0.22.04.1\"  # Dockerfile:6\n"
+      "  - \"libgl1\"  # Dockerfile:6\n"
+      "# Not carried over:\n"
+      "#   Dockerfile:4: ENV DEBIAN_FRONTEND, HF_TOKEN not carried: set them under env: in envpin.yaml (secrets: for a "
+      "credential); values are not copied. It holds what looks like a credential: rotate it, it is in the image's history\n"
+      "#   Dockerfile:6: the apt package '$EXTRA' is not a Debian name[=version] envpin can pin (an expansion, a release or a "
+      "pattern): left out\n"
+      "#   Dockerfile:13: '-e .' is a local or VCS package: the project is copied into the image, not pinned; install it in the "
+      "Dockerfile's place of your choice\n"
+      "#   Dockerfile:13: conda installs in the Dockerfile are not read: export the environment ('conda env export "
+      "--from-history') and pass it with --from\n"
+      "#   Dockerfile:14: COPY '.env' puts a secret file into the image; envpin keeps secrets out of the context: declare it "
+      "under secrets: for run time\n");
   // The credential itself is never written anywhere.
   for (const std::string& n : d.notes) EXPECT_EQ(n.find("hf_abc"), std::string::npos) << n;
 }
 
 TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
   write("environment.yml", "dependencies:\n  - python=3.10\n  - pytorch=2.3.0\n  - pytorch-cuda=12.1\n");
-  const fs::path df = write("Dockerfile", "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime\nRUN pip install torch==2.1.0\n");
+  const fs::path df =
+      write("Dockerfile", "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime\nRUN pip install torch==2.1.0\n");
   Draft d;
   read_conda(dir_ / "environment.yml", d);
   read_dockerfile(df, d);
@@ -317,7 +324,8 @@ TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
   EXPECT_EQ(d.packages[0].value, "torch==2.3.0");
   EXPECT_EQ(d.cuda->value, "12.1");
   EXPECT_EQ(d.python->value, "3.10");
-  EXPECT_EQ(d.cudnn->from, "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime)");  // no other input names it
+  EXPECT_EQ(d.cudnn->from,
+            "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime)");  // no other input names it
   const std::vector<std::string> expected = {
       "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime) suggests torch==2.1.0; the other inputs' torch is kept",
       "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime) suggests cuda.version '11.8'; kept '12.1' from "
@@ -332,14 +340,16 @@ TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
   settle(p);
   EXPECT_EQ(p.python->value, "3.10");
   EXPECT_FALSE(p.os);
-  EXPECT_EQ(p.notes.back(), "Dockerfile.py:1 (FROM python:3.12-slim-bookworm) suggests os 'debian12'; with CUDA (environment.yml:4 "
-                            "(pytorch-cuda=12.1)) envpin builds on nvidia/cuda's Ubuntu image instead");
+  EXPECT_EQ(p.notes.back(),
+            "Dockerfile.py:1 (FROM python:3.12-slim-bookworm) suggests os 'debian12'; with CUDA (environment.yml:4 "
+            "(pytorch-cuda=12.1)) envpin builds on nvidia/cuda's Ubuntu image instead");
 }
 
 TEST_F(Init, EnvpinsOwnDockerfileIsNotAnInput) {
   // `envpin init --force` in a project envpin already generated must not read its own output.
-  write("Dockerfile", "# syntax=docker/dockerfile:1\n# Generated by `envpin generate` from envpin.yaml; do not edit, regenerate "
-                      "instead.\nFROM --platform=linux/amd64 python:3.11-slim-bookworm\n");
+  write("Dockerfile",
+        "# syntax=docker/dockerfile:1\n# Generated by `envpin generate` from envpin.yaml; do not edit, regenerate "
+        "instead.\nFROM --platform=linux/amd64 python:3.11-slim-bookworm\n");
   write("requirements.txt", "numpy\n");
   EXPECT_EQ(inputs_in(dir_), std::vector<fs::path>{dir_ / "requirements.txt"});
   Draft d;
@@ -366,7 +376,9 @@ TEST_F(Init, DockerfileBasesAndRefusals) {
   EXPECT_EQ(from("FROM docker.io/library/debian:bookworm-slim").os->value, "debian12");
   EXPECT_EQ(from("FROM continuumio/miniconda3:24.1.2-0").base->value, "continuumio/miniconda3:24.1.2-0");
   EXPECT_FALSE(from("FROM scratch").base);
-  EXPECT_EQ(from("FROM $IMAGE").notes, std::vector<std::string>{"Dockerfile:1: FROM '$IMAGE' uses an ARG without a default: the base is left to you"});
+  EXPECT_EQ(
+      from("FROM $IMAGE").notes,
+      std::vector<std::string>{"Dockerfile:1: FROM '$IMAGE' uses an ARG without a default: the base is left to you"});
   try {
     from("RUN apt-get install -y git");
     FAIL() << "no error";
@@ -383,17 +395,20 @@ TEST_F(Init, DockerfileBasesAndRefusals) {
 }
 
 TEST_F(Init, CredentialsNeverReachTheManifest) {
-  const fs::path req = write("requirements.txt",
-                             "--index-url https://ci:s3cr3t@pypi.example.org/simple\n"
-                             "--extra-index-url https://__token__@gitlab.example.org/api/v4/projects/1/packages/pypi/simple\n"
-                             "torch==2.4.1 --hash=sha256:0123 --config-settings=token=hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH\n");
+  const fs::path req =
+      write("requirements.txt",
+            "--index-url https://ci:s3cr3t@pypi.example.org/simple\n"
+            "--extra-index-url https://__token__@gitlab.example.org/api/v4/projects/1/packages/pypi/simple\n"
+            "torch==2.4.1 --hash=sha256:0123 --config-settings=token=hf_"
+            "abcdefghijklmnopqrstuvwxyzABCDEFGH\n");
   Draft d;
   read_requirements(req, d);
   const std::string text = manifest(d);
   EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
   EXPECT_EQ(text.find("__token__"), std::string::npos) << text;
   EXPECT_EQ(text.find("hf_abc"), std::string::npos) << text;
-  EXPECT_NE(text.find("  index: \"https://pypi.example.org/simple\"  # requirements.txt:1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  index: \"https://pypi.example.org/simple\"  # requirements.txt:1\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("#   requirements.txt:1: the index URL's credentials are left out"), std::string::npos) << text;
   EXPECT_NE(text.find("token=<credential>"), std::string::npos) << text;
   // A requirements line that includes a secret file is refused, and the file is not read.
@@ -412,7 +427,8 @@ TEST_F(Init, CredentialsNeverReachTheManifest) {
 TEST_F(Init, CondaSpacesAroundOperatorsAndHostileBytes) {
   // Found by the init fuzzer: "python >= 3.8" lost its version to the build-string split, and a
   // control character in a value reached the manifest text raw.
-  write("environment.yml", "dependencies:\n  - python >= 3.8\n  - numpy >=1.20, <2\n  - scipy 1.7.1 py38_0\n  - cudatoolkit=11.1\x0c\n");
+  write("environment.yml",
+        "dependencies:\n  - python >= 3.8\n  - numpy >=1.20, <2\n  - scipy 1.7.1 py38_0\n  - cudatoolkit=11.1\x0c\n");
   Draft d;
   read_conda(dir_ / "environment.yml", d);
   EXPECT_EQ(d.python->value, "3.8");

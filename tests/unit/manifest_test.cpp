@@ -113,7 +113,8 @@ TEST(Manifest, JobsDefaultsAndValues) {
   EXPECT_EQ(plain.jobs->gpus.value, "");  // no cuda section: no GPUs unless asked
   EXPECT_TRUE(plain.jobs->resume.empty());
   EXPECT_FALSE(parse("envpin: 1\nname: x\n", "envpin.yaml", ".").jobs);
-  const Manifest gpu = parse("envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\njobs: {}\n", "envpin.yaml", ".");
+  const Manifest gpu =
+      parse("envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\njobs: {}\n", "envpin.yaml", ".");
   EXPECT_EQ(gpu.jobs->gpus.value, "all");
   const Manifest full = parse(
       "envpin: 1\nname: x\njobs:\n  checkpoints: {path: /ck, host: /mnt/ck/}\n  logs: out/./logs\n"
@@ -132,8 +133,7 @@ TEST(Manifest, JobsDefaultsAndValues) {
 }
 
 TEST(Manifest, GpuDefaultsToOptionalWithCuda) {
-  const Manifest m =
-      parse("envpin: 1\nname: x\ncuda: {version: '12.4'}\n", "envpin.yaml", ".");
+  const Manifest m = parse("envpin: 1\nname: x\ncuda: {version: '12.4'}\n", "envpin.yaml", ".");
   EXPECT_EQ(m.devcontainer.gpu.value, GpuRequirement::optional);
 }
 
@@ -145,9 +145,7 @@ struct ErrorCase {
 
 class ManifestError : public testing::TestWithParam<ErrorCase> {};
 
-TEST_P(ManifestError, WholeMessage) {
-  EXPECT_EQ(error_of(GetParam().yaml), GetParam().expected);
-}
+TEST_P(ManifestError, WholeMessage) { EXPECT_EQ(error_of(GetParam().yaml), GetParam().expected); }
 
 // Each invalid input and the exact lines envpin prints for it.
 const ErrorCase kErrors[] = {
@@ -426,7 +424,8 @@ const ErrorCase kErrors[] = {
     {"index_shell", "envpin: 1\nname: x\npython: {version: '3.11', index: \"https://x/simple' $(id) '\"}\n",
      "envpin: error: envpin.yaml:3:34: python.index must be an http(s) URL, found 'https://x/simple' $(id) ''\n"
      "envpin: hint: write it as 'https://host/simple' (percent-encode other characters)\n"},
-    {"index_credentials", "envpin: 1\nname: x\npython:\n  version: '3.11'\n  extra_index: [https://pypi.example.org/simple, \"https://ci:s3cr3t@pypi.example.org/simple\"]\n",
+    {"index_credentials",
+     "envpin: 1\nname: x\npython:\n  version: '3.11'\n  extra_index: [https://pypi.example.org/simple, \"https://ci:s3cr3t@pypi.example.org/simple\"]\n",
      "envpin: error: envpin.yaml:5:50: the package index URL holds credentials (the part before '@'): they would be written "
      "into the Dockerfile, envpin.lock and the image's history\n"
      "envpin: hint: remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in "
@@ -478,7 +477,8 @@ TEST(Manifest, SpecialFilesAreNeverRead) {
 }
 
 TEST(Manifest, ContainerPathsAreNormalised) {
-  const Manifest m = parse("envpin: 1\nname: x\nworkdir: /srv/app//./x/\njobs: {checkpoints: /ck/}\n", "envpin.yaml", ".");
+  const Manifest m =
+      parse("envpin: 1\nname: x\nworkdir: /srv/app//./x/\njobs: {checkpoints: /ck/}\n", "envpin.yaml", ".");
   EXPECT_EQ(m.workdir.value, "/srv/app/x");
   EXPECT_EQ(m.jobs->checkpoints.value, "/ck");
 }
@@ -502,12 +502,13 @@ TEST(Manifest, RequirementsFileErrorsNameTheirLine) {
             "envpin: error: req.txt:3:6: invalid package spec 'torch=2.4': '=' is not a version operator; use '=='\n"
             "envpin: hint: write it as pip does, e.g. 'numpy==1.26.4'\n");
   std::ofstream(dir / "req.txt") << "--index-url https://x\nnumpy\n";
-  EXPECT_EQ(error_of("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", dir),
-            "envpin: error: req.txt:1:1: pip options in a requirements file are not supported: '--index-url https://x'\n"
-            "envpin: hint: set the index with python.index in the manifest and list only packages here\n");
+  EXPECT_EQ(
+      error_of("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", dir),
+      "envpin: error: req.txt:1:1: pip options in a requirements file are not supported: '--index-url https://x'\n"
+      "envpin: hint: set the index with python.index in the manifest and list only packages here\n");
   std::ofstream(dir / "req.txt") << "numpy==1.26.4  # inline comment\nrich ; python_version < '3.12'\n";
-  const Manifest m = parse("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n",
-                           "envpin.yaml", dir);
+  const Manifest m =
+      parse("envpin: 1\nname: x\npython: {version: '3.11', requirements: req.txt}\n", "envpin.yaml", dir);
   ASSERT_EQ(m.python->requirement_lines.size(), 2u);
   EXPECT_EQ(m.python->requirement_lines[0].value.pinned(), "1.26.4");
   EXPECT_EQ(m.python->requirement_lines[1].value.marker, "python_version < '3.12'");

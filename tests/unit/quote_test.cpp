@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "pin/sha256.hpp"
 #include "diag/error.hpp"
+#include "pin/sha256.hpp"
 #include "render/code.hpp"
 #include "render/quote.hpp"
 #include "render/templates.hpp"
@@ -23,7 +23,9 @@ TEST(Quote, Dockerfile) {
 }
 
 TEST(Quote, PathWord) {
-  auto lookup = [](const std::string& name) { return name == "DATA_DIR" ? std::string("/work/da\"ta") : std::string(); };
+  auto lookup = [](const std::string& name) {
+    return name == "DATA_DIR" ? std::string("/work/da\"ta") : std::string();
+  };
   EXPECT_EQ(sh_path_word("${DATA_DIR}/raw $x", lookup), "\"${DATA_DIR:-/work/da\\\"ta}/raw \\$x\"");
 }
 
@@ -45,7 +47,8 @@ TEST(Templates, CodeSlotsTakeOnlyCode) {
   Fields f;
   f.text("value", "x\ny; rm -rf /").code("word", Code::sh("x'; rm -rf / #"));
   EXPECT_EQ(render("# note: {{value}}\nrun {{{word}}}\n", f), "# note: x\\ny; rm -rf /\nrun 'x'\\''; rm -rf / #'\n");
-  EXPECT_EQ(render("run {{{value}}}\n", f), "error: internal: template 't': the code slot {{{value}}} was not given Code");
+  EXPECT_EQ(render("run {{{value}}}\n", f),
+            "error: internal: template 't': the code slot {{{value}}} was not given Code");
   EXPECT_EQ(render("run {{value}}\n", f),
             "error: internal: template 't': the text slot {{value}} is not on a comment line: give it Code in a "
             "{{{code}}} slot");

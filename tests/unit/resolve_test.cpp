@@ -18,11 +18,13 @@ TEST(Resolve, CudaBaseImageTags) {
     const char* image;
   } cases[] = {
       {"cuda: {version: '12.4', cudnn: true, gpus: [A100]}", "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"},
-      {"cuda: {version: '12.3', cudnn: true, flavor: devel, gpus: [A100]}", "nvidia/cuda:12.3.2-cudnn9-devel-ubuntu22.04"},
+      {"cuda: {version: '12.3', cudnn: true, flavor: devel, gpus: [A100]}",
+       "nvidia/cuda:12.3.2-cudnn9-devel-ubuntu22.04"},
       {"cuda: {version: '11.8', cudnn: true, gpus: [A100]}", "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04"},
       {"cuda: {version: '13.0.1', flavor: base, gpus: [A100]}\nos: ubuntu24.04", "nvidia/cuda:13.0.1-base-ubuntu24.04"},
       {"cuda: {version: '13.0', gpus: [A100]}", "nvidia/cuda:13.0.3-runtime-ubuntu22.04"},
-      {"cuda: {version: '12.8', cudnn: true, gpus: [A100]}\nos: ubuntu24.04", "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"},
+      {"cuda: {version: '12.8', cudnn: true, gpus: [A100]}\nos: ubuntu24.04",
+       "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"},
       {"cuda: {version: '11.4', gpus: [A100]}\nos: ubuntu20.04", "nvidia/cuda:11.4.3-runtime-ubuntu20.04"},
   };
   for (const Case& c : cases) EXPECT_EQ(resolve_yaml(c.yaml).base_image, c.image) << c.yaml;
@@ -35,8 +37,8 @@ TEST(Resolve, EveryReleaseRowMapsToATag) {
     const std::string os = "ubuntu" + std::string(r.ubuntu.back());
     const Environment env =
         resolve_yaml("os: " + os + "\ncuda: {version: '" + std::string(r.minor) + "', cudnn: true, gpus: [A100]}");
-    EXPECT_EQ(env.base_image, "nvidia/cuda:" + std::string(r.patches.back()) + "-" +
-                                  std::string(r.cudnn_part) + "-runtime-" + os);
+    EXPECT_EQ(env.base_image,
+              "nvidia/cuda:" + std::string(r.patches.back()) + "-" + std::string(r.cudnn_part) + "-runtime-" + os);
     EXPECT_EQ(env.os_id, "ubuntu");
   }
 }

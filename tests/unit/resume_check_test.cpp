@@ -121,8 +121,8 @@ TEST_F(CheckpointDir, OutputsAreFilesDirectoriesLinesOrTheFinalCheckpoints) {
   write("ckpt/step-10", "ten");
   write("ckpt/step-10.sha256", pin::sha256_hex("ten") + "  step-10\n");
   write("job.log", "envpin run: job x: attempt 1\nfinal digest 1234\nfinal digest 5678\n");
-  const Outputs out = collect_outputs({parse_compare("outputs"), parse_compare("line:final digest")}, project, ckpt,
-                                      dir_ / "job.log");
+  const Outputs out =
+      collect_outputs({parse_compare("outputs"), parse_compare("line:final digest")}, project, ckpt, dir_ / "job.log");
   EXPECT_EQ(out.at("outputs/final.pt"), pin::sha256_hex("weights"));
   EXPECT_EQ(out.at("outputs/metrics/loss.txt"), pin::sha256_hex("0.25"));
   EXPECT_EQ(out.at("line:final digest"), "final digest 5678");
@@ -159,16 +159,19 @@ TEST(Verdict, NamesTheFirstCheckpointAfterTheKillThatDiffers) {
   const Verdict v = judge(ref, killed, {{2.0, "c5", 1}, {4.0, "c10", 2}}, ref2);
   EXPECT_EQ(v.exit_code, 1);
   ASSERT_GE(v.lines.size(), 3u);
-  EXPECT_EQ(v.lines[0], "differs: t-kill (2 kills at 2.0 s (after c5), 4.0 s (after c10), resumed each time) and the "
-                        "uninterrupted t-ref differ in outputs/final.pt");
-  EXPECT_EQ(v.lines[1], "  the runs diverged at checkpoint c15, written after kill 2 (4.0 s, resumed from c10); every "
-                        "checkpoint before it is identical");
+  EXPECT_EQ(v.lines[0],
+            "differs: t-kill (2 kills at 2.0 s (after c5), 4.0 s (after c10), resumed each time) and the "
+            "uninterrupted t-ref differ in outputs/final.pt");
+  EXPECT_EQ(v.lines[1],
+            "  the runs diverged at checkpoint c15, written after kill 2 (4.0 s, resumed from c10); every "
+            "checkpoint before it is identical");
   // One file overwritten at each checkpoint: its versions are compared in order.
   const RunRecord one = record("t-ref", "aa", {{"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "3"}});
   const RunRecord one_killed = record("t-kill", "bb", {{"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "X"}});
   const Verdict w = judge(one, one_killed, {{2.0, "checkpoint", 2}}, ref2);
-  EXPECT_EQ(w.lines[1], "  the runs diverged at checkpoint checkpoint, written after kill 1 (2.0 s, resumed from "
-                        "checkpoint); every checkpoint before it is identical");
+  EXPECT_EQ(w.lines[1],
+            "  the runs diverged at checkpoint checkpoint, written after kill 1 (2.0 s, resumed from "
+            "checkpoint); every checkpoint before it is identical");
   EXPECT_NE(v.lines[2].find("RNG states of Python, NumPy, torch and CUDA"), std::string::npos) << v.lines[2];
 }
 

@@ -44,7 +44,8 @@ TEST(Glob, DockerignoreSemantics) {
       {"a.b", "axb", false},  // '.' is a literal, not "any character"
       {"a+b", "a+b", true},
   };
-  for (const Case& c : cases) EXPECT_EQ(scan::Glob(c.pattern).matches(c.path), c.match) << c.pattern << " vs " << c.path;
+  for (const Case& c : cases)
+    EXPECT_EQ(scan::Glob(c.pattern).matches(c.path), c.match) << c.pattern << " vs " << c.path;
 }
 
 TEST(Glob, LinearOnHostilePatterns) {
@@ -79,26 +80,32 @@ TEST(ImageReference, DigestsAndRefusals) {
   EXPECT_EQ(both.digest, "sha256:" + std::string(64, '0'));
   const auto digest_only = net::parse_image_reference("debian@sha256:" + std::string(64, 'f'));
   EXPECT_EQ(digest_only.tag, "");
-  for (const std::string& bad : std::initializer_list<std::string>{"foo:", "foo@", "a//b", "a/b:c:d", "a/.b", "a/b-", "x:" + std::string(129, 't'),
-                                "x:-tag", "host:port/x", "debian@sha256:" + std::string(64, 'A'),
-                                "debian@sha256:" + std::string(63, 'a'), "debian@md5:" + std::string(64, 'a'), ""})
+  for (const std::string& bad : std::initializer_list<std::string>{
+           "foo:", "foo@", "a//b", "a/b:c:d", "a/.b", "a/b-", "x:" + std::string(129, 't'), "x:-tag", "host:port/x",
+           "debian@sha256:" + std::string(64, 'A'), "debian@sha256:" + std::string(63, 'a'),
+           "debian@md5:" + std::string(64, 'a'), ""})
     EXPECT_THROW(net::parse_image_reference(bad), diag::Error) << bad;
   EXPECT_NO_THROW(net::parse_image_reference("x:" + std::string(128, 't')));
 }
 
 TEST(VersionLines, DriverKernelModule) {
   // /proc/driver/nvidia/version as the proprietary, open and aarch64 modules write it.
-  EXPECT_EQ(probe::parse_proc_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024\n"),
+  EXPECT_EQ(probe::parse_proc_version(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024\n"),
             "550.54.14");
-  EXPECT_EQ(probe::parse_proc_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  560.35.03  Release Build\n"),
-            "560.35.03");
-  EXPECT_EQ(probe::parse_proc_version("NVRM version: NVIDIA UNIX Kernel Module for aarch64  535.104.05\n"), "535.104.05");
+  EXPECT_EQ(
+      probe::parse_proc_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  560.35.03  Release Build\n"),
+      "560.35.03");
+  EXPECT_EQ(probe::parse_proc_version("NVRM version: NVIDIA UNIX Kernel Module for aarch64  535.104.05\n"),
+            "535.104.05");
   EXPECT_EQ(probe::parse_proc_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65\n"), "580.65");
   EXPECT_EQ(probe::parse_proc_version("no module here"), "");
-  EXPECT_EQ(probe::parse_smi_cuda_version("| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4     |"),
-            "12.4");
+  EXPECT_EQ(
+      probe::parse_smi_cuda_version("| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4     |"),
+      "12.4");
   EXPECT_EQ(probe::parse_smi_cuda_version("CUDA Version: N/A"), "");
-  EXPECT_EQ(probe::parse_nvcc_version("Cuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4"), "12.4.131");
+  EXPECT_EQ(probe::parse_nvcc_version("Cuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4"),
+            "12.4.131");
   EXPECT_EQ(probe::parse_nvcc_version("release 12.4, V12"), "");
 }
 

@@ -55,17 +55,20 @@ TEST_F(SendSetTest, OneRuleSetAndTheFewestExcludes) {
   for (const LeftOut& l : s.left_out) why.push_back(l.path + (l.directory ? "/" : "") + " " + l.why);
   // An excluded directory that no "!" rule reaches into is not walked: data/ and .envpin/state/
   // are one entry each; .envpin/ is walked for its run.sh.
-  EXPECT_EQ(why, (std::vector<std::string>{".env a secret file", ".envpin/ .dockerignore", ".envpin/state/ .dockerignore",
-                                           ".ssh/ a secret file", ".ssh/id_ed25519 a secret file", "data/ .dockerignore",
-                                           "src/.ENV.local a secret file", "src/config.txt a hard link to a secret file",
-                                           "we[ir]d*.log .dockerignore"}));
+  EXPECT_EQ(why,
+            (std::vector<std::string>{".env a secret file", ".envpin/ .dockerignore", ".envpin/state/ .dockerignore",
+                                      ".ssh/ a secret file", ".ssh/id_ed25519 a secret file", "data/ .dockerignore",
+                                      "src/.ENV.local a secret file", "src/config.txt a hard link to a secret file",
+                                      "we[ir]d*.log .dockerignore"}));
   // .envpin stays (run.sh is sent); what is under it that is not sent goes by name; data whole.
   EXPECT_EQ(rsync_excludes(s), (std::vector<std::string>{"/.env", "/.envpin/state", "/.ssh", "/data", "/src/.ENV.local",
                                                          "/src/config.txt", "/we?ir]d?.log"}));
 }
 
 TEST_F(SendSetTest, ACredentialInAFileIsRefusedWithItsPlace) {
-  write("src/conf.py", "A = 1\nTOKEN = 'hf_" "abcdefghijklmnopqrstuvwxyzABCDEFGH'\n");
+  write("src/conf.py",
+        "A = 1\nTOKEN = 'hf_"
+        "abcdefghijklmnopqrstuvwxyzABCDEFGH'\n");
   SendRules r;
   r.carrier = "envpin sync would send to gpu1";
   r.hint = "remove it";

@@ -25,7 +25,8 @@ TEST(SlurmRest, BodyCarriesTheDirectivesAndTheQuotedCommand) {
   gpus_per_node: 4
   slurm: {time: "1-02:03:04", warn: 90, partition: gpu}
 )");
-  Submission s{"/shared/p", kScript, "run1", {"python3", "train.py", "--name", "it's $(rm -rf /)"}, {{"PATH", "/usr/bin"}}};
+  Submission s{
+      "/shared/p", kScript, "run1", {"python3", "train.py", "--name", "it's $(rm -rf /)"}, {{"PATH", "/usr/bin"}}};
   const nlohmann::json b = submit_body(m, s);
   const auto& job = b["job"];
   EXPECT_EQ(job["name"], "ddp");
@@ -119,7 +120,8 @@ TEST(SlurmRest, JobsAnswerIsReadWithoutTrustingItsTypes) {
   EXPECT_FALSE(rest_job(nlohmann::json::parse(R"([1, 2])"), "ddp"));
   EXPECT_FALSE(rest_job(nlohmann::json::parse(R"({"name": "ddp"})"), "ddp"));
   const auto odd = rest_job(nlohmann::json::parse(R"({"job_id": 10, "name": "ddp", "nodes": [1, 2], "exit_code": "x",
-      "comment": 5, "restart_cnt": "many"})"), "ddp");
+      "comment": 5, "restart_cnt": "many"})"),
+                            "ddp");
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->nodes, "");
   EXPECT_EQ(odd->exit, "-");

@@ -68,7 +68,8 @@ TEST(Progress, CountersWaitForTheThreshold) {
 
 TEST(Paint, OnlyTheWordsAndOnlyWithColour) {
   const std::string diagnostic = "envpin: error: f.yaml:1:2: bad\nenvpin: hint: fix it\n";
-  EXPECT_EQ(paint_diagnostic(kTty, diagnostic), "envpin: \033[1;31merror\033[0m: f.yaml:1:2: bad\nenvpin: hint: fix it\n");
+  EXPECT_EQ(paint_diagnostic(kTty, diagnostic),
+            "envpin: \033[1;31merror\033[0m: f.yaml:1:2: bad\nenvpin: hint: fix it\n");
   EXPECT_EQ(paint_diagnostic(kTty, "envpin: warning: w\n"), "envpin: \033[1;33mwarning\033[0m: w\n");
   EXPECT_EQ(paint_diagnostic(kTtyNoColor, diagnostic), diagnostic);
   EXPECT_EQ(paint_diagnostic(kPipe, diagnostic), diagnostic);
@@ -105,7 +106,10 @@ TEST(TerminalFor, APseudoTerminalNoColorAndDumb) {
   EXPECT_FALSE(terminal_for(fds[1]).tty);
   EXPECT_FALSE(terminal_for(fds[1]).color);
   for (int fd : {leader, follower, fds[0], fds[1]}) ::close(fd);
-  if (term) ::setenv("TERM", saved_term.c_str(), 1); else ::unsetenv("TERM");
+  if (term)
+    ::setenv("TERM", saved_term.c_str(), 1);
+  else
+    ::unsetenv("TERM");
 }
 
 }  // namespace

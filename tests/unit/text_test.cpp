@@ -20,7 +20,7 @@ TEST(Text, ControlCharacters) {
   EXPECT_EQ(control_at("a normal line"), std::string_view::npos);
   EXPECT_EQ(control_at("a\nb"), 1u);
   EXPECT_EQ(control_at("\x7f"), 0u);
-  EXPECT_EQ(control_at("x\xc2\x85"), 1u);      // NEL, a C1 control
+  EXPECT_EQ(control_at("x\xc2\x85"), 1u);       // NEL, a C1 control
   EXPECT_EQ(control_at("ab\xe2\x80\xa8"), 2u);  // LINE SEPARATOR
   EXPECT_EQ(describe_char_at("\x1b", 0), "an escape character");
   EXPECT_EQ(describe_char_at("\xe2\x80\xa9", 0), "the character U+2029");

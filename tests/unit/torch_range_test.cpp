@@ -12,17 +12,17 @@ TEST(TorchRange, MinorsASpecifierAllows) {
   EXPECT_TRUE(minor_satisfies("2.9", ""));
   EXPECT_TRUE(minor_satisfies("2.7", ">=2.7"));
   EXPECT_FALSE(minor_satisfies("2.6", ">=2.7"));
-  EXPECT_TRUE(minor_satisfies("2.7", ">=2.7.1"));   // 2.7.1 and later patches
+  EXPECT_TRUE(minor_satisfies("2.7", ">=2.7.1"));  // 2.7.1 and later patches
   EXPECT_FALSE(minor_satisfies("2.8", "<2.8"));
   EXPECT_TRUE(minor_satisfies("2.7", "<2.8"));
   EXPECT_TRUE(minor_satisfies("2.7", "<=2.7.0"));
   EXPECT_FALSE(minor_satisfies("2.7", ">=2.8"));
   EXPECT_FALSE(minor_satisfies("2.7", ">2.7.1,<2.7.2"));
-  EXPECT_TRUE(minor_satisfies("2.4", "~=2.4.1"));    // >=2.4.1, ==2.4.*
+  EXPECT_TRUE(minor_satisfies("2.4", "~=2.4.1"));  // >=2.4.1, ==2.4.*
   EXPECT_FALSE(minor_satisfies("2.5", "~=2.4.1"));
-  EXPECT_TRUE(minor_satisfies("2.9", "~=2.4"));      // >=2.4, ==2.*
+  EXPECT_TRUE(minor_satisfies("2.9", "~=2.4"));  // >=2.4, ==2.*
   EXPECT_FALSE(minor_satisfies("2.8", "!=2.8.*"));
-  EXPECT_TRUE(minor_satisfies("2.8", "!=2.8.0"));    // 2.8.1 is allowed
+  EXPECT_TRUE(minor_satisfies("2.8", "!=2.8.0"));  // 2.8.1 is allowed
   EXPECT_TRUE(minor_satisfies("2.4", "==2.4.*"));
   EXPECT_FALSE(minor_satisfies("2.4", "==2.5.*"));
   EXPECT_TRUE(minor_satisfies("2.10", ">=2.9, <2.11"));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <algorithm>
 #include "cli/app.hpp"
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 
@@ -42,7 +42,9 @@ constexpr std::string_view kHostCommands[] = {"run", "jobs", "logs", "stop", "re
 // argv with "--host TARGET" (before any "--") turned into "remote TARGET -- COMMAND ...".
 std::vector<std::string> host_rewrite(int argc, const char* const* argv) {
   std::vector<std::string> args(argv, argv + argc);
-  if (args.size() < 2 || std::find(std::begin(kHostCommands), std::end(kHostCommands), args[1]) == std::end(kHostCommands)) return {};
+  if (args.size() < 2 ||
+      std::find(std::begin(kHostCommands), std::end(kHostCommands), args[1]) == std::end(kHostCommands))
+    return {};
   std::string target;
   std::vector<std::string> rest;
   bool after_dashes = false;
@@ -81,28 +83,39 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
   app.footer(std::string("\n") + kExitCodes);
   app.require_subcommand(1);
 
-  std::vector<Command> table = {init_command(), generate_command(), lock_command(), verify_command(), context_command(), scan_command(), report_command(), diff_command(), check_command(), run_command(), jobs_command(), logs_command(), stop_command(), resume_command(), resume_check_command(), submit_command(), sync_command(), remote_command(), hash_command(), apt_lookup_command(), validate_command(), cuda_command()};
+  std::vector<Command> table = {init_command(),     generate_command(), lock_command(),         verify_command(),
+                                context_command(),  scan_command(),     report_command(),       diff_command(),
+                                check_command(),    run_command(),      jobs_command(),         logs_command(),
+                                stop_command(),     resume_command(),   resume_check_command(), submit_command(),
+                                sync_command(),     remote_command(),   hash_command(),         apt_lookup_command(),
+                                validate_command(), cuda_command()};
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
   std::string host_unused;  // --host is taken out of argv above; the option is there for --help
   for (Command& c : table) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     sub->footer(std::string("\n") + kExitCodes);
     actions.emplace_back(sub, c.setup(*sub));
-    if (std::find(std::begin(kHostCommands), std::end(kHostCommands), std::string_view(c.name)) != std::end(kHostCommands))
-      sub->add_option("--host", host_unused, "[user@]host:path: run this there, in the project envpin sync copied (needs envpin there)");
+    if (std::find(std::begin(kHostCommands), std::end(kHostCommands), std::string_view(c.name)) !=
+        std::end(kHostCommands))
+      sub->add_option("--host", host_unused,
+                      "[user@]host:path: run this there, in the project envpin sync copied (needs envpin there)");
   }
 
   // Written from the table above as CLI11 now holds it: the same commands and options as --help.
   std::string shell;
   CLI::App* completion = app.add_subcommand("completion", "print the completion script for bash, zsh or fish");
-  completion->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
-  completion->footer("\nInstall it, e.g.: envpin completion bash > ~/.local/share/bash-completion/completions/envpin\n");
+  completion->add_option("shell", shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  completion->footer(
+      "\nInstall it, e.g.: envpin completion bash > ~/.local/share/bash-completion/completions/envpin\n");
   actions.emplace_back(completion, [&app, &shell](Streams& io) {
     const CliSpec spec = describe(app, kEnvpinVersion, kExitCodes);
     io.out << (shell == "bash" ? bash_completion(spec) : shell == "zsh" ? zsh_completion(spec) : fish_completion(spec));
     return static_cast<int>(kOk);
   });
-  CLI::App* manpage = app.add_subcommand("manpage", "print envpin's man page (roff; the build installs it as envpin.1)");
+  CLI::App* manpage =
+      app.add_subcommand("manpage", "print envpin's man page (roff; the build installs it as envpin.1)");
   manpage->group("");
   actions.emplace_back(manpage, [&app](Streams& io) {
     io.out << man_page(describe(app, kEnvpinVersion, kExitCodes));
@@ -142,8 +155,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
       const int code = act(streams);
       // Data that did not reach its reader is a failure (a full disk, a closed pipe).
       out.flush();
-      if (!out) throw diag::Error("cannot write to standard output", std::nullopt,
-                                  "check the disk or the pipe that standard output goes to");
+      if (!out)
+        throw diag::Error("cannot write to standard output", std::nullopt,
+                          "check the disk or the pipe that standard output goes to");
       return code;
     }
   } catch (const diag::Error& e) {
@@ -151,8 +165,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     return kError;
   } catch (const std::exception& e) {
     // A library's own exception is a bug in envpin: one line, never a crash.
-    err << diag::paint_diagnostic(err_term, diag::format(diag::Error(std::string("internal error: ") + e.what(), std::nullopt,
-                                    "please report this with the command that caused it")));
+    err << diag::paint_diagnostic(err_term,
+                                  diag::format(diag::Error(std::string("internal error: ") + e.what(), std::nullopt,
+                                                           "please report this with the command that caused it")));
     return kError;
   }
   return kUsage;

@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include <memory>
 #include <ostream>
 
@@ -53,7 +52,8 @@ int apt_lookup(const AptOptions& o, Streams& io) {
     text = std::string_view(static_cast<const char*>(map.data), map.size);
   } else {
     const auto bytes = io::read_file(o.index);
-    if (!bytes) throw diag::Error("cannot read " + o.index, diag::Location{o.index, 0, 0}, "give the path of a Packages index");
+    if (!bytes)
+      throw diag::Error("cannot read " + o.index, diag::Location{o.index, 0, 0}, "give the path of a Packages index");
     owned = io::decompress(*bytes, o.index);
     text = owned;
   }

@@ -76,7 +76,8 @@ std::vector<Verdict> deep_python(const std::string& python, const std::vector<st
       const std::string name = d.path().filename().string();
       if (!name.ends_with(".dist-info")) continue;
       std::string dist = name.substr(0, name.find('-'));
-      std::transform(dist.begin(), dist.end(), dist.begin(), [](unsigned char c) { return c == '_' ? '-' : std::tolower(c); });
+      std::transform(dist.begin(), dist.end(), dist.begin(),
+                     [](unsigned char c) { return c == '_' ? '-' : std::tolower(c); });
       if (!only.empty() && std::find(only.begin(), only.end(), dist) == only.end()) continue;
       std::ifstream record(d.path() / "RECORD");
       std::string line;
@@ -119,7 +120,8 @@ std::vector<Verdict> deep_apt(const std::vector<std::string>& packages) {
     fs::path sums = "/var/lib/dpkg/info/" + p + ".md5sums";
     if (!fs::exists(sums)) {
       for (const char* arch : {":amd64", ":arm64", ":all"})
-        if (fs::exists("/var/lib/dpkg/info/" + p + arch + ".md5sums")) sums = "/var/lib/dpkg/info/" + p + arch + ".md5sums";
+        if (fs::exists("/var/lib/dpkg/info/" + p + arch + ".md5sums"))
+          sums = "/var/lib/dpkg/info/" + p + arch + ".md5sums";
     }
     std::ifstream in(sums);
     if (!in) {
@@ -147,7 +149,8 @@ std::vector<Verdict> deep_apt(const std::vector<std::string>& packages) {
     if (bad)
       out.push_back({"MISMATCH", "deep.apt." + p,
                      "expected files as dpkg installed them, found " + std::to_string(bad) + " of " +
-                         std::to_string(files) + " changed (first: " + first_bad + "); fix: apt-get install --reinstall " + p});
+                         std::to_string(files) + " changed (first: " + first_bad +
+                         "); fix: apt-get install --reinstall " + p});
     else
       out.push_back({"ok", "deep.apt." + p, std::to_string(files) + " files match dpkg's md5sums"});
   }
@@ -166,7 +169,8 @@ int check(const CheckOptions& o, Streams& io) {
     try {
       lock::Lock l = lock::parse(*text, lock_path.generic_string());
       if (lock::to_toml(l) != *text || lock::compute_lock_digest(l) != l.lock_digest) {
-        verdicts.push_back({"STALE", "lock.integrity", "envpin.lock was edited after envpin wrote it; fix: run 'envpin verify'"});
+        verdicts.push_back(
+            {"STALE", "lock.integrity", "envpin.lock was edited after envpin wrote it; fix: run 'envpin verify'"});
         status |= 2;
       } else if (const std::string problem =
                      lock::requirements_lock_problem(l, io::read_file(m.project_dir / "requirements.lock"));
@@ -233,7 +237,8 @@ int check(const CheckOptions& o, Streams& io) {
   for (const auto& v : verdicts) (v.status == "ok" ? ok : v.status == "skip" ? skipped : bad)++;
   if (o.json) {
     nlohmann::json j = {{"schema", "envpin.check/1"}, {"status", status}, {"verdicts", nlohmann::json::array()}};
-    for (const auto& v : verdicts) j["verdicts"].push_back({{"status", v.status}, {"name", v.name}, {"detail", v.detail}});
+    for (const auto& v : verdicts)
+      j["verdicts"].push_back({{"status", v.status}, {"name", v.name}, {"detail", v.detail}});
     io.out << j.dump(2) << "\n";
     return status;
   }
@@ -241,8 +246,9 @@ int check(const CheckOptions& o, Streams& io) {
     if (o.quiet && (v.status == "ok" || v.status == "skip")) continue;
     std::string name_col = v.name;
     name_col.resize(std::max<std::size_t>(24, name_col.size()), ' ');
-    io.out << diag::paint_verdict(io.out_term, v.status) << std::string(8 - std::min<std::size_t>(8, v.status.size()), ' ')
-           << " " << name_col << " " << v.detail << "\n";
+    io.out << diag::paint_verdict(io.out_term, v.status)
+           << std::string(8 - std::min<std::size_t>(8, v.status.size()), ' ') << " " << name_col << " " << v.detail
+           << "\n";
   }
   io.out << "envpin check: " << ok << " ok, " << bad << " mismatch, " << skipped << " skipped\n";
   return status;

@@ -61,9 +61,12 @@ std::string zsh_description(const std::string& s) {
 std::string roff(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
   }
   if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out = "\\&" + out;
   return out;
@@ -167,7 +170,11 @@ std::string zsh_completion(const CliSpec& spec) {
       }
       for (const std::string& n : o.names) {
         std::string spec_text = exclusive + n + "[" + zsh_description(o.description) + "]";
-        if (o.takes_value) spec_text += ":" + o.value_name + ":" + (o.value_name == "dir" ? "_files -/" : o.value_name == "file" ? "_files" : " ");
+        if (o.takes_value)
+          spec_text += ":" + o.value_name + ":" +
+                       (o.value_name == "dir"    ? "_files -/"
+                        : o.value_name == "file" ? "_files"
+                                                 : " ");
         out << " \\\n        " << sh_single(spec_text);
       }
     }
@@ -210,7 +217,9 @@ std::string man_page(const CliSpec& spec) {
   out << ".\\\" envpin(1), written by 'envpin manpage' from envpin's command table\n"
       << ".TH ENVPIN 1 \"\" \"envpin " << spec.version << "\" \"User Commands\"\n"
       << ".SH NAME\n"
-      << "envpin \\- " << roff(spec.summary.substr(spec.summary.find(": ") == std::string::npos ? 0 : spec.summary.find(": ") + 2)) << "\n"
+      << "envpin \\- "
+      << roff(spec.summary.substr(spec.summary.find(": ") == std::string::npos ? 0 : spec.summary.find(": ") + 2))
+      << "\n"
       << ".SH SYNOPSIS\n"
       << ".B envpin\n"
       << ".I command\n"
@@ -237,7 +246,8 @@ std::string man_page(const CliSpec& spec) {
       if (o.takes_value) out << " \\fI" << o.value_name << "\\fR";
       out << "\n" << roff(o.description) << "\n";
     }
-    for (const OptionSpec& p : c.positionals) out << ".TP\n\\fI" << roff(p.names.front()) << "\\fR\n" << roff(p.description) << "\n";
+    for (const OptionSpec& p : c.positionals)
+      out << ".TP\n\\fI" << roff(p.names.front()) << "\\fR\n" << roff(p.description) << "\n";
   }
   out << ".SH EXIT STATUS\n";
   std::istringstream codes(spec.exit_codes);
@@ -247,7 +257,8 @@ std::string man_page(const CliSpec& spec) {
     const std::string text = line.substr(start);
     const auto gap = text.find("  ");
     if (gap == std::string::npos) continue;
-    out << ".TP\n.B " << roff(text.substr(0, gap)) << "\n" << roff(text.substr(text.find_first_not_of(' ', gap))) << "\n";
+    out << ".TP\n.B " << roff(text.substr(0, gap)) << "\n"
+        << roff(text.substr(text.find_first_not_of(' ', gap))) << "\n";
   }
   out << ".SH ENVIRONMENT\n"
       << ".TP\n.B NO_COLOR\n"

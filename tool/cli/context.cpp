@@ -46,8 +46,9 @@ int context(const Options& o, Streams& io) {
     std::error_code sec;
     const fs::file_status st = fs::symlink_status(output, sec);
     if (fs::exists(st) && !fs::is_regular_file(st))
-      throw diag::Error("cannot write the context to " + diag::quote(o.output) + ": it exists and is not a regular file",
-                        std::nullopt, "pass a new file name, or '-o -' for standard output");
+      throw diag::Error(
+          "cannot write the context to " + diag::quote(o.output) + ": it exists and is not a regular file",
+          std::nullopt, "pass a new file name, or '-o -' for standard output");
   }
   scan::SendRules send;
   send.rules = &rules;
@@ -67,7 +68,8 @@ int context(const Options& o, Streams& io) {
   } sink;
   std::string temp = to_stdout ? std::string() : io::temporary_template(output).string();
   sink.fd = to_stdout ? STDOUT_FILENO : ::mkstemp(temp.data());
-  if (sink.fd < 0) throw diag::Error("cannot write " + output.string(), std::nullopt, "check the directory exists and is writable");
+  if (sink.fd < 0)
+    throw diag::Error("cannot write " + output.string(), std::nullopt, "check the directory exists and is writable");
   struct Cleanup {
     const std::string& path;
     bool keep = false;
@@ -135,7 +137,8 @@ int context(const Options& o, Streams& io) {
       const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) throw diag::Error("cannot read " + full.string());
       ssize_t n = 0;
-      while ((n = ::read(fd, buffer.get(), kBuffer)) > 0) la.write_data(a.get(), buffer.get(), static_cast<std::size_t>(n));
+      while ((n = ::read(fd, buffer.get(), kBuffer)) > 0)
+        la.write_data(a.get(), buffer.get(), static_cast<std::size_t>(n));
       ::close(fd);
       if (n < 0) throw diag::Error("cannot read " + full.string());
       progress.update("context: " + std::to_string(files) + " files, " + std::to_string(sink.bytes / 1000000) + " MB");
@@ -144,7 +147,8 @@ int context(const Options& o, Streams& io) {
   progress.done();
   if (la.write_close(a.get()) != ARCHIVE_OK || sink.failed) {
     if (!to_stdout) ::close(sink.fd);
-    throw diag::Error(to_stdout ? std::string("cannot write the tar to standard output") : "cannot write " + output.string());
+    throw diag::Error(to_stdout ? std::string("cannot write the tar to standard output")
+                                : "cannot write " + output.string());
   }
   if (to_stdout) {  // the tar is the output; the digest goes to stderr
     io.err << "sha256:" << sink.digest.hex() << "  - (" << files << " files, " << sink.bytes << " bytes)\n";
@@ -170,7 +174,8 @@ Command context_command() {
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<Options>();
             app.add_option("-f,--manifest", o->manifest, "the manifest of the project")->capture_default_str();
-            app.add_option("-o,--output", o->output, "the tar to write ('-': standard output, the digest on stderr)")->capture_default_str();
+            app.add_option("-o,--output", o->output, "the tar to write ('-': standard output, the digest on stderr)")
+                ->capture_default_str();
             app.add_flag("-q,--quiet", o->quiet, "no progress on stderr");
             return [o](Streams& io) { return context(*o, io); };
           }};

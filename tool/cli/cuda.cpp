@@ -98,8 +98,8 @@ int cuda(const CudaOptions& o, Streams& io) {
   try {
     return cuda_decide(o, io);
   } catch (const diag::Error& e) {
-    nlohmann::json error = {{"message", e.message()}, {"hint", e.hint()}, {"file", nullptr}, {"line", nullptr},
-                            {"column", nullptr}};
+    nlohmann::json error = {
+        {"message", e.message()}, {"hint", e.hint()}, {"file", nullptr}, {"line", nullptr}, {"column", nullptr}};
     if (e.where()) {
       error["file"] = e.where()->file;
       if (e.where()->line > 0) error["line"] = e.where()->line;
@@ -131,9 +131,11 @@ int cuda_decide(const CudaOptions& o, Streams& io) {
   }
 
   std::optional<resolve::CudaDecision> decision;
-  if (m || !effective.gpus.empty() || !o.probe) decision = resolve::decide_cuda(build_request(effective, m ? &*m : nullptr));
+  if (m || !effective.gpus.empty() || !o.probe)
+    decision = resolve::decide_cuda(build_request(effective, m ? &*m : nullptr));
   if (decision)
-    for (const auto& w : decision->warnings) io.err << diag::paint_diagnostic(io.err_term, diag::format_warning(w.text, w.where));
+    for (const auto& w : decision->warnings)
+      io.err << diag::paint_diagnostic(io.err_term, diag::format_warning(w.text, w.where));
 
   if (o.json) {
     nlohmann::json j;
@@ -156,12 +158,14 @@ Command cuda_command() {
             auto o = std::make_shared<CudaOptions>();
             app.add_option("-f,--manifest", o->manifest,
                            "read the request from this manifest (default: envpin.yaml unless flags are given)");
-            app.add_option("--gpu", o->gpus, "a GPU of the fleet: product (H100) or capability (9.0); repeat for a mixed fleet");
+            app.add_option("--gpu", o->gpus,
+                           "a GPU of the fleet: product (H100) or capability (9.0); repeat for a mixed fleet");
             app.add_option("--driver", o->driver, "the fleet's lowest NVIDIA driver, e.g. 535.104.05");
             app.add_option("--torch", o->torch, "the torch version to install, e.g. 2.4.1");
             app.add_option("--cuda", o->cuda, "the CUDA toolkit, x.y or x.y.z, or 'auto' (default)");
             app.add_option("--platform", o->platforms, "linux/amd64 (default) or linux/arm64; repeatable");
-            app.add_option("--os", o->os, "the Ubuntu of the image, e.g. ubuntu24.04 (default: ubuntu22.04 where published)");
+            app.add_option("--os", o->os,
+                           "the Ubuntu of the image, e.g. ubuntu24.04 (default: ubuntu22.04 where published)");
             app.add_flag("--probe", o->probe, "describe this machine's driver, GPUs and nvcc, and decide for them");
             app.add_flag("--json", o->json, "print JSON: {\"decision\": ..., \"machine\": ...}");
             return [o](Streams& io) { return cuda(*o, io); };

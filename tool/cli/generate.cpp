@@ -50,16 +50,15 @@ int generate(const GenerateOptions& o, Streams& io) {
   for (const auto& a : artifacts) {
     const fs::path path = root / a.path;
     const auto current = io::read_file(path);
-    if (!current || *current != a.bytes || io::is_executable(path) != a.executable)
-      changed.push_back(&a);
+    if (!current || *current != a.bytes || io::is_executable(path) != a.executable) changed.push_back(&a);
   }
 
   if (o.check) {
     for (const auto* a : changed) io.out << "stale " << shown_path(root, a->path).generic_string() << "\n";
     if (changed.empty()) return kOk;
-    io.err << diag::format(diag::Error(
-        std::to_string(changed.size()) + " generated file(s) differ from what " + m.file + " gives",
-        std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result"));
+    io.err << diag::format(
+        diag::Error(std::to_string(changed.size()) + " generated file(s) differ from what " + m.file + " gives",
+                    std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result"));
     return kStale;
   }
   // envpin replaces only its own files (see io::foreign_files).
@@ -70,11 +69,12 @@ int generate(const GenerateOptions& o, Streams& io) {
       io::foreign_files(root, changed_paths, root / m.outputs.record.value, o.force);
   if (!foreign.empty()) {
     const std::string first = shown_path(root, foreign.front()).generic_string();
-    throw diag::Error(diag::quote(first) + " was not written by envpin, or was edited since" +
-                          (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : std::string()) +
-                          "; nothing was written",
-                      diag::Location{first, 0, 0},
-                      "move your file away (or set outputs in " + m.file + "), or pass --force to replace it");
+    throw diag::Error(
+        diag::quote(first) + " was not written by envpin, or was edited since" +
+            (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : std::string()) +
+            "; nothing was written",
+        diag::Location{first, 0, 0},
+        "move your file away (or set outputs in " + m.file + "), or pass --force to replace it");
   }
 
   std::vector<io::PendingFile> writes;
@@ -106,14 +106,14 @@ Command generate_command() {
   return {"generate", "write Dockerfile, devcontainer.json, check_env.sh and .dockerignore from the manifest",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<GenerateOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest to read")
-                ->capture_default_str();
+            app.add_option("-f,--manifest", o->manifest, "the manifest to read")->capture_default_str();
             app.add_flag("--check", o->check,
                          "write nothing; exit 3 and list the files that differ from what the manifest gives");
             app.add_flag("-n,--dry-run", o->dry_run, "write nothing; list what would be written");
             app.add_flag("--force", o->force,
                          "replace generated files even when envpin did not write them or they were edited");
-            app.add_option("--lock", o->lock, "the lock to pin from (default: envpin.lock next to the manifest, if any)");
+            app.add_option("--lock", o->lock,
+                           "the lock to pin from (default: envpin.lock next to the manifest, if any)");
             app.add_option("-o,--output-dir", o->output_dir,
                            "write (or --check) the artifacts under this directory instead of the manifest's");
             return [o](Streams& io) { return generate(*o, io); };

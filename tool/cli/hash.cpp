@@ -81,12 +81,14 @@ void hash_all(const fs::path& root, std::vector<Entry>& entries, diag::Progress&
 std::string tree_digest(const fs::path& root, std::size_t& files, std::uintmax_t& bytes, diag::Progress& progress) {
   std::vector<Entry> entries;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
     // The type comes from the directory listing (d_type) where the file system gives it.
     const bool link = it->is_symlink(ec);
-    const fs::file_type type = link ? fs::file_type::symlink : it->is_regular_file(ec) ? fs::file_type::regular
-                                                                                      : fs::file_type::unknown;
+    const fs::file_type type = link                      ? fs::file_type::symlink
+                               : it->is_regular_file(ec) ? fs::file_type::regular
+                                                         : fs::file_type::unknown;
     if (ec) throw diag::Error("cannot read " + it->path().string() + ": " + ec.message());
     if (type != fs::file_type::symlink && type != fs::file_type::regular) continue;  // directories are implied
     Entry e;

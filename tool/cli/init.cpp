@@ -43,8 +43,10 @@ std::string name_from(const fs::path& dir) {
   std::string out;
   for (char c : fs::absolute(dir).lexically_normal().filename().string()) {
     const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') || l == '.' || l == '_' || l == '-') out += l;
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') || l == '.' || l == '_' || l == '-')
+      out += l;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && (out.front() == '.' || out.front() == '-' || out.front() == '_')) out.erase(0, 1);
   while (!out.empty() && out.back() == '-') out.pop_back();
@@ -75,22 +77,29 @@ int run_init(const InitOptions& o, Streams& io) {
   }
   if (o.from.empty() && o.from_python.empty()) inputs = init::inputs_in(dir);
   if (inputs.empty() && o.from_python.empty())
-    throw Error("there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in " + dir.generic_string(), std::nullopt,
-                "name what the project has with --from FILE (repeatable)");
+    throw Error(
+        "there is no requirements.txt, environment.yml, pyproject.toml or Dockerfile in " + dir.generic_string(),
+        std::nullopt, "name what the project has with --from FILE (repeatable)");
   init::Draft d;
   d.prefer = o.prefer;
   if (!o.from_python.empty()) init::read_python(o.from_python, d);
   // A Dockerfile gives way to the other inputs, so it is read last.
-  std::stable_partition(inputs.begin(), inputs.end(), [](const fs::path& f) { return init::kind_of(f) != "dockerfile"; });
+  std::stable_partition(inputs.begin(), inputs.end(),
+                        [](const fs::path& f) { return init::kind_of(f) != "dockerfile"; });
   for (const fs::path& f : inputs) {
     const std::string kind = init::kind_of(f);
-    if (kind == "requirements") init::read_requirements(f, d);
-    else if (kind == "conda") init::read_conda(f, d);
-    else if (kind == "pyproject") init::read_pyproject(f, d, o.extras);
-    else if (kind == "dockerfile") init::read_dockerfile(f, d);
+    if (kind == "requirements")
+      init::read_requirements(f, d);
+    else if (kind == "conda")
+      init::read_conda(f, d);
+    else if (kind == "pyproject")
+      init::read_pyproject(f, d, o.extras);
+    else if (kind == "dockerfile")
+      init::read_dockerfile(f, d);
     else
-      throw Error("envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
-                  "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml and Dockerfiles");
+      throw Error(
+          "envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
+          "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml and Dockerfiles");
   }
   init::settle(d);
   // --probe: this machine's GPUs and driver are the fleet's (each product once).
@@ -101,21 +110,24 @@ int run_init(const InitOptions& o, Streams& io) {
     if (machine.gpus.empty()) {
       std::string why;
       for (const std::string& n : machine.notes) why += (why.empty() ? "" : "; ") + n;
-      throw Error("--probe found no NVIDIA GPU on this machine" + (why.empty() ? std::string() : " (" + why + ")"), std::nullopt,
-                  "name the fleet's GPUs with --gpu instead, e.g. --gpu A100");
+      throw Error("--probe found no NVIDIA GPU on this machine" + (why.empty() ? std::string() : " (" + why + ")"),
+                  std::nullopt, "name the fleet's GPUs with --gpu instead, e.g. --gpu A100");
     }
     for (const probe::ProbedGpu& g : machine.gpus)
       if (std::find(gpus.begin(), gpus.end(), g.name) == gpus.end()) gpus.push_back(g.name);
     if (driver.empty()) driver = machine.driver;
   }
   // GPUs named, no CUDA version in the inputs: envpin chooses the toolkit for the fleet.
-  if (!d.cuda && !gpus.empty()) d.cuda = init::Value{"auto", o.probe ? "--probe: envpin chooses the toolkit" : "--gpu: envpin chooses the toolkit"};
+  if (!d.cuda && !gpus.empty())
+    d.cuda = init::Value{"auto", o.probe ? "--probe: envpin chooses the toolkit" : "--gpu: envpin chooses the toolkit"};
   if (d.cuda && gpus.empty())
-    throw Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from + "): envpin needs the fleet's GPUs to choose "
-                "the toolkit and arch list",
+    throw Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from +
+                    "): envpin needs the fleet's GPUs to choose "
+                    "the toolkit and arch list",
                 std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
   init::Options opt{o.name.empty() ? name_from(dir) : o.name, gpus,
-                    driver.empty() ? std::nullopt : std::optional<std::string>(driver), o.probe ? "--probe: this machine's" : ""};
+                    driver.empty() ? std::nullopt : std::optional<std::string>(driver),
+                    o.probe ? "--probe: this machine's" : ""};
   const std::string text = init::write_manifest(d, opt);
   // Checked as `envpin validate` would before anything is written; a refusal names the inputs'
   // value, not a line of a file that does not exist.
@@ -147,7 +159,8 @@ int run_init(const InitOptions& o, Streams& io) {
   if (!d.apt.empty()) io.out << ", " << d.apt.size() << " apt package" << (d.apt.size() == 1 ? "" : "s");
   io.out << "\n";
   if (!d.notes.empty()) {
-    io.out << d.notes.size() << " thing" << (d.notes.size() == 1 ? " was" : "s were") << " not carried over (listed at the end of the file):\n";
+    io.out << d.notes.size() << " thing" << (d.notes.size() == 1 ? " was" : "s were")
+           << " not carried over (listed at the end of the file):\n";
     for (const std::string& n : d.notes) io.out << "  " << diag::printable(n) << "\n";
   }
   for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
@@ -161,7 +174,8 @@ Command init_command() {
   return {"init", "write an envpin.yaml from requirements.txt, environment.yml or pyproject.toml",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<InitOptions>();
-            app.add_option("--from", o->from, "a file or directory to read (default: the ones in the output's directory); repeatable")
+            app.add_option("--from", o->from,
+                           "a file or directory to read (default: the ones in the output's directory); repeatable")
                 ->allow_extra_args(false);
             app.add_option("--from-python", o->from_python,
                            "a working environment's interpreter (e.g. .venv/bin/python): its packages as exact pins");
@@ -174,7 +188,8 @@ Command init_command() {
             app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
             app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
             app.add_flag("--force", o->force, "replace an existing manifest");
-            app.add_flag("--probe", o->probe, "take the fleet's GPUs and driver floor from this machine (NVML, nvidia-smi)");
+            app.add_flag("--probe", o->probe,
+                         "take the fleet's GPUs and driver floor from this machine (NVML, nvidia-smi)");
             return [o](Streams& io) { return run_init(*o, io); };
           }};
 }

@@ -57,8 +57,9 @@ int resume_job(const JobOptions& o, Streams&) {
                 "stop it first: envpin stop " + o.job_id);
   // A job that finished is done: resuming it would run it again over its final checkpoint.
   if (jobs::field(status, "state") == "exited" && jobs::field(status, "exit") == "0" && !o.force)
-    throw Error("job '" + o.job_id + "' finished successfully (exit 0); resuming it would run it again over its "
-                "final checkpoint",
+    throw Error("job '" + o.job_id +
+                    "' finished successfully (exit 0); resuming it would run it again over its "
+                    "final checkpoint",
                 std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
   require_pinned(p);
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
@@ -89,7 +90,9 @@ int list_rest_jobs(const jobs::Project& p, const JobOptions& o, Streams& io) {
     io.out << "no Slurm jobs named " << p.m.name.value << " at " << t.base << "\n";
     return kOk;
   }
-  auto cell = [](std::string s, std::size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); };
+  auto cell = [](std::string s, std::size_t width) {
+    return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+  };
   io.out << cell("SLURM JOB", 10) << cell("JOB", 32) << cell("STATE", 11) << cell("EXIT", 10) << cell("RESTARTS", 9)
          << cell("NODES", 16) << "REASON\n";
   for (const auto& j : out)
@@ -133,7 +136,9 @@ int list_jobs(const JobOptions& o, Streams& io) {
     io.out << "no jobs in " << p.logs.generic_string() << "\n";
     return kOk;
   }
-  auto cell = [](std::string s, std::size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); };
+  auto cell = [](std::string s, std::size_t width) {
+    return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+  };
   io.out << cell("JOB", 32) << cell("STATE", 11) << cell("EXIT", 5) << cell("RESTARTS", 9) << cell("STARTED", 21)
          << "LAST CHECKPOINT\n";
   for (const auto& j : out) {
@@ -191,7 +196,8 @@ int stop_job(const JobOptions& o, Streams& io) {
     io.out << "stopped container " << s["container"] << " of job " << o.job_id << "\n";
     return kOk;
   }
-  throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(s) + (s["exit"].empty() ? "" : ", exit " + s["exit"]) + ")",
+  throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(s) +
+                  (s["exit"].empty() ? "" : ", exit " + s["exit"]) + ")",
               std::nullopt, "continue it with: envpin resume " + o.job_id);
 }
 
@@ -235,19 +241,21 @@ void job_argument(CLI::App& app, JobOptions& o) { app.add_option("job", o.job_id
 }  // namespace
 
 Command run_command() {
-  return job_command("run", "run a command as a job in the pinned image (checkpoints, logs, restarts); see .envpin/run.sh",
-                     run_job, [](CLI::App& app, JobOptions& o) {
-                       app.add_option("--job-id", o.job_id, "the job's id (default: <name>-<UTC time>-<pid>); must be unused");
-                       app.add_flag("-d,--detach", o.detach, "run in its own session, immune to the terminal; print the id");
-                       app.add_option("command", o.command, "the command, after --")->required();
-                     });
+  return job_command(
+      "run", "run a command as a job in the pinned image (checkpoints, logs, restarts); see .envpin/run.sh", run_job,
+      [](CLI::App& app, JobOptions& o) {
+        app.add_option("--job-id", o.job_id, "the job's id (default: <name>-<UTC time>-<pid>); must be unused");
+        app.add_flag("-d,--detach", o.detach, "run in its own session, immune to the terminal; print the id");
+        app.add_option("command", o.command, "the command, after --")->required();
+      });
 }
 
 Command jobs_command() {
   return job_command("jobs", "list the jobs with state, exit code, restarts, start time and last checkpoint", list_jobs,
                      [](CLI::App& app, JobOptions& o) {
                        app.add_flag("--json", o.json, "print JSON");
-                       app.add_option("--rest", o.rest, "list the project's Slurm jobs from slurmrestd at this URL (token: SLURM_JWT)");
+                       app.add_option("--rest", o.rest,
+                                      "list the project's Slurm jobs from slurmrestd at this URL (token: SLURM_JWT)");
                      });
 }
 
@@ -274,14 +282,16 @@ Command resume_command() {
 }
 
 Command submit_command() {
-  return job_command("submit", "submit a command as a Slurm job (.envpin/job.sbatch) with sbatch", submit_job,
-                     [](CLI::App& app, JobOptions& o) {
-                       app.add_option("--job-id", o.job_id, "the envpin job id (default: <name>-slurm-<slurm job id>)");
-                       app.add_flag("--resume", o.resume, "continue the job with this --job-id from its checkpoints");
-                       app.add_option("--rest", o.rest,
-                                      "submit through slurmrestd at this URL instead of sbatch (token: SLURM_JWT, else scontrol token)");
-                       app.add_option("command", o.command, "the command, after --")->required();
-                     });
+  return job_command(
+      "submit", "submit a command as a Slurm job (.envpin/job.sbatch) with sbatch", submit_job,
+      [](CLI::App& app, JobOptions& o) {
+        app.add_option("--job-id", o.job_id, "the envpin job id (default: <name>-slurm-<slurm job id>)");
+        app.add_flag("--resume", o.resume, "continue the job with this --job-id from its checkpoints");
+        app.add_option(
+            "--rest", o.rest,
+            "submit through slurmrestd at this URL instead of sbatch (token: SLURM_JWT, else scontrol token)");
+        app.add_option("command", o.command, "the command, after --")->required();
+      });
 }
 
 }  // namespace envpin::cli

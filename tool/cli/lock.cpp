@@ -12,10 +12,10 @@
 #include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
-#include "resolve/pins.hpp"
 #include "manifest/load.hpp"
 #include "net/http.hpp"
 #include "resolve/environment.hpp"
+#include "resolve/pins.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -97,8 +97,7 @@ int verify(const LockOptions& o, Streams& io) {
   io::recover_commit(commit_journal(path.parent_path()));
   const std::string shown = path.lexically_normal().generic_string();
   const auto text = io::read_file(path);
-  if (!text)
-    throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");
+  if (!text) throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");
   const lock::Lock l = lock::parse(*text, shown);
   const std::string canonical = lock::to_toml(l);
   if (canonical != *text) {
@@ -106,18 +105,20 @@ int verify(const LockOptions& o, Streams& io) {
     std::string la, lb;
     int line = 1;
     while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
-    throw diag::Error("not as envpin wrote it: " + entry_at(*text, line) + " was edited", diag::Location{shown, line, 1},
+    throw diag::Error("not as envpin wrote it: " + entry_at(*text, line) + " was edited",
+                      diag::Location{shown, line, 1},
                       "restore it from version control, or run 'envpin lock' to rewrite it");
   }
   const std::string digest = lock::compute_lock_digest(l);
   if (digest != l.lock_digest)
     throw diag::Error("content does not match its lock-digest (" + l.lock_digest + " recorded, " + digest +
                           " computed): a value was edited after envpin wrote it",
-                      diag::Location{shown, 0, 0}, "restore it from version control, or run 'envpin lock' to rewrite it");
+                      diag::Location{shown, 0, 0},
+                      "restore it from version control, or run 'envpin lock' to rewrite it");
   check_requirements_lock(l, path);
   if (l.inputs_digest != lock::inputs_digest(m)) {
-    io.err << diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked",
-                                       std::nullopt, "run 'envpin lock --manifest " + m.file + "'"));
+    io.err << diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked", std::nullopt,
+                                       "run 'envpin lock --manifest " + m.file + "'"));
     return 2;
   }
   io.out << shown << ": ok (" << (l.image ? 1 : 0) + l.apt.size() + l.python.size() + l.files.size() << " pins, "
@@ -137,7 +138,8 @@ Command lock_command() {
                            "a registry host[:port] reached over http:// (loopback always is); repeatable");
             app.add_flag("--json", o->json, "also print the lock as JSON on stdout");
             app.add_flag("-q,--quiet", o->quiet, "no progress on stderr");
-            app.add_flag("--verbose", o->verbose, "print the wall time of each phase (registry, apt, python) on stderr");
+            app.add_flag("--verbose", o->verbose,
+                         "print the wall time of each phase (registry, apt, python) on stderr");
             app.add_option_function<long>("--timeout", net::set_network_timeout_s,
                                           "seconds a server may stay silent before the request fails (default "
                                           "$ENVPIN_NET_TIMEOUT, else 30)")

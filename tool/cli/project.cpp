@@ -44,7 +44,8 @@ void check_requirements_lock(const lock::Lock& l, const fs::path& lock_path) {
   // pip installs from requirements.lock: it must be exactly the lock's wheels.
   const fs::path req = lock_path.parent_path() / "requirements.lock";
   if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
-    throw diag::Error(problem + " (pip installs from it)", diag::Location{req.lexically_normal().generic_string(), 0, 0},
+    throw diag::Error(problem + " (pip installs from it)",
+                      diag::Location{req.lexically_normal().generic_string(), 0, 0},
                       "run 'envpin lock' to write both again, or restore them from version control");
 }
 

@@ -6,12 +6,12 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/process.hpp"
 #include "manifest/load.hpp"
 #include "report/diff.hpp"
 #include "report/report.hpp"
-#include "io/process.hpp"
-#include "diag/text.hpp"
 #include "sync/remote.hpp"
 
 namespace envpin::cli {
@@ -48,7 +48,9 @@ struct DiffOptions {
 
 nlohmann::json read_report(const std::string& file) {
   const auto text = io::read_file(file);
-  if (!text) throw diag::Error("cannot read " + file, diag::Location{file, 0, 0}, "make it with 'envpin report --json --output " + file + "'");
+  if (!text)
+    throw diag::Error("cannot read " + file, diag::Location{file, 0, 0},
+                      "make it with 'envpin report --json --output " + file + "'");
   try {
     return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
@@ -65,8 +67,8 @@ std::pair<nlohmann::json, nlohmann::json> here_and_there(const DiffOptions& o) {
   nlohmann::json here = report::collect(m ? &*m : nullptr, report::options_from_environment());
   const io::ProcessResult r = io::run_process(sync::remote_envpin_argv(t, {"report", "--json"}));
   if (r.exit_code == 127)
-    throw diag::Error("envpin is not installed on " + t.host + " (or " + diag::quote(t.path) + " is missing)", std::nullopt,
-                      "install it there, or set ENVPIN_REMOTE_ENVPIN to its path");
+    throw diag::Error("envpin is not installed on " + t.host + " (or " + diag::quote(t.path) + " is missing)",
+                      std::nullopt, "install it there, or set ENVPIN_REMOTE_ENVPIN to its path");
   if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, t, "envpin report on");
   try {
     return {std::move(here), nlohmann::json::parse(r.out)};
@@ -78,7 +80,8 @@ std::pair<nlohmann::json, nlohmann::json> here_and_there(const DiffOptions& o) {
 
 int diff_cmd(const DiffOptions& o, Streams& io) {
   if (o.host.empty() && (o.a.empty() || o.b.empty()))
-    throw diag::Error("diff needs two reports, or --host", std::nullopt, "envpin diff A.json B.json, or envpin diff --host user@host:path");
+    throw diag::Error("diff needs two reports, or --host", std::nullopt,
+                      "envpin diff A.json B.json, or envpin diff --host user@host:path");
   if (!o.host.empty() && !o.a.empty())
     throw diag::Error("diff --host compares this machine with the server; it takes no report files", std::nullopt,
                       "drop the file names, or drop --host");
@@ -96,7 +99,8 @@ Command report_command() {
   return {"report", "describe this machine in four layers: system, GPU, packages, config",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<ReportOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest whose env, secrets and paths to report (default: envpin.yaml when present)");
+            app.add_option("-f,--manifest", o->manifest,
+                           "the manifest whose env, secrets and paths to report (default: envpin.yaml when present)");
             app.add_option("-o,--output", o->output, "write the JSON report to this file");
             app.add_flag("--json", o->json, "print JSON (schema envpin.report/1)");
             return [o](Streams& io) { return report_cmd(*o, io); };
@@ -109,7 +113,8 @@ Command diff_command() {
             auto o = std::make_shared<DiffOptions>();
             app.add_option("a", o->a, "the first report (envpin report --json)");
             app.add_option("b", o->b, "the second report");
-            app.add_option("--host", o->host, "[user@]host:path: this machine against the server (envpin report there over ssh)");
+            app.add_option("--host", o->host,
+                           "[user@]host:path: this machine against the server (envpin report there over ssh)");
             app.add_flag("--json", o->json, "print JSON (schema envpin.diff/1)");
             return [o](Streams& io) { return diff_cmd(*o, io); };
           }};

@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 fs::path checkpoint_root(const jobs::Project& p, bool slurm) {
   const char* env = std::getenv("ENVPIN_CHECKPOINTS");
   const manifest::Jobs& j = *p.m.jobs;
-  const fs::path dir = env && *env                      ? fs::path(env)
+  const fs::path dir = env && *env                    ? fs::path(env)
                        : slurm && j.slurm_checkpoints ? fs::path(j.slurm_checkpoints->value)
                                                       : fs::path(j.checkpoints_host.value);
   return (dir.is_absolute() ? dir : p.m.project_dir / dir).lexically_normal();
@@ -54,7 +54,10 @@ std::string last_line(std::string text) {
 class CheckRun {
  public:
   CheckRun(const jobs::Project& p, std::string id, std::string engine, std::string sbatch)
-      : p_(p), id_(std::move(id)), engine_(std::move(engine)), sbatch_(std::move(sbatch)),
+      : p_(p),
+        id_(std::move(id)),
+        engine_(std::move(engine)),
+        sbatch_(std::move(sbatch)),
         watch_(checkpoint_root(p, slurm()) / id_) {}
 
   bool slurm() const { return !sbatch_.empty(); }
@@ -74,8 +77,9 @@ class CheckRun {
       throw Error("job id '" + id_ + "' is already in use (" + status_file().generic_string() + ")", std::nullopt,
                   "choose another --job-id for the check");
     if (fs::exists(checkpoints(), ec) && !fs::is_empty(checkpoints(), ec))
-      throw Error("the checkpoint directory " + checkpoints().generic_string() + " is not empty", std::nullopt,
-                  "resume-check runs each job from an empty checkpoint directory: choose another --job-id, or remove it");
+      throw Error(
+          "the checkpoint directory " + checkpoints().generic_string() + " is not empty", std::nullopt,
+          "resume-check runs each job from an empty checkpoint directory: choose another --job-id, or remove it");
   }
 
   // Starts it detached from envpin: run.sh --detach, or a Slurm batch job.
@@ -105,8 +109,10 @@ class CheckRun {
   }
 
   void abandon() {
-    if (slurm()) io::run_process({"scancel", slurm_id_});
-    else kill_hard();
+    if (slurm())
+      io::run_process({"scancel", slurm_id_});
+    else
+      kill_hard();
   }
 
   bool ended() const {
@@ -119,7 +125,9 @@ class CheckRun {
   std::string failure() const {
     if (slurm()) {
       const auto [state, code] = slurm_state();
-      return state == "COMPLETED" && code == "0:0" ? "" : "slurm job " + slurm_id_ + " " + state + " (ExitCode=" + code + ")";
+      return state == "COMPLETED" && code == "0:0"
+                 ? ""
+                 : "slurm job " + slurm_id_ + " " + state + " (ExitCode=" + code + ")";
     }
     const auto s = status();
     if (jobs::field(s, "state") == "exited" && jobs::field(s, "exit") == "0") return "";
@@ -161,7 +169,8 @@ class CheckRun {
   }
 
   static bool slurm_terminal(const std::string& state) {
-    for (const char* s : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"})
+    for (const char* s :
+         {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"})
       if (state == s) return true;
     return false;
   }
@@ -181,8 +190,8 @@ struct Watched {
   std::vector<jobs::KillPoint> kills;
 };
 
-Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, const jobs::KillAt& kill_at, int kills_wanted,
-                  double limit, const std::vector<jobs::CompareItem>& items, Streams& io) {
+Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, const jobs::KillAt& kill_at,
+                  int kills_wanted, double limit, const std::vector<jobs::CompareItem>& items, Streams& io) {
   const auto start = Clock::now();
   std::vector<jobs::KillPoint> kills;
   run.start(o.command);
@@ -198,8 +207,9 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, co
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (!run.watch().poll().empty()) segment_checkpoint = true;
     if (limit > 0 && seconds_since(start) > limit)
-      give_up("job " + run.id() + " ran " + std::to_string(static_cast<int>(limit)) + " s, ten times the uninterrupted "
-              "run: it does not finish after a resume",
+      give_up("job " + run.id() + " ran " + std::to_string(static_cast<int>(limit)) +
+                  " s, ten times the uninterrupted "
+                  "run: it does not finish after a resume",
               "see " + run.log().generic_string());
     if (static_cast<int>(kills.size()) >= kills_wanted) continue;
     bool now = false;
@@ -243,14 +253,16 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, co
   run.watch().poll();
   if (const std::string why = run.failure(); !why.empty())
     throw Error("job " + run.id() + " ended " + why, std::nullopt,
-                "see " + run.log().generic_string() + (kills.empty() ? "" : "; a resume that cannot load its checkpoint fails here"));
+                "see " + run.log().generic_string() +
+                    (kills.empty() ? "" : "; a resume that cannot load its checkpoint fails here"));
   if (static_cast<int>(kills.size()) < kills_wanted)
-    throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " + std::to_string(kills_wanted) +
-                    " kills: " + (kill_at.kind == jobs::KillAt::Kind::pattern ? "the text never appeared in the log again"
-                                                                               : "it wrote no new checkpoint in time"),
+    throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " +
+                    std::to_string(kills_wanted) + " kills: " +
+                    (kill_at.kind == jobs::KillAt::Kind::pattern ? "the text never appeared in the log again"
+                                                                 : "it wrote no new checkpoint in time"),
                 std::nullopt, "ask for fewer --kills, an earlier --kill-at, or checkpoint more often");
-  return {{run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()), run.watch().completed(),
-           seconds_since(start)},
+  return {{run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()),
+           run.watch().completed(), seconds_since(start)},
           kills};
 }
 
@@ -300,8 +312,8 @@ jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const J
     throw Error("the uninterrupted run (job " + run.id() + ") failed with exit " + std::to_string(rc) +
                     ": resume cannot be checked on a run that does not finish",
                 std::nullopt, "see " + run.log().generic_string());
-  return {run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()), run.watch().completed(),
-          seconds_since(start)};
+  return {run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()),
+          run.watch().completed(), seconds_since(start)};
 }
 
 int resume_check_job(const JobOptions& o, Streams& io) {
@@ -347,8 +359,8 @@ int resume_check_job(const JobOptions& o, Streams& io) {
     for (const std::string& line : v.lines) io.out << line << "\n";
     io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.record.job << " "
            << static_cast<int>(killed.record.seconds) << " s"
-           << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "") << "; logs in "
-           << shown_path(p.m.project_dir, p.logs).generic_string() << "/\n";
+           << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "")
+           << "; logs in " << shown_path(p.m.project_dir, p.logs).generic_string() << "/\n";
     return v.exit_code;
   } catch (const Error& e) {
     io.err << diag::format(e);
@@ -359,26 +371,26 @@ int resume_check_job(const JobOptions& o, Streams& io) {
 }  // namespace
 
 Command resume_check_command() {
-  return job_command("resume-check",
-                     "run a command as a job twice, once killed and resumed, and say whether the results are identical",
-                     resume_check_job, [](CLI::App& app, JobOptions& o) {
-                       app.add_option("--job-id", o.job_id, "the check's id: its jobs are ID-ref, ID-kill (and ID-ref2)");
-                       app.add_option("--kill-at", o.kill_at,
-                                      "auto (after each new checkpoint), SECONDS after each (re)start, or a text the "
-                                      "job prints")
-                           ->capture_default_str();
-                       app.add_option("--kills", o.kills, "how many times to kill and resume")->capture_default_str();
-                       app.add_flag("--slurm", o.slurm,
-                                    "run the jobs under Slurm (job.sbatch); interrupt with scontrol requeue");
-                       // One value per --compare: with CLI11 2.1 a vector option that takes extra
-                       // arguments makes the '--' before the command end its values, and the
-                       // command's own options ("sh -c") are then parsed as envpin's.
-                       app.add_option("--compare", o.compare,
-                                      "what to compare after each run: a project path, or line:PREFIX (default: the "
-                                      "final checkpoints); repeatable")
-                           ->allow_extra_args(false);
-                       app.add_option("command", o.command, "the command, after --")->required();
-                     });
+  return job_command(
+      "resume-check",
+      "run a command as a job twice, once killed and resumed, and say whether the results are identical",
+      resume_check_job, [](CLI::App& app, JobOptions& o) {
+        app.add_option("--job-id", o.job_id, "the check's id: its jobs are ID-ref, ID-kill (and ID-ref2)");
+        app.add_option("--kill-at", o.kill_at,
+                       "auto (after each new checkpoint), SECONDS after each (re)start, or a text the "
+                       "job prints")
+            ->capture_default_str();
+        app.add_option("--kills", o.kills, "how many times to kill and resume")->capture_default_str();
+        app.add_flag("--slurm", o.slurm, "run the jobs under Slurm (job.sbatch); interrupt with scontrol requeue");
+        // One value per --compare: with CLI11 2.1 a vector option that takes extra
+        // arguments makes the '--' before the command end its values, and the
+        // command's own options ("sh -c") are then parsed as envpin's.
+        app.add_option("--compare", o.compare,
+                       "what to compare after each run: a project path, or line:PREFIX (default: the "
+                       "final checkpoints); repeatable")
+            ->allow_extra_args(false);
+        app.add_option("command", o.command, "the command, after --")->required();
+      });
 }
 
 }  // namespace envpin::cli

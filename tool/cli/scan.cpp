@@ -37,8 +37,12 @@ int scan(const ScanOptions& o, Streams& io) {
     j["skipped"] = r.skipped;
     j["findings"] = nlohmann::json::array();
     for (const auto& f : r.findings)
-      j["findings"].push_back({{"kind", f.kind}, {"file", f.file}, {"line", f.line}, {"column", f.column},
-                               {"what", f.what}, {"fix", f.fix}});
+      j["findings"].push_back({{"kind", f.kind},
+                               {"file", f.file},
+                               {"line", f.line},
+                               {"column", f.column},
+                               {"what", f.what},
+                               {"fix", f.fix}});
     io.out << j.dump(2) << "\n";
   } else {
     for (const auto& f : r.findings) {

@@ -44,7 +44,9 @@ struct TempFile {
     const char* tmp = std::getenv("TMPDIR");
     path = std::string(tmp && *tmp ? tmp : "/tmp") + "/envpin-sync-XXXXXX";
     const int fd = ::mkstemp(path.data());
-    if (fd < 0) throw Error("cannot create a temporary file in " + fs::path(path).parent_path().string(), std::nullopt, "set TMPDIR");
+    if (fd < 0)
+      throw Error("cannot create a temporary file in " + fs::path(path).parent_path().string(), std::nullopt,
+                  "set TMPDIR");
     ::close(fd);
   }
   ~TempFile() { std::remove(path.c_str()); }
@@ -63,7 +65,8 @@ std::uintmax_t stat_of(const std::string& out, const std::string& label) {
   const auto at = out.find(label + ": ");
   if (at == std::string::npos) return 0;
   std::uintmax_t n = 0;
-  for (std::size_t i = at + label.size() + 2; i < out.size() && (std::isdigit(static_cast<unsigned char>(out[i])) || out[i] == ','); ++i)
+  for (std::size_t i = at + label.size() + 2;
+       i < out.size() && (std::isdigit(static_cast<unsigned char>(out[i])) || out[i] == ','); ++i)
     if (out[i] != ',') n = n * 10 + static_cast<std::uintmax_t>(out[i] - '0');
   return n;
 }
@@ -95,7 +98,8 @@ int run_sync(const SyncOptions& o, Streams& io) {
   if (!m.context_allow_secrets.empty())
     throw Error("context.allow_secrets names " + diag::quote(m.context_allow_secrets.front().value) +
                     ": envpin sync never sends a secret file",
-                m.context_allow_secrets.front().where, "copy it to the server yourself (scp), or remove it from context.allow_secrets");
+                m.context_allow_secrets.front().where,
+                "copy it to the server yourself (scp), or remove it from context.allow_secrets");
   const scan::IgnoreRules rules = scan::IgnoreRules::from_file(dockerignore);
   scan::SendRules send;
   send.rules = &rules;
@@ -109,8 +113,16 @@ int run_sync(const SyncOptions& o, Streams& io) {
   io::write_atomic(excludes.path, list, false);
 
   const std::vector<std::string> ssh = sync::ssh_words();
-  std::vector<std::string> argv = {"rsync", "-a", "--checksum", "--partial", "--mkpath", "--from0",
-                                   "--exclude-from=" + excludes.path, "-e", sync::rsync_shell(ssh), "--itemize-changes"};
+  std::vector<std::string> argv = {"rsync",
+                                   "-a",
+                                   "--checksum",
+                                   "--partial",
+                                   "--mkpath",
+                                   "--from0",
+                                   "--exclude-from=" + excludes.path,
+                                   "-e",
+                                   sync::rsync_shell(ssh),
+                                   "--itemize-changes"};
   // Absolute, so that a ':' in a directory name is never read by rsync as a host.
   const std::string source = fs::absolute(root.empty() ? fs::path(".") : root).lexically_normal().generic_string();
   const std::string from = source.ends_with("/") ? source : source + "/";
@@ -131,29 +143,34 @@ int run_sync(const SyncOptions& o, Streams& io) {
   for (std::string l; std::getline(lines, l);) {
     // --itemize-changes: "YXcstpoguax path"; '.' in the first column is an unchanged item.
     if (l.starts_with("*deleting ")) {
-      if (const auto name = l.find_first_not_of(' ', 10); name != std::string::npos) deletions.push_back(l.substr(name));
-    }
-    else if (l.size() > 12 && l[0] != '.' && l[11] == ' ' && l.substr(12) != "./") changes.push_back(l.substr(12));
+      if (const auto name = l.find_first_not_of(' ', 10); name != std::string::npos)
+        deletions.push_back(l.substr(name));
+    } else if (l.size() > 12 && l[0] != '.' && l[11] == ' ' && l.substr(12) != "./")
+      changes.push_back(l.substr(12));
   }
   std::map<std::string, std::size_t> why;
   for (const scan::LeftOut& l : set.left_out) ++why[l.why];
   std::string left;
-  for (const auto& [reason, count] : why) left += (left.empty() ? "" : ", ") + std::to_string(count) + " (" + reason + ")";
+  for (const auto& [reason, count] : why)
+    left += (left.empty() ? "" : ", ") + std::to_string(count) + " (" + reason + ")";
 
   if (o.dry_run) {
     for (const std::string& c : changes) io.out << "send    " << diag::printable(c) << "\n";
     for (const std::string& d : deletions) io.out << (o.remove ? "delete  " : "extra   ") << diag::printable(d) << "\n";
-    for (const scan::LeftOut& l : set.left_out) io.out << "skip    " << diag::printable(l.path) << (l.directory ? "/" : "") << "  (" << l.why << ")\n";
-    io.out << "dry run: " << changes.size() << " to send to " << destination << ", " << deletions.size() << " there that the project "
-           << "does not have" << (o.remove ? " (to delete)" : "") << "; left out: " << (left.empty() ? "nothing" : left) << "\n";
+    for (const scan::LeftOut& l : set.left_out)
+      io.out << "skip    " << diag::printable(l.path) << (l.directory ? "/" : "") << "  (" << l.why << ")\n";
+    io.out << "dry run: " << changes.size() << " to send to " << destination << ", " << deletions.size()
+           << " there that the project "
+           << "does not have" << (o.remove ? " (to delete)" : "") << "; left out: " << (left.empty() ? "nothing" : left)
+           << "\n";
     return kOk;
   }
   if (!deletions.empty() && !o.remove) {
     std::string names;
     for (std::size_t i = 0; i < deletions.size() && i < 5; ++i) names += (i ? ", " : "") + diag::quote(deletions[i]);
     if (deletions.size() > 5) names += " and " + std::to_string(deletions.size() - 5) + " more";
-    throw Error(destination + " has " + std::to_string(deletions.size()) + " file" + (deletions.size() == 1 ? "" : "s") +
-                    " this project does not: " + names,
+    throw Error(destination + " has " + std::to_string(deletions.size()) + " file" +
+                    (deletions.size() == 1 ? "" : "s") + " this project does not: " + names,
                 std::nullopt, "pass --delete to remove them there, or sync into another directory");
   }
   if (o.remove) argv.emplace_back("--delete");
@@ -179,18 +196,22 @@ struct RemoteOptions {
 int run_remote(const RemoteOptions& o, Streams& io) {
   use_ssh(o.ssh);
   const sync::Target target = sync::parse_target(o.target);
-  if (o.args.empty()) throw Error("no envpin command to run on " + target.host, std::nullopt, "e.g. envpin remote " + o.target + " -- check");
+  if (o.args.empty())
+    throw Error("no envpin command to run on " + target.host, std::nullopt,
+                "e.g. envpin remote " + o.target + " -- check");
   io.out.flush();
   const int code = io::run_attached(sync::remote_envpin_argv(target, o.args));
   if (code == 127)
-    throw Error("envpin is not installed on " + target.host + " (or the directory " + diag::quote(target.path) + " is missing)",
-                std::nullopt,
-                "install it there (the .deb, or a build of this version), set ENVPIN_REMOTE_ENVPIN to its path, or run the "
-                "synced .envpin/run.sh there directly (it needs no envpin)");
+    throw Error(
+        "envpin is not installed on " + target.host + " (or the directory " + diag::quote(target.path) + " is missing)",
+        std::nullopt,
+        "install it there (the .deb, or a build of this version), set ENVPIN_REMOTE_ENVPIN to its path, or run the "
+        "synced .envpin/run.sh there directly (it needs no envpin)");
   if (code == 255)
     throw Error("ssh to " + target.destination + " failed (exit 255); ssh's message is above", std::nullopt,
                 "check the connection with 'ssh " + target.destination + " true'");
-  if (code < 0) throw Error("cannot start ssh", std::nullopt, "install the OpenSSH client (apt-get install openssh-client)");
+  if (code < 0)
+    throw Error("cannot start ssh", std::nullopt, "install the OpenSSH client (apt-get install openssh-client)");
   return code;
 }
 
@@ -203,7 +224,8 @@ Command sync_command() {
             app.add_option("target", o->target, "[user@]host:path on the server")->required();
             app.add_option("-f,--manifest", o->manifest, "the manifest")->capture_default_str();
             app.add_flag("-n,--dry-run", o->dry_run, "list what would be sent, left out and deleted; send nothing");
-            app.add_flag("--delete", o->remove, "delete files there that the project does not have (excluded ones stay)");
+            app.add_flag("--delete", o->remove,
+                         "delete files there that the project does not have (excluded ones stay)");
             app.add_option("-e,--ssh", o->ssh, "the ssh command and its options (default: $ENVPIN_SSH, else ssh)");
             return [o](Streams& io) { return run_sync(*o, io); };
           }};

@@ -42,7 +42,9 @@ struct Cursor {
     return s.substr(start, at - start);
   }
   // Consumes spaces (' ' only).
-  std::size_t spaces() { return span([](char c) { return c == ' '; }).size(); }
+  std::size_t spaces() {
+    return span([](char c) { return c == ' '; }).size();
+  }
 };
 
 // An unsigned decimal that fits an int, or nothing.

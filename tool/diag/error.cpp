@@ -58,10 +58,7 @@ std::string one_line(std::string_view text) {
 }  // namespace
 
 Error::Error(std::string message, std::optional<Location> where, std::string hint)
-    : std::runtime_error(message),
-      message_(std::move(message)),
-      where_(std::move(where)),
-      hint_(std::move(hint)) {}
+    : std::runtime_error(message), message_(std::move(message)), where_(std::move(where)), hint_(std::move(hint)) {}
 
 std::string format(const Error& e) {
   std::string out = "envpin: error: " + one_line(prefix(e.where()) + e.message()) + "\n";

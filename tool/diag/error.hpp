@@ -18,8 +18,7 @@ struct Location {
 // and at most one remedy. Thrown where found, caught only at the CLI top.
 class Error : public std::runtime_error {
  public:
-  explicit Error(std::string message, std::optional<Location> where = std::nullopt,
-                 std::string hint = {});
+  explicit Error(std::string message, std::optional<Location> where = std::nullopt, std::string hint = {});
 
   const std::optional<Location>& where() const { return where_; }
   const std::string& hint() const { return hint_; }

@@ -31,7 +31,8 @@ std::string paint_diagnostic(const Terminal& t, const std::string& text) {
     std::size_t end = text.find('\n', at);
     end = end == std::string::npos ? text.size() : end + 1;
     std::string line = text.substr(at, end - at);
-    for (const auto& [word, color] : {std::pair{std::string("error"), Color::kRed}, std::pair{std::string("warning"), Color::kYellow}})
+    for (const auto& [word, color] :
+         {std::pair{std::string("error"), Color::kRed}, std::pair{std::string("warning"), Color::kYellow}})
       if (line.starts_with("envpin: " + word + ":"))
         line = "envpin: " + paint(t, word, color) + line.substr(8 + word.size());
     out += line;
@@ -52,7 +53,8 @@ Progress::Progress(std::ostream& err, Terminal t, bool quiet, std::chrono::milli
 Progress::~Progress() { done(); }
 
 void Progress::draw(const std::string& text) {
-  err_ << "\r\033[K" << "envpin: " << text << std::flush;
+  err_ << "\r\033[K"
+       << "envpin: " << text << std::flush;
   drawn_ = true;
   last_ = Clock::now();
 }

@@ -14,14 +14,22 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c == 0xED) n = 3, hi = 0x9F;
-  else if (c >= 0xE1 && c <= 0xEF) n = 3;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0)
+    n = 3, lo = 0xA0;
+  else if (c == 0xED)
+    n = 3, hi = 0x9F;
+  else if (c >= 0xE1 && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0)
+    n = 4, lo = 0x90;
+  else if (c == 0xF4)
+    n = 4, hi = 0x8F;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   if (b(i + 1) < lo || b(i + 1) > hi) return 0;
   for (std::size_t k = 2; k < n; ++k)
@@ -85,12 +93,18 @@ std::string describe_char_at(std::string_view s, std::size_t at) {
   if (n == 0) return hex("the byte 0x%02x", static_cast<unsigned char>(s[at]));
   const unsigned cp = code_point(s, at, n);
   switch (cp) {
-    case '\n': return "a newline";
-    case '\r': return "a carriage return";
-    case '\t': return "a tab";
-    case 0: return "a NUL byte";
-    case 0x1B: return "an escape character";
-    default: return hex(cp < 0x100 ? "the control character 0x%02x" : "the character U+%04X", cp);
+    case '\n':
+      return "a newline";
+    case '\r':
+      return "a carriage return";
+    case '\t':
+      return "a tab";
+    case 0:
+      return "a NUL byte";
+    case 0x1B:
+      return "an escape character";
+    default:
+      return hex(cp < 0x100 ? "the control character 0x%02x" : "the character U+%04X", cp);
   }
 }
 
@@ -105,11 +119,16 @@ std::string printable(std::string_view s) {
       continue;
     }
     const unsigned cp = code_point(s, i, n);
-    if (!is_control(cp)) out.append(s.substr(i, n));
-    else if (cp == '\n') out += "\\n";
-    else if (cp == '\r') out += "\\r";
-    else if (cp == '\t') out += "\\t";
-    else out += hex(cp < 0x100 ? "\\x%02x" : "\\u%04x", cp);
+    if (!is_control(cp))
+      out.append(s.substr(i, n));
+    else if (cp == '\n')
+      out += "\\n";
+    else if (cp == '\r')
+      out += "\\r";
+    else if (cp == '\t')
+      out += "\\t";
+    else
+      out += hex(cp < 0x100 ? "\\x%02x" : "\\u%04x", cp);
     i += n;
   }
   return out;

@@ -115,7 +115,8 @@ std::string conda_version(std::string spec, std::string& why) {
     return "==" + v + ".*";
   }
   if (std::isdigit(static_cast<unsigned char>(spec.front()))) {
-    if (spec.ends_with("*") && !spec.ends_with(".*")) spec = spec.substr(0, spec.size() - 1) + (spec.size() > 1 && spec[spec.size() - 2] == '.' ? "*" : ".*");
+    if (spec.ends_with("*") && !spec.ends_with(".*"))
+      spec = spec.substr(0, spec.size() - 1) + (spec.size() > 1 && spec[spec.size() - 2] == '.' ? "*" : ".*");
     return "==" + spec;
   }
   return spec;
@@ -128,7 +129,8 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
     for (const auto& kv : item) {
       const std::string key = kv.first.as<std::string>();
       if (key != "pip" || !kv.second.IsSequence()) {
-        note(d, where(file, line) + ": " + diag::quote(key) + " in dependencies is not a package list envpin knows: left out");
+        note(d, where(file, line) + ": " + diag::quote(key) +
+                    " in dependencies is not a package list envpin knows: left out");
         continue;
       }
       for (const auto& p : kv.second) {
@@ -177,12 +179,15 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
   std::erase(rest, ' ');  // "python >= 3.8"
   const std::string version = conda_version(rest, why);
   if (name == "python") {
-    const std::string v = version.starts_with("==") ? version.substr(2) : version.starts_with(">=") ? version.substr(2) : "";
+    const std::string v = version.starts_with("==")   ? version.substr(2)
+                          : version.starts_with(">=") ? version.substr(2)
+                                                      : "";
     std::string minor = v.substr(0, v.find('.', v.find('.') + 1));
     if (minor.ends_with(".*")) minor.resize(minor.size() - 2);
     if (minor.starts_with("2."))
-      throw Error("the environment asks for Python " + diag::printable(minor) + ", which envpin does not build images for",
-                  Location{file.generic_string(), line, 1}, "port the project to Python 3 first");
+      throw Error(
+          "the environment asks for Python " + diag::printable(minor) + ", which envpin does not build images for",
+          Location{file.generic_string(), line, 1}, "port the project to Python 3 first");
     if (!manifest::is_python_version(minor)) {
       note(d, from + ": Python version " + diag::quote(rest) + " not understood: python.version left to you");
       return;
@@ -215,7 +220,8 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
   }
   if (rule && rule->rule == Rule::apt) {
     const std::string pkg(rule->target);
-    if (std::none_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value == pkg; })) d.apt.push_back({pkg, from});
+    if (std::none_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value == pkg; }))
+      d.apt.push_back({pkg, from});
     return;
   }
   if (!rule && conda_only(name)) {
@@ -224,7 +230,8 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
   }
   if (!why.empty()) note(d, from + ": " + why + "; any version taken");
   if (!build.empty() && build.find("cuda") != std::string::npos)
-    note(d, from + ": the build string " + diag::quote(build) + " asks for a CUDA build: envpin picks the wheels' variant from cuda.gpus");
+    note(d, from + ": the build string " + diag::quote(build) +
+                " asks for a CUDA build: envpin picks the wheels' variant from cuda.gpus");
   const std::string pypi = rule ? std::string(rule->target) : name;
   add_package(d, pypi + (why.empty() ? version : ""), from);
 }
@@ -237,7 +244,8 @@ void read_conda(const fs::path& file, Draft& d) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw Error("not valid YAML: " + diag::printable(e.msg), Location{file.generic_string(), e.mark.line + 1, e.mark.column + 1},
+    throw Error("not valid YAML: " + diag::printable(e.msg),
+                Location{file.generic_string(), e.mark.line + 1, e.mark.column + 1},
                 "fix the file, or export it again with 'conda env export --from-history'");
   }
   if (!root.IsMap() || !root["dependencies"] || !root["dependencies"].IsSequence())

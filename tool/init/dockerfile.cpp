@@ -146,8 +146,8 @@ void offer(Draft& d, std::optional<Value>& slot, Value v, const std::string& wha
     return;
   }
   if (slot->value != v.value)
-    note(d, v.from + " suggests " + what + " " + diag::quote(v.value) + "; kept " + diag::quote(slot->value) + " from " +
-                slot->from);
+    note(d, v.from + " suggests " + what + " " + diag::quote(v.value) + "; kept " + diag::quote(slot->value) +
+                " from " + slot->from);
 }
 
 // "12.1.1-cudnn8-devel-ubuntu22.04" and the like, from nvidia/cuda's tags
@@ -165,12 +165,15 @@ void from_cuda_tag(const std::string& tag, const std::string& from, Draft& d) {
   offer(d, d.cuda, {version, from}, "cuda.version");
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string& p = parts[i];
-    if (p.starts_with("cudnn")) offer(d, d.cudnn, {"true", from}, "cuda.cudnn");
-    else if (p == "base" || p == "runtime" || p == "devel") offer(d, d.flavor, {p, from}, "cuda.flavor");
+    if (p.starts_with("cudnn"))
+      offer(d, d.cudnn, {"true", from}, "cuda.cudnn");
+    else if (p == "base" || p == "runtime" || p == "devel")
+      offer(d, d.flavor, {p, from}, "cuda.flavor");
     else if (p.starts_with("ubuntu") && (p == "ubuntu20.04" || p == "ubuntu22.04" || p == "ubuntu24.04"))
       offer(d, d.os, {p, from}, "os");
     else
-      note(d, from + ": the tag's " + diag::quote(p) + " has no envpin setting (envpin's CUDA images are Ubuntu): left out");
+      note(d, from + ": the tag's " + diag::quote(p) +
+                  " has no envpin setting (envpin's CUDA images are Ubuntu): left out");
   }
 }
 
@@ -211,9 +214,12 @@ void from_image(const std::string& image, const std::string& from, Draft& d) {
       }
     }
     for (std::size_t i = 1; i < parts.size(); ++i) {
-      if (parts[i].starts_with("cuda")) offer(d, d.cuda, {parts[i].substr(4), from}, "cuda.version");
-      else if (parts[i].starts_with("cudnn")) offer(d, d.cudnn, {"true", from}, "cuda.cudnn");
-      else if (parts[i] == "runtime" || parts[i] == "devel") offer(d, d.flavor, {parts[i], from}, "cuda.flavor");
+      if (parts[i].starts_with("cuda"))
+        offer(d, d.cuda, {parts[i].substr(4), from}, "cuda.version");
+      else if (parts[i].starts_with("cudnn"))
+        offer(d, d.cudnn, {"true", from}, "cuda.cudnn");
+      else if (parts[i] == "runtime" || parts[i] == "devel")
+        offer(d, d.flavor, {parts[i], from}, "cuda.flavor");
     }
     if (d.cuda && d.cuda->from == from) torch_variant_index(d, d.cuda->value, from);
     return;
@@ -221,9 +227,12 @@ void from_image(const std::string& image, const std::string& from, Draft& d) {
   if (repo == "python" && !tag.empty()) {
     const std::string version = tag.substr(0, tag.find('-'));
     const std::string minor = version.substr(0, version.find('.', version.find('.') + 1));
-    if (manifest::is_python_version(minor)) offer(d, d.python, {minor, from}, "python.version");
-    else note(d, from + ": the python tag " + diag::quote(tag) + " names no Python version: python.version left to you");
-    if (const std::string os = debian_os(tag.find('-') == std::string::npos ? "" : tag.substr(tag.find('-') + 1)); !os.empty())
+    if (manifest::is_python_version(minor))
+      offer(d, d.python, {minor, from}, "python.version");
+    else
+      note(d, from + ": the python tag " + diag::quote(tag) + " names no Python version: python.version left to you");
+    if (const std::string os = debian_os(tag.find('-') == std::string::npos ? "" : tag.substr(tag.find('-') + 1));
+        !os.empty())
       offer(d, d.os, {os, from}, "os");
     return;
   }
@@ -279,11 +288,13 @@ void apt_install(const std::vector<std::string>& words, std::size_t first, const
     const std::string name = w.substr(0, eq);
     const std::string version = eq == std::string::npos ? "" : w.substr(eq + 1);
     if (!manifest::is_deb_name(name) || (!version.empty() && !manifest::is_deb_version(version))) {
-      note(d, from + ": the apt package " + diag::quote(w) + " is not a Debian name[=version] envpin can pin (an expansion, a "
+      note(d, from + ": the apt package " + diag::quote(w) +
+                  " is not a Debian name[=version] envpin can pin (an expansion, a "
                   "release or a pattern): left out");
       continue;
     }
-    if (std::any_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value.substr(0, v.value.find('=')) == name; }))
+    if (std::any_of(d.apt.begin(), d.apt.end(),
+                    [&](const Value& v) { return v.value.substr(0, v.value.find('=')) == name; }))
       continue;
     d.apt.push_back({w, from});
   }
@@ -302,17 +313,22 @@ void pip_install(const std::vector<std::string>& words, std::size_t first, const
     }
     if ((w == "-r" || w == "--requirement") && has_value) {
       const fs::path included = file.parent_path() / words[++i];
-      if (fs::is_regular_file(included)) requirement_line("-r " + words[i], file, line, d, stack);
-      else note(d, from + ": pip installs " + diag::quote(words[i]) + ", which is not beside the Dockerfile: pass it with --from");
-    } else if ((w == "-c" || w == "--constraint" || w == "-i" || w == "--index-url" || w == "--extra-index-url" || w == "-e" ||
-                w == "--editable") &&
+      if (fs::is_regular_file(included))
+        requirement_line("-r " + words[i], file, line, d, stack);
+      else
+        note(d, from + ": pip installs " + diag::quote(words[i]) +
+                    ", which is not beside the Dockerfile: pass it with --from");
+    } else if ((w == "-c" || w == "--constraint" || w == "-i" || w == "--index-url" || w == "--extra-index-url" ||
+                w == "-e" || w == "--editable") &&
                has_value) {
       requirement_line(w + " " + words[++i], file, line, d, stack);
     } else if (w.starts_with("--index-url=") || w.starts_with("--extra-index-url=")) {
       requirement_line(w, file, line, d, stack);
-    } else if (w == "-f" || w == "--find-links" || w == "--trusted-host" || w == "-t" || w == "--target" || w == "--prefix" ||
-               w == "--root" || w == "--platform" || w == "--python-version" || w == "--only-binary" || w == "--no-binary") {
-      note(d, from + ": the pip option " + diag::quote(w) + " is not carried (envpin lock and the Dockerfile set pip's options)");
+    } else if (w == "-f" || w == "--find-links" || w == "--trusted-host" || w == "-t" || w == "--target" ||
+               w == "--prefix" || w == "--root" || w == "--platform" || w == "--python-version" ||
+               w == "--only-binary" || w == "--no-binary") {
+      note(d, from + ": the pip option " + diag::quote(w) +
+                  " is not carried (envpin lock and the Dockerfile set pip's options)");
       ++i;
     } else if (w.starts_with("-")) {
       continue;  // -U, --no-cache-dir, --no-deps, -q: how pip runs, not what it installs
@@ -323,7 +339,8 @@ void pip_install(const std::vector<std::string>& words, std::size_t first, const
       try {
         requirement_line(w, file, line, d, stack);
       } catch (const Error&) {  // another input asks for it differently, and wins
-        note(d, from + ": " + diag::quote(w) + " conflicts with the other inputs: left out (they win over a Dockerfile)");
+        note(d,
+             from + ": " + diag::quote(w) + " conflicts with the other inputs: left out (they win over a Dockerfile)");
       }
     }
   }
@@ -338,7 +355,8 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vecto
   for (const Command& command : commands(ins.args)) {
     const std::vector<std::string>& cmd = command.words;
     std::size_t i = 0;
-    while (i < cmd.size() && (cmd[i].find('=') != std::string::npos || cmd[i] == "sudo" || cmd[i] == "env")) ++i;  // FOO=bar apt-get
+    while (i < cmd.size() && (cmd[i].find('=') != std::string::npos || cmd[i] == "sudo" || cmd[i] == "env"))
+      ++i;  // FOO=bar apt-get
     if (i >= cmd.size()) continue;
     const std::string program = fs::path(cmd[i]).filename().string();
     const auto sub = [&](const std::string& verb) {
@@ -348,19 +366,21 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vecto
     };
     if (program == "apt-get" || program == "apt") {
       if (const std::size_t j = sub("install"); j < cmd.size()) apt_install(cmd, j + 1, from, d);
-    } else if (program.starts_with("pip") || (program.starts_with("python") && i + 2 < cmd.size() && cmd[i + 1] == "-m" &&
-                                              cmd[i + 2] == "pip") ||
+    } else if (program.starts_with("pip") ||
+               (program.starts_with("python") && i + 2 < cmd.size() && cmd[i + 1] == "-m" && cmd[i + 2] == "pip") ||
                (program == "uv" && i + 1 < cmd.size() && cmd[i + 1] == "pip")) {
       if (const std::size_t j = sub("install"); j < cmd.size()) {
         for (const std::string& r : command.redirected)
-          note(d, from + ": " + diag::quote(r) + " is not quoted, so the shell reads its '<' or '>' as a redirection: pip installs " +
+          note(d, from + ": " + diag::quote(r) +
+                      " is not quoted, so the shell reads its '<' or '>' as a redirection: pip installs " +
                       diag::quote(r.substr(0, r.find_first_of("<>"))) + " at any version; quote it in the Dockerfile");
         pip_install(cmd, j + 1, file, ins.line, d, stack);
       }
     } else if (program == "conda" || program == "mamba" || program == "micromamba") {
       if (sub("install") < cmd.size() || sub("create") < cmd.size() || sub("update") < cmd.size())
-        note(d, from + ": " + program + " installs in the Dockerfile are not read: export the environment "
-                       "('conda env export --from-history') and pass it with --from");
+        note(d, from + ": " + program +
+                    " installs in the Dockerfile are not read: export the environment "
+                    "('conda env export --from-history') and pass it with --from");
     }
   }
 }
@@ -383,10 +403,11 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
     if (!resolve::find_torch_variant(version, cuda)) {
       std::string variants;
       for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
-      throw Error("torch " + diag::printable(version) + " (" + diag::printable(p.from) + ") never had CUDA " + diag::printable(cuda) +
-                      " wheels (" + diag::printable(cuda_from) + "); its variants are " +
+      throw Error("torch " + diag::printable(version) + " (" + diag::printable(p.from) + ") never had CUDA " +
+                      diag::printable(cuda) + " wheels (" + diag::printable(cuda_from) + "); its variants are " +
                       variants,
-                  std::nullopt, "pick a CUDA version among its variants, or a torch release built for CUDA " + diag::printable(cuda));
+                  std::nullopt,
+                  "pick a CUDA version among its variants, or a torch release built for CUDA " + diag::printable(cuda));
     }
     std::string tag = "cu" + cuda;
     std::erase(tag, '.');
@@ -399,8 +420,10 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
 void read_dockerfile(const fs::path& file, Draft& d) {
   const std::string text = read_input(file);
   if (written_by_envpin(text))
-    throw Error(diag::printable(file.filename().generic_string()) + " was written by envpin generate: it is the manifest's output, not an input",
-                Location{file.generic_string(), 1, 1}, "edit envpin.yaml instead, or name the project's own Dockerfile");
+    throw Error(diag::printable(file.filename().generic_string()) +
+                    " was written by envpin generate: it is the manifest's output, not an input",
+                Location{file.generic_string(), 1, 1},
+                "edit envpin.yaml instead, or name the project's own Dockerfile");
   const std::vector<Instruction> all = instructions(text, file);
   if (std::none_of(all.begin(), all.end(), [](const Instruction& i) { return i.keyword == "FROM"; }))
     throw Error("no FROM instruction: this is not a Dockerfile", Location{file.generic_string(), 1, 1},
@@ -448,12 +471,16 @@ void read_dockerfile(const fs::path& file, Draft& d) {
       image = resolved;
       image_line = line;
       if (!expanded)
-        note(d, where(file, all[k].line) + ": FROM " + diag::quote(words[0]) + " uses an ARG without a default: the base is left to you");
+        note(d, where(file, all[k].line) + ": FROM " + diag::quote(words[0]) +
+                    " uses an ARG without a default: the base is left to you");
     }
   }
   if (!image.empty() && image != "scratch") {
-    if (!std::all_of(image.begin(), image.end(), [](unsigned char c) { return std::isalnum(c) || std::string_view("._/:@-").find(c) != std::string_view::npos; }))
-      note(d, where(file, image_line) + ": FROM " + diag::quote(image) + " is not an image reference envpin reads: left out");
+    if (!std::all_of(image.begin(), image.end(), [](unsigned char c) {
+          return std::isalnum(c) || std::string_view("._/:@-").find(c) != std::string_view::npos;
+        }))
+      note(d, where(file, image_line) + ": FROM " + diag::quote(image) +
+                  " is not an image reference envpin reads: left out");
     else
       from_image(image, where(file, image_line) + " (FROM " + image + ")", d);
   }
@@ -475,7 +502,8 @@ void read_dockerfile(const fs::path& file, Draft& d) {
         }
       std::size_t length = 0;
       const bool token = secrets::find_token(ins.args, length) != std::string::npos;
-      note(d, from + ": ENV " + names + " not carried: set " + (count > 1 ? "them" : "it") + " under env: in envpin.yaml (secrets: for a credential); values are not copied" +
+      note(d, from + ": ENV " + names + " not carried: set " + (count > 1 ? "them" : "it") +
+                  " under env: in envpin.yaml (secrets: for a credential); values are not copied" +
                   (token ? ". It holds what looks like a credential: rotate it, it is in the image's history" : ""));
     } else if (ins.keyword == "COPY" || ins.keyword == "ADD") {
       std::vector<std::string> words;
@@ -485,8 +513,9 @@ void read_dockerfile(const fs::path& file, Draft& d) {
       if (!words.empty()) words.pop_back();  // the destination
       for (const std::string& w : words)
         if (secrets::is_secret_path(fs::path(w).lexically_normal().generic_string()))
-          note(d, from + ": " + ins.keyword + " " + diag::quote(w) + " puts a secret file into the image; envpin keeps secrets out "
-                         "of the context: declare it under secrets: for run time");
+          note(d, from + ": " + ins.keyword + " " + diag::quote(w) +
+                      " puts a secret file into the image; envpin keeps secrets out "
+                      "of the context: declare it under secrets: for run time");
     }
   }
 }

@@ -29,16 +29,18 @@ constexpr std::size_t kMaxInput = 1 << 20;
 std::string read_input(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec))
-    throw Error("cannot read " + diag::printable(file.generic_string()) + ": not a regular file", Location{file.generic_string(), 0, 0},
-                "name a requirements.txt, environment.yml or pyproject.toml");
+    throw Error("cannot read " + diag::printable(file.generic_string()) + ": not a regular file",
+                Location{file.generic_string(), 0, 0}, "name a requirements.txt, environment.yml or pyproject.toml");
   if (fs::file_size(file, ec) > kMaxInput)
     throw Error(diag::printable(file.generic_string()) + " is larger than 1 MiB", Location{file.generic_string(), 0, 0},
                 "name the project's dependency file, not a data file");
   const auto text = io::read_file(file);
-  if (!text) throw Error("cannot read " + diag::printable(file.generic_string()), Location{file.generic_string(), 0, 0}, "check its permissions");
+  if (!text)
+    throw Error("cannot read " + diag::printable(file.generic_string()), Location{file.generic_string(), 0, 0},
+                "check its permissions");
   if (text->find('\0') != std::string::npos)
-    throw Error(diag::printable(file.generic_string()) + " holds a NUL byte: it is not a text file", Location{file.generic_string(), 0, 0},
-                "name the project's dependency file");
+    throw Error(diag::printable(file.generic_string()) + " holds a NUL byte: it is not a text file",
+                Location{file.generic_string(), 0, 0}, "name the project's dependency file");
   return *text;
 }
 
@@ -58,7 +60,8 @@ void note(Draft& d, const std::string& raw) {
   // credential in a line never reaches them.
   std::string text = diag::printable(raw);
   std::size_t length = 0;
-  for (std::size_t at; (at = secrets::find_token(text, length)) != std::string::npos;) text.replace(at, length, "<credential>");
+  for (std::size_t at; (at = secrets::find_token(text, length)) != std::string::npos;)
+    text.replace(at, length, "<credential>");
   if (std::find(d.notes.begin(), d.notes.end(), text) == d.notes.end()) d.notes.push_back(text);
 }
 
@@ -66,14 +69,16 @@ std::string index_url(const std::string& url, const std::string& from, Draft& d)
   const std::string_view credentials = manifest::index_url_credentials(url);
   if (credentials.empty()) return url;
   const std::size_t at = url.find(credentials);
-  note(d, from + ": the index URL's credentials are left out (they would be written into the Dockerfile, the lock and the "
-                 "image's history): give pip them on the build machine (a netrc or keyring)");
+  note(d, from +
+              ": the index URL's credentials are left out (they would be written into the Dockerfile, the lock and the "
+              "image's history): give pip them on the build machine (a netrc or keyring)");
   return url.substr(0, at) + url.substr(at + credentials.size());
 }
 
 void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
   if (slot && slot->value != v.value)
-    throw Error(what + " is " + diag::quote(slot->value) + " in " + slot->from + " but " + diag::quote(v.value) + " in " + v.from,
+    throw Error(what + " is " + diag::quote(slot->value) + " in " + slot->from + " but " + diag::quote(v.value) +
+                    " in " + v.from,
                 std::nullopt, "make the inputs agree, or pass only one of them with --from");
   if (!slot) slot = std::move(v);
 }
@@ -107,7 +112,8 @@ void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path
   }
   const std::string text = read_input(file);
   stack.push_back(canonical);
-  if (std::find(d.sources.begin(), d.sources.end(), file.generic_string()) == d.sources.end()) d.sources.push_back(file.generic_string());
+  if (std::find(d.sources.begin(), d.sources.end(), file.generic_string()) == d.sources.end())
+    d.sources.push_back(file.generic_string());
   std::istringstream in(text);
   std::string line, logical;
   int number = 0, start = 0;
@@ -129,8 +135,8 @@ void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path
 
 }  // namespace
 
-void detail::requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, std::vector<fs::path>& stack,
-                              const std::string& from_suffix) {
+void detail::requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d,
+                              std::vector<fs::path>& stack, const std::string& from_suffix) {
   std::string text = raw;
   // A comment: '#' at the start or after whitespace.
   for (std::size_t i = 0; i < text.size(); ++i)
@@ -142,8 +148,8 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
   if (text.empty()) return;
   const std::string from = where(file, line) + from_suffix;
   if (const std::size_t bad = diag::control_at(text); bad != std::string::npos)
-    throw Error("the line holds " + diag::describe_char_at(text, bad), Location{file.generic_string(), line, static_cast<int>(bad) + 1},
-                "remove it");
+    throw Error("the line holds " + diag::describe_char_at(text, bad),
+                Location{file.generic_string(), line, static_cast<int>(bad) + 1}, "remove it");
   // pip options: "-r FILE", "--requirement=FILE", "-c FILE", ...
   if (text.front() == '-') {
     std::string option = text, value;
@@ -155,20 +161,21 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
       const fs::path included = file.parent_path() / value;
       if (secrets::is_secret_path(fs::path(value).lexically_normal().generic_string()))
         throw Error("the line includes " + diag::quote(value) + ", which is a secret file, as a requirements file",
-                    Location{file.generic_string(), line, 1}, "remove the line; envpin init reads requirements files only");
+                    Location{file.generic_string(), line, 1},
+                    "remove the line; envpin init reads requirements files only");
       read_requirements_file(included, d, stack);
     } else if (option == "-c" || option == "--constraint") {
       note(d, from + ": the constraints file " + diag::quote(value) +
                   " is not carried: envpin lock pins every version the listed packages resolve to");
     } else if ((option == "-i" || option == "--index-url") && !value.empty()) {
       if (!manifest::is_index_url(value))
-        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts", Location{file.generic_string(), line, 1},
-                    "use an http(s) URL without quotes, spaces or '$'");
+        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts",
+                    Location{file.generic_string(), line, 1}, "use an http(s) URL without quotes, spaces or '$'");
       set_once(d.index, {index_url(value, from, d), from}, "the package index");
     } else if (option == "--extra-index-url" && !value.empty()) {
       if (!manifest::is_index_url(value))
-        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts", Location{file.generic_string(), line, 1},
-                    "use an http(s) URL without quotes, spaces or '$'");
+        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts",
+                    Location{file.generic_string(), line, 1}, "use an http(s) URL without quotes, spaces or '$'");
       const std::string url = index_url(value, from, d);
       if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
         d.extra_index.push_back({url, from});
@@ -177,18 +184,21 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
                   " is a local or VCS package: the project is copied into the image, not pinned; install it in the "
                   "Dockerfile's place of your choice");
     } else {
-      note(d, from + ": the pip option " + diag::quote(option) + " is not carried (envpin lock and the Dockerfile set pip's options)");
+      note(d, from + ": the pip option " + diag::quote(option) +
+                  " is not carried (envpin lock and the Dockerfile set pip's options)");
     }
     return;
   }
   // Per-requirement options ("--hash=sha256:..."): envpin lock records the hashes itself.
   if (const auto opt = text.find(" --"); opt != std::string::npos) {
-    note(d, from + ": per-requirement options (" + diag::quote(trim(text.substr(opt))) + ") are dropped; envpin lock records hashes itself");
+    note(d, from + ": per-requirement options (" + diag::quote(trim(text.substr(opt))) +
+                ") are dropped; envpin lock records hashes itself");
     text = trim(text.substr(0, opt));
   }
   if (text.find("://") != std::string::npos || text.find(" @ ") != std::string::npos || text.front() == '.' ||
       text.front() == '/') {
-    note(d, from + ": " + diag::quote(text) + " is a URL or path requirement: left out (envpin pins from package indexes)");
+    note(d, from + ": " + diag::quote(text) +
+                " is a URL or path requirement: left out (envpin pins from package indexes)");
     return;
   }
   add_package(d, text, from);
@@ -197,7 +207,8 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
 void add_package(Draft& d, const std::string& requirement, const std::string& from) {
   // "name @ https://..." (PEP 508 direct references) and the like, from any reader.
   if (requirement.find("://") != std::string::npos || requirement.find(" @ ") != std::string::npos) {
-    note(d, from + ": " + diag::quote(requirement) + " is a URL or path requirement: left out (envpin pins from package indexes)");
+    note(d, from + ": " + diag::quote(requirement) +
+                " is a URL or path requirement: left out (envpin pins from package indexes)");
     return;
   }
   std::string error;
@@ -231,7 +242,8 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
       if (file_of(v.from) == file_of(from)) {
         merged.specifiers.insert(merged.specifiers.end(), r->specifiers.begin(), r->specifiers.end());
       } else if (!prefer_matches(d, from) && !prefer_matches(d, v.from)) {
-        throw Error(r->normalized + " is " + diag::quote(v.value) + " in " + v.from + " but " + diag::quote(text) + " in " + from,
+        throw Error(r->normalized + " is " + diag::quote(v.value) + " in " + v.from + " but " + diag::quote(text) +
+                        " in " + from,
                     std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
       } else if (prefer_matches(d, from)) {
         merged.specifiers = r->specifiers;
@@ -271,22 +283,26 @@ void settle(Draft& d) {
     bool unknown = false;
     for (std::size_t g : group) {
       const auto r = parse(d.packages[g].value);
-      const std::optional<bool> holds = r && !r->marker.empty() ? marker_holds(r->marker, python) : std::optional<bool>(true);
-      if (!holds) unknown = true;
-      else if (*holds) holding.push_back(g);
+      const std::optional<bool> holds =
+          r && !r->marker.empty() ? marker_holds(r->marker, python) : std::optional<bool>(true);
+      if (!holds)
+        unknown = true;
+      else if (*holds)
+        holding.push_back(g);
     }
     const std::string name = first ? first->normalized : d.packages[i].value;
     if (!unknown && holding.empty()) {
       for (std::size_t g : group)
-        note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) + " left out: its marker does not hold for Python " +
-                    python + " on linux/amd64");
+        note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) +
+                    " left out: its marker does not hold for Python " + python + " on linux/amd64");
       continue;
     }
     const std::size_t chosen = !unknown && holding.size() == 1 ? holding.front() : group.front();
     kept.push_back(d.packages[chosen]);
     for (std::size_t g : group) {
       if (g == chosen) continue;
-      note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) + " left out: envpin.yaml lists " + name + " once, and " +
+      note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) + " left out: envpin.yaml lists " + name +
+                  " once, and " +
                   (!unknown && holding.size() == 1
                        ? "the marker of " + diag::quote(d.packages[chosen].value) + " (" + d.packages[chosen].from +
                              ") is the one that holds for Python " + python + " on linux/amd64"
@@ -346,8 +362,8 @@ void read_python(const std::string& python, Draft& d) {
   const io::ProcessResult r = io::run_process({python, "-I", "-c", kPythonReport});
   if (r.exit_code != 0) {
     std::string why = r.err.empty() ? "it could not be started" : r.err.substr(0, r.err.find('\n'));
-    throw Error("cannot ask the Python environment " + diag::quote(python) + " what it has: " + diag::printable(why), std::nullopt,
-                "give the interpreter of the environment, e.g. --from-python .venv/bin/python");
+    throw Error("cannot ask the Python environment " + diag::quote(python) + " what it has: " + diag::printable(why),
+                std::nullopt, "give the interpreter of the environment, e.g. --from-python .venv/bin/python");
   }
   read_python_report(r.out, python, d);
 }
@@ -357,8 +373,8 @@ void read_python_report(const std::string& text, const std::string& python, Draf
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
-    throw Error("the Python environment " + diag::quote(python) + " answered something that is not its report", std::nullopt,
-                "check that it is a CPython 3 interpreter");
+    throw Error("the Python environment " + diag::quote(python) + " answered something that is not its report",
+                std::nullopt, "check that it is a CPython 3 interpreter");
   }
   const std::string from = diag::printable(python);
   d.sources.push_back(python);
@@ -366,20 +382,23 @@ void read_python_report(const std::string& text, const std::string& python, Draf
     set_once(d.python, {j["python"].get<std::string>(), from + " (the interpreter)"}, "python.version");
   if (!j.contains("dists") || !j["dists"].is_array()) return;
   for (const auto& dist : j["dists"]) {
-    if (!dist.is_array() || dist.size() != 3 || !dist[0].is_string() || !dist[1].is_string() || !dist[2].is_string()) continue;
-    const std::string name = dist[0].get<std::string>(), version = dist[1].get<std::string>(), how = dist[2].get<std::string>();
+    if (!dist.is_array() || dist.size() != 3 || !dist[0].is_string() || !dist[1].is_string() || !dist[2].is_string())
+      continue;
+    const std::string name = dist[0].get<std::string>(), version = dist[1].get<std::string>(),
+                      how = dist[2].get<std::string>();
     const std::string normalized = manifest::normalize_name(name);
     if (normalized == "pip" || normalized == "setuptools" || normalized == "wheel" || normalized == "distribute") {
       note(d, from + ": " + diag::quote(name) + " is pip's own tooling: left out, as pip freeze does");
       continue;
     }
     if (how == "editable" || how == "local") {
-      note(d, from + ": " + diag::quote(name) + " is installed from a local directory" + (how == "editable" ? " (editable)" : "") +
-                  ": the project is copied into the image, not pinned");
+      note(d, from + ": " + diag::quote(name) + " is installed from a local directory" +
+                  (how == "editable" ? " (editable)" : "") + ": the project is copied into the image, not pinned");
       continue;
     }
     if (how == "url") {
-      note(d, from + ": " + diag::quote(name + " " + version) + " came from a URL or VCS: left out (envpin pins from package indexes)");
+      note(d, from + ": " + diag::quote(name + " " + version) +
+                  " came from a URL or VCS: left out (envpin pins from package indexes)");
       continue;
     }
     if (!manifest::is_pep440_version(version)) {
@@ -393,8 +412,8 @@ void read_python_report(const std::string& text, const std::string& python, Draf
 std::string kind_of(const fs::path& file) {
   const std::string name = file.filename().string();
   if (name == "pyproject.toml") return "pyproject";
-  if (name == "Dockerfile" || name == "Containerfile" || name.starts_with("Dockerfile.") || name.ends_with(".Dockerfile") ||
-      name.ends_with(".dockerfile"))
+  if (name == "Dockerfile" || name == "Containerfile" || name.starts_with("Dockerfile.") ||
+      name.ends_with(".Dockerfile") || name.ends_with(".dockerfile"))
     return "dockerfile";
   if (name.ends_with(".yml") || name.ends_with(".yaml")) return "conda";
   if (name.ends_with(".txt") || name.ends_with(".in")) return "requirements";
@@ -407,7 +426,8 @@ bool written_by_envpin(const std::string& text) {
 
 std::vector<fs::path> inputs_in(const fs::path& dir) {
   std::vector<fs::path> out;
-  for (const char* name : {"environment.yml", "environment.yaml", "pyproject.toml", "requirements.txt", "Dockerfile", "Containerfile"}) {
+  for (const char* name :
+       {"environment.yml", "environment.yaml", "pyproject.toml", "requirements.txt", "Dockerfile", "Containerfile"}) {
     if (!fs::is_regular_file(dir / name)) continue;
     // The Dockerfile envpin generated is the manifest's output, not an input to it.
     if (kind_of(dir / name) == "dockerfile") {
@@ -449,7 +469,8 @@ std::string write_manifest(const Draft& d, const Options& o) {
   y << "# Written by `envpin init`";
   if (!d.sources.empty()) {
     y << " from";
-    for (std::size_t i = 0; i < d.sources.size(); ++i) y << (i ? ", " : " ") << diag::printable(fs::path(d.sources[i]).filename().string());
+    for (std::size_t i = 0; i < d.sources.size(); ++i)
+      y << (i ? ", " : " ") << diag::printable(fs::path(d.sources[i]).filename().string());
   }
   y << ".\n# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
        "# and `envpin generate`.\n";
@@ -463,11 +484,15 @@ std::string write_manifest(const Draft& d, const Options& o) {
     y << "  gpus: [";
     for (std::size_t i = 0; i < o.gpus.size(); ++i) y << (i ? ", " : "") << yq(o.gpus[i]);
     y << "]  # " << (o.gpus_from.empty() ? "--gpu" : o.gpus_from) << "\n";
-    if (o.driver) y << "  driver: " << yq(">=" + *o.driver) << "  # " << (o.gpus_from.empty() ? "--driver" : o.gpus_from) << "\n";
+    if (o.driver)
+      y << "  driver: " << yq(">=" + *o.driver) << "  # " << (o.gpus_from.empty() ? "--driver" : o.gpus_from) << "\n";
   }
   y << "python:\n";
-  if (d.python) y << "  version: " << yq(d.python->value) << comment(d.python->from) << "\n";
-  else y << "  version: \"" << kDefaultPython << "\"  # none of the inputs names a Python version: envpin's default, change it if needed\n";
+  if (d.python)
+    y << "  version: " << yq(d.python->value) << comment(d.python->from) << "\n";
+  else
+    y << "  version: \"" << kDefaultPython
+      << "\"  # none of the inputs names a Python version: envpin's default, change it if needed\n";
   if (d.index) y << "  index: " << yq(d.index->value) << comment(d.index->from) << "\n";
   if (!d.extra_index.empty()) {
     y << "  extra_index:\n";

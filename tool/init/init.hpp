@@ -20,19 +20,19 @@ struct Value {
 };
 
 struct Draft {
-  std::optional<Value> python;               // "3.11"
-  std::vector<Value> packages;               // PEP 508 text, one per distribution
-  std::optional<Value> index;                // --index-url
-  std::vector<Value> extra_index;            // --extra-index-url, the torch variant's index
-  std::optional<Value> cuda;                 // "12.1"
-  std::optional<Value> cudnn;                // "true"
-  std::optional<Value> flavor;               // "devel"
-  std::optional<Value> os;                   // "ubuntu22.04"
-  std::optional<Value> base;                 // an image envpin does not know
-  std::vector<Value> apt;                    // Debian packages for conda's system packages
-  std::vector<std::string> notes;            // what was left out, and why
-  std::vector<std::string> sources;          // the files read, for the header
-  std::string prefer;                        // a file name whose packages win a conflict ("" : none)
+  std::optional<Value> python;       // "3.11"
+  std::vector<Value> packages;       // PEP 508 text, one per distribution
+  std::optional<Value> index;        // --index-url
+  std::vector<Value> extra_index;    // --extra-index-url, the torch variant's index
+  std::optional<Value> cuda;         // "12.1"
+  std::optional<Value> cudnn;        // "true"
+  std::optional<Value> flavor;       // "devel"
+  std::optional<Value> os;           // "ubuntu22.04"
+  std::optional<Value> base;         // an image envpin does not know
+  std::vector<Value> apt;            // Debian packages for conda's system packages
+  std::vector<std::string> notes;    // what was left out, and why
+  std::vector<std::string> sources;  // the files read, for the header
+  std::string prefer;                // a file name whose packages win a conflict ("" : none)
 };
 
 // Readers. Each throws diag::Error (file:line:col) for input it cannot parse, and adds what it

@@ -17,8 +17,10 @@ std::vector<int> release_of(std::string_view v) {
   while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
     out.push_back(resolve::detail::bounded_int(v.substr(i)));
     while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
-    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1]))) ++i;
-    else break;
+    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1])))
+      ++i;
+    else
+      break;
   }
   return out;
 }
@@ -88,8 +90,10 @@ class Parser {
       ++i_;
       const auto v = disjunction();
       skip_space();
-      if (i_ >= s_.size() || s_[i_] != ')') ok_ = false;
-      else ++i_;
+      if (i_ >= s_.size() || s_[i_] != ')')
+        ok_ = false;
+      else
+        ++i_;
       return v;
     }
     bool left_is_var = false, right_is_var = false;
@@ -98,7 +102,8 @@ class Parser {
     const std::string op = oper();
     const auto right = value(right_is_var, right_name);
     if (!ok_ || op.empty() || !left || !right) return std::nullopt;
-    const bool versions = (left_is_var && is_version_variable(left_name)) || (right_is_var && is_version_variable(right_name));
+    const bool versions =
+        (left_is_var && is_version_variable(left_name)) || (right_is_var && is_version_variable(right_name));
     return compare(*left, op, *right, versions);
   }
 

@@ -70,11 +70,16 @@ std::string lowest_python(const std::string& spec) {
         return major * 100 + sub;
       };
       const int have = 300 + minor, want = num(s.version);
-      if (s.op == ">=") ok = ok && have >= want;
-      else if (s.op == ">") ok = ok && have > want;
-      else if (s.op == "<") ok = ok && have < want;
-      else if (s.op == "<=") ok = ok && have <= want;
-      else if (s.op == "~=" || s.op == "==") ok = ok && have >= want;
+      if (s.op == ">=")
+        ok = ok && have >= want;
+      else if (s.op == ">")
+        ok = ok && have > want;
+      else if (s.op == "<")
+        ok = ok && have < want;
+      else if (s.op == "<=")
+        ok = ok && have <= want;
+      else if (s.op == "~=" || s.op == "==")
+        ok = ok && have >= want;
     }
     if (ok) return candidate;
   }
@@ -92,7 +97,8 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
     t = toml::parse(text, file.generic_string());
   } catch (const toml::parse_error& e) {
     throw Error("not valid TOML: " + diag::printable(e.description()),
-                Location{file.generic_string(), static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)},
+                Location{file.generic_string(), static_cast<int>(e.source().begin.line),
+                         static_cast<int>(e.source().begin.column)},
                 "fix the file");
   }
   d.sources.push_back(file.generic_string());
@@ -100,8 +106,13 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
   if (const auto* project = t["project"].as_table()) {
     if (const auto* rp = (*project)["requires-python"].as_string()) {
       const std::string v = lowest_python(rp->get());
-      if (v.empty()) note(d, where(file, line_of(*rp)) + ": requires-python " + diag::quote(rp->get()) + " not understood");
-      else set_once(d.python, {v, where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) + ", the lowest it allows)"}, "python.version");
+      if (v.empty())
+        note(d, where(file, line_of(*rp)) + ": requires-python " + diag::quote(rp->get()) + " not understood");
+      else
+        set_once(d.python,
+                 {v, where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) +
+                         ", the lowest it allows)"},
+                 "python.version");
     }
     if (const auto* deps = (*project)["dependencies"].as_array())
       for (const auto& dep : *deps)
@@ -110,36 +121,44 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
       for (const auto& [group, list] : *groups) {
         const std::string g(group.str());
         if (std::find(extras.begin(), extras.end(), g) == extras.end()) {
-          note(d, name + ": the optional group " + diag::quote(g) + " is not included (add it with --extra " + diag::printable(g) + ")");
+          note(d, name + ": the optional group " + diag::quote(g) + " is not included (add it with --extra " +
+                      diag::printable(g) + ")");
           continue;
         }
         if (const auto* arr = list.as_array())
           for (const auto& dep : *arr)
-            if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")");
+            if (const auto* s = dep.as_string())
+              add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")");
       }
   }
   // Poetry: caret and tilde ranges; optional packages come with the extras that list them
   // ([tool.poetry.extras]), dependency groups ([tool.poetry.group.NAME]) by name, both by --extra.
-  const auto wanted = [&](const std::string& group) { return std::find(extras.begin(), extras.end(), group) != extras.end(); };
+  const auto wanted = [&](const std::string& group) {
+    return std::find(extras.begin(), extras.end(), group) != extras.end();
+  };
   std::map<std::string, std::vector<std::string>> poetry_extras;  // normalized package -> the extras listing it
   if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
     for (const auto& [extra, list] : *table)
       if (const auto* arr = list.as_array())
         for (const auto& item : *arr)
-          if (const auto* s = item.as_string()) poetry_extras[manifest::normalize_name(s->get())].emplace_back(extra.str());
+          if (const auto* s = item.as_string())
+            poetry_extras[manifest::normalize_name(s->get())].emplace_back(extra.str());
   const auto poetry_dependencies = [&](const toml::table& deps, const std::string& group) {
     // toml++ iterates a table by key; the manifest lists them in the file's order.
     std::vector<std::pair<std::string, const toml::node*>> ordered;
     for (const auto& [key, value] : deps) ordered.emplace_back(std::string(key.str()), &value);
-    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return line_of(*a.second) < line_of(*b.second); });
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const auto& a, const auto& b) { return line_of(*a.second) < line_of(*b.second); });
     for (const auto& [pkg, node] : ordered) {
       const toml::node& value = *node;
       const std::string from = where(file, line_of(value)) + (group.empty() ? "" : " (" + diag::printable(group) + ")");
       std::string spec, extras_of;
-      if (const auto* s = value.as_string()) spec = s->get();
+      if (const auto* s = value.as_string())
+        spec = s->get();
       else if (const auto* tbl = value.as_table()) {
         if ((*tbl)["path"] || (*tbl)["git"] || (*tbl)["url"]) {
-          note(d, from + ": " + diag::quote(pkg) + " comes from a path, git or URL: left out (envpin pins from package indexes)");
+          note(d, from + ": " + diag::quote(pkg) +
+                      " comes from a path, git or URL: left out (envpin pins from package indexes)");
           continue;
         }
         if (const auto* v = (*tbl)["version"].as_string()) spec = v->get();
@@ -164,7 +183,9 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
       if (pkg == "python") {
         const std::string pep = poetry_version(spec);
         const std::string v = lowest_python(pep);
-        if (!v.empty()) set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"}, "python.version");
+        if (!v.empty())
+          set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"},
+                   "python.version");
         continue;
       }
       add_package(d, pkg + extras_of + poetry_version(spec), from);
@@ -174,15 +195,18 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
   if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
     for (const auto& [extra, list] : *table)
       if (!wanted(std::string(extra.str())))
-        note(d, name + ": the Poetry extra " + diag::quote(std::string(extra.str())) + " is not included (add it with --extra " +
-                    diag::printable(std::string(extra.str())) + ")");
+        note(d, name + ": the Poetry extra " + diag::quote(std::string(extra.str())) +
+                    " is not included (add it with --extra " + diag::printable(std::string(extra.str())) + ")");
   if (const auto* groups = t["tool"]["poetry"]["group"].as_table())
     for (const auto& [group, body] : *groups) {
       const std::string g(group.str());
       const auto* deps = body.as_table() ? (*body.as_table())["dependencies"].as_table() : nullptr;
       if (!deps) continue;
-      if (wanted(g)) poetry_dependencies(*deps, g);
-      else note(d, name + ": the Poetry group " + diag::quote(g) + " is not included (add it with --extra " + diag::printable(g) + ")");
+      if (wanted(g))
+        poetry_dependencies(*deps, g);
+      else
+        note(d, name + ": the Poetry group " + diag::quote(g) + " is not included (add it with --extra " +
+                    diag::printable(g) + ")");
     }
   // uv: an index on download.pytorch.org names the torch variant.
   if (const auto* indexes = t["tool"]["uv"]["index"].as_array())

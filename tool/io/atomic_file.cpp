@@ -19,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 [[noreturn]] void fail(const std::string& what, const fs::path& path, int err) {
-  throw diag::Error("cannot " + what + " '" + path.generic_string() + "': " + std::strerror(err),
-                    std::nullopt, "check that the directory exists and is writable");
+  throw diag::Error("cannot " + what + " '" + path.generic_string() + "': " + std::strerror(err), std::nullopt,
+                    "check that the directory exists and is writable");
 }
 
 struct Fd {
@@ -187,9 +187,7 @@ bool is_temporary(const fs::path& path) {
   return name.starts_with(".") && infix > 1 && name.compare(infix, kTempInfix.size(), kTempInfix) == 0;
 }
 
-fs::path temporary_template(const fs::path& target) {
-  return target.parent_path() / (temp_prefix(target) + "XXXXXX");
-}
+fs::path temporary_template(const fs::path& target) { return target.parent_path() / (temp_prefix(target) + "XXXXXX"); }
 
 std::optional<std::string> read_file(const fs::path& path) {
   std::error_code ec;

@@ -9,8 +9,10 @@
 namespace envpin::io {
 
 bool is_compressed(std::string_view head) {
-  return head.starts_with("\xFD" "7zXZ") || head.starts_with("\x1F\x8B") || head.starts_with("BZh") ||
-         head.starts_with("\x28\xB5\x2F\xFD");
+  return head.starts_with(
+             "\xFD"
+             "7zXZ") ||
+         head.starts_with("\x1F\x8B") || head.starts_with("BZh") || head.starts_with("\x28\xB5\x2F\xFD");
 }
 
 std::string decompress(std::string_view bytes, const std::string& what) {
@@ -26,7 +28,8 @@ std::string decompress(std::string_view bytes, const std::string& what) {
   std::string out;
   std::string buffer(1 << 20, '\0');
   la_ssize_t n = 0;
-  while ((n = la.read_data(a.get(), buffer.data(), buffer.size())) > 0) out.append(buffer.data(), static_cast<std::size_t>(n));
+  while ((n = la.read_data(a.get(), buffer.data(), buffer.size())) > 0)
+    out.append(buffer.data(), static_cast<std::size_t>(n));
   if (n < 0) throw diag::Error("cannot decompress " + what + ": " + why(), diag::Location{what, 0, 0});
   return out;
 }

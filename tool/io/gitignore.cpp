@@ -115,7 +115,8 @@ std::vector<GitIgnoreFile> gitignore_files(const fs::path& project_dir) {
         rest /= parts[j];
         shown += "../";
       }
-      if (auto text = read_small(dir / ".gitignore")) out.push_back({shown + ".gitignore", "", rest.generic_string(), std::move(*text)});
+      if (auto text = read_small(dir / ".gitignore"))
+        out.push_back({shown + ".gitignore", "", rest.generic_string(), std::move(*text)});
       dir /= parts[i];
     }
   }

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -41,7 +41,8 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   args.push_back(nullptr);
   for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  struct sigaction forward {}, old_int {}, old_term {}, old_hup {};
+  using SigAction = struct sigaction;  // (the struct shares its name with the function)
+  SigAction forward{}, old_int{}, old_term{}, old_hup{};
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
   pid_t pid = 0;

@@ -26,8 +26,8 @@ std::string read_sidecar(const fs::path& file) {
   std::string hex;
   in >> hex;
   const bool ok = hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+                    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                  });
   return ok ? hex : std::string();
 }
 

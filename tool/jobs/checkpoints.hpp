@@ -32,6 +32,7 @@ bool sidecar_matches(const std::filesystem::path& dir, const CheckpointFile& fil
 // The newest complete checkpoint by modification time (name breaks ties): one whose sidecar
 // matches, or when no file has a sidecar, the newest file. `skipped` receives the newer ones
 // whose sidecar did not match.
-std::optional<CheckpointFile> last_complete(const std::filesystem::path& dir, std::vector<std::string>* skipped = nullptr);
+std::optional<CheckpointFile> last_complete(const std::filesystem::path& dir,
+                                            std::vector<std::string>* skipped = nullptr);
 
 }  // namespace envpin::jobs

@@ -35,10 +35,11 @@ KillAt parse_kill_at(const std::string& text) {
   KillAt k;
   if (text == "auto") return k;
   if (text.empty() || text.size() > 4096 || !printable_line(text))
-    throw Error("--kill-at '" + text + "' is not auto, a number of seconds or a text to wait for in the log", std::nullopt,
-                "e.g. --kill-at auto, --kill-at 20 or --kill-at 'step 40'");
-  const bool number = std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }) &&
-                      std::count(text.begin(), text.end(), '.') <= 1 && text != ".";
+    throw Error("--kill-at '" + text + "' is not auto, a number of seconds or a text to wait for in the log",
+                std::nullopt, "e.g. --kill-at auto, --kill-at 20 or --kill-at 'step 40'");
+  const bool number =
+      std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }) &&
+      std::count(text.begin(), text.end(), '.') <= 1 && text != ".";
   if (number) {
     k.kind = KillAt::Kind::seconds;
     k.seconds = std::strtod(text.c_str(), nullptr);
@@ -77,14 +78,18 @@ Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& p
   if (items.empty()) {
     for (const CheckpointFile& f : list_checkpoints(checkpoint_dir)) {
       std::string digest;
-      if (!f.has_sidecar) digest = pin::sha256_file(checkpoint_dir / f.name);
-      else if (!sidecar_matches(checkpoint_dir, f, &digest)) continue;  // cut off: not a result
+      if (!f.has_sidecar)
+        digest = pin::sha256_file(checkpoint_dir / f.name);
+      else if (!sidecar_matches(checkpoint_dir, f, &digest))
+        continue;  // cut off: not a result
       out["checkpoint " + f.name] = digest;
     }
     // Nothing compared would read as "identical".
     if (out.empty())
-      throw Error("there is nothing to compare: the job left no complete checkpoint in " + checkpoint_dir.generic_string(),
-                  std::nullopt, "name what the job writes with --compare (a project file, or line:PREFIX for a line it prints)");
+      throw Error(
+          "there is nothing to compare: the job left no complete checkpoint in " + checkpoint_dir.generic_string(),
+          std::nullopt,
+          "name what the job writes with --compare (a project file, or line:PREFIX for a line it prints)");
     return out;
   }
   for (const CompareItem& item : items) {
@@ -154,8 +159,9 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
              (kills[i].newest.empty() ? "" : " (after " + kills[i].newest + ")");
   const std::string killed_text = plural(kills.size(), "kill", "kills") + (where.empty() ? "" : " at " + where);
   if (ref.outputs == killed.outputs) {
-    v.lines.push_back("identical: " + plural(ref.outputs.size(), "compared item", "compared items") + " of " + killed.job +
-                      " (" + killed_text + ", resumed each time) equal those of the uninterrupted " + ref.job);
+    v.lines.push_back("identical: " + plural(ref.outputs.size(), "compared item", "compared items") + " of " +
+                      killed.job + " (" + killed_text + ", resumed each time) equal those of the uninterrupted " +
+                      ref.job);
     for (const auto& [name, digest] : ref.outputs)
       v.lines.push_back("  " + name + "  " + (name.starts_with("line:") ? digest : "sha256:" + digest));
     return v;
@@ -181,9 +187,10 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
   if (ref2 && ref2->outputs != ref.outputs) {
     v.lines.push_back("not deterministic even without interruption: two uninterrupted runs (" + ref.job + ", " +
                       ref2->job + ") differ in " + list(differing(ref.outputs, ref2->outputs)));
-    v.lines.push_back("  resume cannot be checked until the program repeats itself: seed every RNG (Python, NumPy, "
-                      "torch), use deterministic algorithms (torch.use_deterministic_algorithms(True)), a fixed data "
-                      "order and no wall-clock values in what it writes");
+    v.lines.push_back(
+        "  resume cannot be checked until the program repeats itself: seed every RNG (Python, NumPy, "
+        "torch), use deterministic algorithms (torch.use_deterministic_algorithms(True)), a fixed data "
+        "order and no wall-clock values in what it writes");
     return v;
   }
   v.lines.push_back("differs: " + killed.job + " (" + killed_text + ", resumed each time) and the uninterrupted " +
@@ -212,8 +219,8 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
       return v;
     }
     const KillPoint& k = kills[kill - 1];
-    v.lines.push_back("  the runs diverged at checkpoint " + name + ", written after kill " + std::to_string(kill) + " (" +
-                      seconds_text(k.seconds) + (k.newest.empty() ? "" : ", resumed from " + k.newest) +
+    v.lines.push_back("  the runs diverged at checkpoint " + name + ", written after kill " + std::to_string(kill) +
+                      " (" + seconds_text(k.seconds) + (k.newest.empty() ? "" : ", resumed from " + k.newest) +
                       "); every checkpoint before it is identical");
     v.lines.push_back("  likely cause: the resumed program did not restore all of its state; " + contract);
     return v;
@@ -225,8 +232,9 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
       v.lines.push_back("  likely cause: the step counter or data position is not restored exactly; " + contract);
       return v;
     }
-  v.lines.push_back("  every checkpoint both runs wrote is identical, yet the compared results differ: they depend on "
-                    "state that is not in the checkpoint (kept in memory only, or re-initialised on start)");
+  v.lines.push_back(
+      "  every checkpoint both runs wrote is identical, yet the compared results differ: they depend on "
+      "state that is not in the checkpoint (kept in memory only, or re-initialised on start)");
   v.lines.push_back("  likely cause: " + contract);
   return v;
 }

@@ -113,7 +113,8 @@ RestTarget rest_target(const std::string& url) {
     if (r.exit_code != 0 || at == std::string::npos)
       throw Error("no Slurm token: SLURM_JWT is not set and 'scontrol token' failed" +
                       (r.err.empty() ? std::string() : ": " + r.err.substr(0, r.err.find('\n'))),
-                  std::nullopt, "export SLURM_JWT with a token from the cluster (slurm.conf needs AuthAltTypes=auth/jwt)");
+                  std::nullopt,
+                  "export SLURM_JWT with a token from the cluster (slurm.conf needs AuthAltTypes=auth/jwt)");
     t.token = r.out.substr(at + 10, r.out.find_first_of("\r\n", at) - at - 10);
   }
   if (!diag::only_ascii(t.token, "._-"))
@@ -144,12 +145,28 @@ std::map<std::string, std::string> job_environment(const manifest::Manifest& m, 
   out["ENVPIN_PROJECT_DIR"] = project_dir;
   out["ENVPIN_SELF_WARN"] = "1";
   if (!job_id.empty()) out["ENVPIN_JOB_ID"] = job_id;
-  std::vector<std::string> names = {"SLURM_CONF", "DOCKER_HOST", "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF",
-                                    "ENVPIN_ENGINE", "ENVPIN_IMAGE", "ENVPIN_CHECKPOINTS", "ENVPIN_LOGS",
-                                    "ENVPIN_BUILD_FLAGS", "ENVPIN_RUN_FLAGS", "ENVPIN_NETWORK", "ENVPIN_RDZV_HOST",
-                                    "ENVPIN_RDZV_PORT", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_DEBUG",
-                                    "NCCL_P2P_DISABLE", "GLOO_SOCKET_IFNAME", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
-                                    "TORCH_NCCL_BLOCKING_WAIT", "TORCH_DISTRIBUTED_DEBUG"};
+  std::vector<std::string> names = {"SLURM_CONF",
+                                    "DOCKER_HOST",
+                                    "CONTAINER_HOST",
+                                    "CONTAINERS_CONF",
+                                    "CONTAINERS_STORAGE_CONF",
+                                    "ENVPIN_ENGINE",
+                                    "ENVPIN_IMAGE",
+                                    "ENVPIN_CHECKPOINTS",
+                                    "ENVPIN_LOGS",
+                                    "ENVPIN_BUILD_FLAGS",
+                                    "ENVPIN_RUN_FLAGS",
+                                    "ENVPIN_NETWORK",
+                                    "ENVPIN_RDZV_HOST",
+                                    "ENVPIN_RDZV_PORT",
+                                    "NCCL_SOCKET_IFNAME",
+                                    "NCCL_IB_DISABLE",
+                                    "NCCL_DEBUG",
+                                    "NCCL_P2P_DISABLE",
+                                    "GLOO_SOCKET_IFNAME",
+                                    "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                                    "TORCH_NCCL_BLOCKING_WAIT",
+                                    "TORCH_DISTRIBUTED_DEBUG"};
   if (m.jobs) {
     for (const auto& e : m.jobs->env) names.push_back(e.value);
     if (m.jobs->notify && m.jobs->notify->url_secret) names.push_back(m.jobs->notify->url_secret->value);
@@ -192,8 +209,10 @@ nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s) {
   job["nodes"] = json::array({j.nodes.value, j.nodes.value});
   if (several) job["tasks_per_node"] = 1;
   job["tasks"] = several ? j.nodes.value : 1;
-  if (j.gpus.value == "all") job["exclusive"] = "true";
-  else if (!j.gpus.value.empty()) job["gpus_per_node"] = "gpu:" + j.gpus.value;
+  if (j.gpus.value == "all")
+    job["exclusive"] = "true";
+  else if (!j.gpus.value.empty())
+    job["gpus_per_node"] = "gpu:" + j.gpus.value;
   job["environment"] = s.environment;
   return {{"job", job}, {"script", script}};
 }
@@ -202,7 +221,8 @@ std::string rest_submit(const RestTarget& t, const nlohmann::json& body) {
   const net::Response r = call(t, "POST", "/job/submit", body.dump());
   const json j = json::parse(r.body, nullptr, false);
   if (!body_error(j).empty() || !j.contains("job_id") || !j["job_id"].is_number_integer())
-    throw Error("Slurm did not take the job: " + (body_error(j).empty() ? std::string("no job_id in the answer") : body_error(j)),
+    throw Error("Slurm did not take the job: " +
+                    (body_error(j).empty() ? std::string("no job_id in the answer") : body_error(j)),
                 std::nullopt, "look at slurmrestd's and slurmctld's logs");
   return std::to_string(j["job_id"].get<long>());
 }
@@ -224,8 +244,10 @@ std::optional<RestJob> rest_job(const nlohmann::json& e, const std::string& proj
   RestJob r;
   r.slurm_job = number("job_id", 0);
   const std::string comment = text("comment");
-  if (comment.starts_with("envpin job ")) r.job = comment.substr(11);
-  else if (comment == "envpin") r.job = project + "-slurm-" + std::to_string(r.slurm_job);
+  if (comment.starts_with("envpin job "))
+    r.job = comment.substr(11);
+  else if (comment == "envpin")
+    r.job = project + "-slurm-" + std::to_string(r.slurm_job);
   r.state = text("job_state");
   r.reason = text("state_reason");
   r.exit = describe_exit_code(number("exit_code", -1));

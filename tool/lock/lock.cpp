@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lock/lock.hpp"
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -23,11 +23,21 @@ std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           static const char* hex = "0123456789ABCDEF";
@@ -71,9 +81,13 @@ json project(const Lock& l, bool for_digest) {
   if (!for_digest) j["lock-digest"] = l.lock_digest;
   const auto image = [](const Image& i) {
     json pm = json::array();
-    for (const auto& p : i.platforms) pm.push_back({{"platform", p.platform}, {"manifest", p.manifest}, {"config", p.config}});
-    return json{{"requested", i.requested}, {"reference", i.reference}, {"digest", i.digest},
-                {"media-type", i.media_type}, {"platform-manifests", pm}};
+    for (const auto& p : i.platforms)
+      pm.push_back({{"platform", p.platform}, {"manifest", p.manifest}, {"config", p.config}});
+    return json{{"requested", i.requested},
+                {"reference", i.reference},
+                {"digest", i.digest},
+                {"media-type", i.media_type},
+                {"platform-manifests", pm}};
   };
   if (l.image) j["image"] = image(*l.image);
   if (l.uv_image) j["uv-image"] = image(*l.uv_image);
@@ -89,7 +103,7 @@ json project(const Lock& l, bool for_digest) {
   if (!l.apt.empty()) {
     j["apt"] = json::array();
     for (const auto& p : l.apt) {
-      json e = {{"name", p.name},         {"version", p.version}, {"arch", p.arch}, {"source", p.source},
+      json e = {{"name", p.name},         {"version", p.version}, {"arch", p.arch},    {"source", p.source},
                 {"filename", p.filename}, {"size", p.size},       {"sha256", p.sha256}};
       if (!p.requested.empty()) e["requested"] = p.requested;
       j["apt"].push_back(e);
@@ -143,7 +157,8 @@ class Reader {
       if (optional) return {};
       throw Error(entry + " has no '" + key + "'", diag::Location{file_, 0, 0}, kHint);
     }
-    if (!j[key].is_string()) throw Error(entry + ": '" + key + "' must be a string", diag::Location{file_, 0, 0}, kHint);
+    if (!j[key].is_string())
+      throw Error(entry + ": '" + key + "' must be a string", diag::Location{file_, 0, 0}, kHint);
     std::string v = j[key].get<std::string>();
     // Lock values reach the Dockerfile, check_env.sh and requirements.lock: one line each.
     if (v.size() > 4096 || diag::control_at(v) != std::string::npos || diag::invalid_utf8_at(v) != std::string::npos)
@@ -174,11 +189,12 @@ class Reader {
 // code into the Dockerfile or requirements.lock is refused, whatever its digest says.
 void check_shapes(const Lock& l, const std::string& file) {
   const auto bad = [&](const std::string& entry, const std::string& what, const std::string& value) {
-    throw Error(entry + ": " + what + " " + diag::quote(value) + " is not what envpin writes", diag::Location{file, 0, 0},
-                Reader::kHint);
+    throw Error(entry + ": " + what + " " + diag::quote(value) + " is not what envpin writes",
+                diag::Location{file, 0, 0}, Reader::kHint);
   };
   const auto hex64 = [](std::string_view v) {
-    return v.size() == 64 && std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return v.size() == 64 &&
+           std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
   };
   const auto digest = [&](std::string_view v) { return v.starts_with("sha256:") && hex64(v.substr(7)); };
   const auto only = [](std::string_view v, std::string_view extra) { return !v.empty() && diag::only_ascii(v, extra); };
@@ -210,11 +226,9 @@ void check_shapes(const Lock& l, const std::string& file) {
 void seal(Lock& l) {
   std::sort(l.platforms.begin(), l.platforms.end());
   std::sort(l.apt_sources.begin(), l.apt_sources.end(), [](auto& a, auto& b) { return a.id < b.id; });
-  std::sort(l.apt.begin(), l.apt.end(), [](auto& a, auto& b) {
-    return std::tie(a.name, a.arch, a.version) < std::tie(b.name, b.arch, b.version);
-  });
-  for (auto& p : l.python)
-    std::sort(p.files.begin(), p.files.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::sort(l.apt.begin(), l.apt.end(),
+            [](auto& a, auto& b) { return std::tie(a.name, a.arch, a.version) < std::tie(b.name, b.arch, b.version); });
+  for (auto& p : l.python) std::sort(p.files.begin(), p.files.end(), [](auto& a, auto& b) { return a.name < b.name; });
   std::sort(l.python.begin(), l.python.end(),
             [](auto& a, auto& b) { return std::tie(a.name, a.version) < std::tie(b.name, b.version); });
   std::sort(l.files.begin(), l.files.end(), [](auto& a, auto& b) { return a.path < b.path; });
@@ -310,7 +324,8 @@ Lock parse(const std::string& text, const std::string& file) {
     throw Error("lock-version " + l.lock_version + " is not supported by this envpin (it reads " + kLockVersion + ")",
                 diag::Location{file, 0, 0}, "upgrade envpin, or run 'envpin lock' to rewrite the lock");
   l.created_by = r.str(j, "created-by", "the lock");
-  for (const auto& p : r.array(j, "platforms", "the lock")) l.platforms.push_back(p.is_string() ? p.get<std::string>() : "");
+  for (const auto& p : r.array(j, "platforms", "the lock"))
+    l.platforms.push_back(p.is_string() ? p.get<std::string>() : "");
   l.inputs_digest = r.str(j, "inputs-digest", "the lock");
   l.lock_digest = r.str(j, "lock-digest", "the lock");
   l.python_index = r.str(j, "python-index", "the lock", true);
@@ -338,7 +353,8 @@ Lock parse(const std::string& text, const std::string& file) {
   for (const auto& s : r.array(j, "apt-source", "the lock"))
     l.apt_sources.push_back({r.str(s, "id", "[[apt-source]]"), r.str(s, "uri", "[[apt-source]]")});
   for (const auto& p : r.array(j, "apt", "the lock")) {
-    const std::string entry = "[[apt]] '" + (p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "?") + "'";
+    const std::string entry =
+        "[[apt]] '" + (p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "?") + "'";
     AptPackage a;
     a.name = r.str(p, "name", entry);
     a.version = r.str(p, "version", entry);
@@ -351,7 +367,8 @@ Lock parse(const std::string& text, const std::string& file) {
     l.apt.push_back(a);
   }
   for (const auto& p : r.array(j, "python", "the lock")) {
-    const std::string entry = "[[python]] '" + (p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "?") + "'";
+    const std::string entry =
+        "[[python]] '" + (p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "?") + "'";
     PythonPackage py;
     py.name = r.str(p, "name", entry);
     py.version = r.str(p, "version", entry);
@@ -361,8 +378,10 @@ Lock parse(const std::string& text, const std::string& file) {
     l.python.push_back(py);
   }
   for (const auto& f : r.array(j, "file", "the lock")) {
-    const std::string entry = "[[file]] '" + (f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "?") + "'";
-    l.files.push_back({r.str(f, "path", entry), r.integer(f, "size", entry), r.str(f, "mode", entry), r.str(f, "sha256", entry)});
+    const std::string entry =
+        "[[file]] '" + (f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "?") + "'";
+    l.files.push_back(
+        {r.str(f, "path", entry), r.integer(f, "size", entry), r.str(f, "mode", entry), r.str(f, "sha256", entry)});
   }
   check_shapes(l, file);
   return l;
@@ -387,7 +406,8 @@ std::string inputs_digest(const manifest::Manifest& m) {
     if (m.cuda->forward_compat && m.cuda->forward_compat->value) j["cuda"]["forward-compat"] = true;
   }
   j["apt"] = json::array();
-  for (const auto& a : m.apt) j["apt"].push_back(a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version);
+  for (const auto& a : m.apt)
+    j["apt"].push_back(a.value.version.empty() ? a.value.name : a.value.name + "=" + a.value.version);
   if (m.python) {
     json py;
     py["version"] = m.python->version.value;
@@ -401,8 +421,7 @@ std::string inputs_digest(const manifest::Manifest& m) {
     for (const auto& r : m.python->packages) py["packages"].push_back(r.value.text());
     if (m.python->requirements) {
       const auto bytes = io::read_file(m.project_dir / m.python->requirements->value);
-      py["requirements"] = {{"path", m.python->requirements->value},
-                            {"sha256", bytes ? pin::sha256_hex(*bytes) : ""}};
+      py["requirements"] = {{"path", m.python->requirements->value}, {"sha256", bytes ? pin::sha256_hex(*bytes) : ""}};
     }
     j["python"] = py;
   }

@@ -38,10 +38,14 @@ std::vector<std::string> dockerignore_patterns(const io::GitIgnoreFile& file, co
     std::string pattern;
     if (!file.inside.empty()) {
       // A directory above the project: its patterns are relative to that directory.
-      if (!anchored) pattern = "**/" + line;
-      else if (line.starts_with("**/")) pattern = line;
-      else if (line.starts_with(file.inside + "/")) pattern = line.substr(file.inside.size() + 1);
-      else continue;  // a path outside the project, or a wildcard across its boundary
+      if (!anchored)
+        pattern = "**/" + line;
+      else if (line.starts_with("**/"))
+        pattern = line;
+      else if (line.starts_with(file.inside + "/"))
+        pattern = line.substr(file.inside.size() + 1);
+      else
+        continue;  // a path outside the project, or a wildcard across its boundary
     } else {
       pattern = file.prefix + (anchored ? line : "**/" + line);
     }

@@ -14,15 +14,16 @@ namespace {
 
 using diag::quote;
 
-constexpr std::string_view kJobsKeys[] = {"checkpoints", "logs",   "restart", "resume",        "env",
-                                          "gpus",        "stop_timeout", "slurm", "launch", "nodes",
-                                          "gpus_per_node", "notify", "idle"};
+constexpr std::string_view kJobsKeys[] = {"checkpoints",   "logs",         "restart", "resume", "env",
+                                          "gpus",          "stop_timeout", "slurm",   "launch", "nodes",
+                                          "gpus_per_node", "notify",       "idle"};
 constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep"};
 constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
 constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
 constexpr std::string_view kLaunchValues[] = {"none", "torchrun", "srun"};
 constexpr std::string_view kNotifyKeys[] = {"url", "url_secret", "on", "timeout"};
-constexpr std::string_view kNotifyEvents[] = {"started", "checkpoint", "restarted", "failed", "finished", "stopped", "idle"};
+constexpr std::string_view kNotifyEvents[] = {"started",  "checkpoint", "restarted", "failed",
+                                              "finished", "stopped",    "idle"};
 constexpr std::string_view kIdleKeys[] = {"gpu_util_below", "for", "every", "action"};
 constexpr std::string_view kIdleActions[] = {"stop", "notify"};
 
@@ -39,8 +40,9 @@ Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key
   if (!digits.empty() && digits.size() <= 6 && std::all_of(digits.begin(), digits.end(), is_digit))
     value = std::stol(digits) * unit;
   if (value < lo || value > hi)
-    r.fail(n, "'" + std::string(key) + "' must be a duration from " + std::to_string(lo) + " s to " + std::to_string(hi / 3600) +
-                  " h, found " + quote(s.value),
+    r.fail(n,
+           "'" + std::string(key) + "' must be a duration from " + std::to_string(lo) + " s to " +
+               std::to_string(hi / 3600) + " h, found " + quote(s.value),
            "write it as seconds or with a unit: 30s, 10m, 1h");
   return {static_cast<int>(value), s.where};
 }
@@ -85,14 +87,19 @@ IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
   IdleGuard g;
   g.where = r.at(node);
   for (const auto& [key, k, v] : r.entries(node, "jobs.idle", kIdleKeys)) {
-    if (key == "gpu_util_below") g.below = r.integer(v, "jobs.idle.gpu_util_below", 1, 100);
-    else if (key == "for") g.window = duration(r, v, "jobs.idle.for", 1, 7 * 24 * 3600);
-    else if (key == "every") g.every = duration(r, v, "jobs.idle.every", 1, 3600);
-    else g.action = r.choice(v, "jobs.idle.action", kIdleActions);
+    if (key == "gpu_util_below")
+      g.below = r.integer(v, "jobs.idle.gpu_util_below", 1, 100);
+    else if (key == "for")
+      g.window = duration(r, v, "jobs.idle.for", 1, 7 * 24 * 3600);
+    else if (key == "every")
+      g.every = duration(r, v, "jobs.idle.every", 1, 3600);
+    else
+      g.action = r.choice(v, "jobs.idle.action", kIdleActions);
   }
   if (g.window.value < g.every.value)
-    throw Error("jobs.idle.for (" + std::to_string(g.window.value) + " s) is shorter than the sampling interval jobs.idle.every (" +
-                    std::to_string(g.every.value) + " s): the guard could never see the window",
+    throw Error("jobs.idle.for (" + std::to_string(g.window.value) +
+                    " s) is shorter than the sampling interval jobs.idle.every (" + std::to_string(g.every.value) +
+                    " s): the guard could never see the window",
                 g.window.where.line ? g.window.where : g.where,
                 "make jobs.idle.for at least jobs.idle.every (e.g. for: 10m, every: 30s)");
   return g;
@@ -122,9 +129,12 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
     if (key == "checkpoints") {
       if (v.IsMap()) {
         for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
-          if (ckey == "path") j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
-          else if (ckey == "host") j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
-          else j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
+          if (ckey == "path")
+            j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
+          else if (ckey == "host")
+            j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
+          else
+            j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
       } else {
         j.checkpoints = container_path(r, v, "jobs.checkpoints");
       }
@@ -132,8 +142,10 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       j.logs = host_dir(r, v, "jobs.logs");
     } else if (key == "restart") {
       for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", kRestartKeys))
-        if (rkey == "max") j.max_restarts = r.integer(rv, "jobs.restart.max", 0, 100);
-        else j.backoff = r.integer(rv, "jobs.restart.backoff", 0, 3600);
+        if (rkey == "max")
+          j.max_restarts = r.integer(rv, "jobs.restart.max", 0, 100);
+        else
+          j.backoff = r.integer(rv, "jobs.restart.backoff", 0, 3600);
     } else if (key == "resume") {
       // A list of words, or one string split at spaces ("--resume auto").
       if (v.IsSequence()) {
@@ -156,7 +168,8 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       j.gpus = r.string(v, "jobs.gpus");
       const std::string& g = j.gpus.value;
       const bool count = (g.size() == 1 || g.size() == 2) && g[0] != '0' && std::all_of(g.begin(), g.end(), is_digit);
-      if (j.gpus.value == "none" || j.gpus.value == "0") j.gpus.value.clear();
+      if (j.gpus.value == "none" || j.gpus.value == "0")
+        j.gpus.value.clear();
       else if (j.gpus.value != "all" && !count)
         r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found " + quote(j.gpus.value),
                "write 'all', a count such as 2, or 'none'");
@@ -203,7 +216,8 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
   }
   if (j.gpus_per_node) {
     const std::string per_node = std::to_string(j.gpus_per_node->value);
-    if (j.gpus.where.line == 0) j.gpus = {per_node, j.gpus_per_node->where};
+    if (j.gpus.where.line == 0)
+      j.gpus = {per_node, j.gpus_per_node->where};
     else if (j.gpus.value != per_node)
       throw Error("jobs.gpus_per_node is " + per_node + " but jobs.gpus (line " + std::to_string(j.gpus.where.line) +
                       ") is " + quote(j.gpus.value.empty() ? "none" : j.gpus.value),
@@ -211,17 +225,17 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
   }
   if (j.gpus.where.line == 0 && m.cuda) j.gpus.value = "all";
   if (j.nodes.value > 1 && j.launch.value == "none")
-    throw Error("jobs.nodes is " + std::to_string(j.nodes.value) +
-                    " but jobs.launch is 'none': the command would run on the first node only, the other nodes idle",
-                j.nodes.where,
-                "set jobs.launch: torchrun (one torchrun per node, one process per GPU), or srun (your command once per "
-                "node, reading ENVPIN_NODE_RANK)");
+    throw Error(
+        "jobs.nodes is " + std::to_string(j.nodes.value) +
+            " but jobs.launch is 'none': the command would run on the first node only, the other nodes idle",
+        j.nodes.where,
+        "set jobs.launch: torchrun (one torchrun per node, one process per GPU), or srun (your command once per "
+        "node, reading ENVPIN_NODE_RANK)");
   if (j.idle && j.gpus.value.empty())
     throw Error("jobs.idle watches the job's GPUs, but the job has none (jobs.gpus)", j.idle->where,
                 "set jobs.gpus (or a cuda section), or remove jobs.idle");
   j.where = r.at(node);
   m.jobs = std::move(j);
 }
-
 
 }  // namespace envpin::manifest::detail

@@ -22,31 +22,30 @@ namespace envpin::manifest {
 namespace {
 
 namespace fs = std::filesystem;
-using diag::Error;
-using detail::describe_yaml_error;
-using detail::Reader;
-using detail::reject_tabs;
-using detail::only;
-using diag::quote;
 using detail::allowed_secrets;
 using detail::check_path_chars;
 using detail::check_reincludes;
 using detail::container_path;
+using detail::describe_yaml_error;
 using detail::exclude_patterns;
 using detail::host_dir;
 using detail::is_digit;
 using detail::is_env_name;
 using detail::kPathExtra;
+using detail::only;
 using detail::read_jobs;
 using detail::read_outputs;
+using detail::Reader;
+using detail::reject_tabs;
+using diag::Error;
+using diag::quote;
 
-constexpr std::string_view kTopKeys[] = {
-    "envpin", "name",   "platforms", "os",      "base",         "cuda",   "python", "apt",
-    "env",    "secrets", "paths",    "workdir", "user",         "context", "devcontainer",
-    "jobs",   "outputs"};
+constexpr std::string_view kTopKeys[] = {"envpin", "name",    "platforms",    "os",      "base",   "cuda",
+                                         "python", "apt",     "env",          "secrets", "paths",  "workdir",
+                                         "user",   "context", "devcontainer", "jobs",    "outputs"};
 constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver", "forward_compat"};
-constexpr std::string_view kPythonKeys[] = {"version", "packages", "requirements", "index",
-                                            "extra_index", "source", "uv_image"};
+constexpr std::string_view kPythonKeys[] = {"version",     "packages", "requirements", "index",
+                                            "extra_index", "source",   "uv_image"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
 constexpr std::string_view kUserKeys[] = {"name", "uid"};
 constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets", "include_gitignored"};
@@ -95,7 +94,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
       has_version = true;
     } else if (key == "flavor") {
       Located<std::string> f = r.choice(v, "cuda.flavor", kFlavors);
-      cuda.flavor = {f.value == "base" ? CudaFlavor::base
+      cuda.flavor = {f.value == "base"    ? CudaFlavor::base
                      : f.value == "devel" ? CudaFlavor::devel
                                           : CudaFlavor::runtime,
                      f.where};
@@ -117,8 +116,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
       cuda.driver = Located<std::string>{version, d.where};
     }
   }
-  if (!has_version)
-    r.fail(node, "the cuda section needs 'version'", "add 'version: \"12.4\"' under cuda");
+  if (!has_version) r.fail(node, "the cuda section needs 'version'", "add 'version: \"12.4\"' under cuda");
   if (cuda.cudnn.value && cuda.flavor.value == CudaFlavor::base)
     throw Error("cuDNN images exist only for the runtime and devel flavors", cuda.cudnn.where,
                 "set cuda.flavor to 'runtime' or 'devel'");
@@ -127,7 +125,8 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
 
 // An image reference in the characters docker (and the lock reader) allow, starting and ending
 // with a letter or digit.
-Located<std::string> image_reference(const Reader& r, const YAML::Node& v, std::string_view key, std::string_view example) {
+Located<std::string> image_reference(const Reader& r, const YAML::Node& v, std::string_view key,
+                                     std::string_view example) {
   Located<std::string> image = r.string(v, key);
   const std::string& s = image.value;
   if (s.size() < 2 || !only(s, "._/:@-") || !only(s.substr(0, 1), "") || !only(s.substr(s.size() - 1), "") ||
@@ -169,8 +168,7 @@ std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const 
                   Location{shown, number, static_cast<int>(bad) + 1}, "save it as UTF-8 text, one requirement a line");
     std::string text = line;
     if (auto hash = text.find(" #"); hash != std::string::npos) text.erase(hash);
-    if (auto first = text.find_first_not_of(" \t"); first == std::string::npos || text[first] == '#')
-      continue;
+    if (auto first = text.find_first_not_of(" \t"); first == std::string::npos || text[first] == '#') continue;
     std::size_t indent = text.find_first_not_of(" \t");
     if (text[indent] == '-')
       throw Error("pip options in a requirements file are not supported: '" + text.substr(indent) + "'",
@@ -181,8 +179,7 @@ std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const 
     auto req = parse_requirement(text, error, column);
     if (!req)
       throw Error("invalid package spec '" + text.substr(indent) + "': " + error,
-                  Location{shown, number, static_cast<int>(column) + 1},
-                  "write it as pip does, e.g. 'numpy==1.26.4'");
+                  Location{shown, number, static_cast<int>(column) + 1}, "write it as pip does, e.g. 'numpy==1.26.4'");
     if (auto it = seen.find(req->normalized); it != seen.end())
       throw Error("'" + req->name + "' is listed twice (first at line " + std::to_string(it->second) + ")",
                   Location{shown, number, static_cast<int>(indent) + 1});
@@ -244,11 +241,12 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
   for (const auto& u : py.extra_index) urls.push_back(&u);
   for (const Located<std::string>* u : urls)
     if (!index_url_credentials(u->value).empty())
-      throw Error("the package index URL holds credentials (the part before '@'): they would be written into the Dockerfile, "
-                  "envpin.lock and the image's history",
-                  u->where, "remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in the manifest");
-  if (!has_version)
-    r.fail(node, "the python section needs 'version'", "add 'version: \"3.11\"' under python");
+      throw Error(
+          "the package index URL holds credentials (the part before '@'): they would be written into the Dockerfile, "
+          "envpin.lock and the image's history",
+          u->where,
+          "remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in the manifest");
+  if (!has_version) r.fail(node, "the python section needs 'version'", "add 'version: \"3.11\"' under python");
   if (packages_at && py.requirements)
     throw Error("python.packages and python.requirements are both set", *packages_at,
                 "keep one: list the packages in the manifest or in the requirements file");
@@ -270,8 +268,7 @@ void read_apt(const Reader& r, const YAML::Node& node, Manifest& m) {
       r.fail(item, "invalid Debian version '" + pkg.version + "' for '" + pkg.name + "'",
              "write 'name=version' as apt-cache policy prints it, e.g. 'git=1:2.39.5-0+deb12u2'");
     if (auto it = seen.find(pkg.name); it != seen.end())
-      r.fail(item, "'" + pkg.name + "' is listed twice in apt (first at line " +
-                       std::to_string(it->second) + ")");
+      r.fail(item, "'" + pkg.name + "' is listed twice in apt (first at line " + std::to_string(it->second) + ")");
     seen.emplace(pkg.name, s.where.line);
     m.apt.push_back({std::move(pkg), s.where});
   }
@@ -283,8 +280,7 @@ void read_env(const Reader& r, const YAML::Node& node, Manifest& m) {
     if (!is_env_name(key))
       r.fail(k, "invalid environment variable name '" + key + "'",
              "use letters, digits and '_', not starting with a digit");
-    if (!v.IsScalar())
-      r.fail(v, "env '" + key + "' must be a string, found " + Reader::kind(v));
+    if (!v.IsScalar()) r.fail(v, "env '" + key + "' must be a string, found " + Reader::kind(v));
     const std::string& value = v.Scalar();
     if (value.find('\n') != std::string::npos)
       r.fail(v, "env '" + key + "' spans several lines", "environment values must be one line");
@@ -336,8 +332,7 @@ void read_user(const Reader& r, const YAML::Node& node, Manifest& m) {
     });
   };
   if (user.size() > 32 || !(user[0] == '_' || (user[0] >= 'a' && user[0] <= 'z')) || !lower_or(user, "_-"))
-    r.fail(n, "invalid user name " + quote(user),
-           "use lowercase letters, digits, '_' and '-', starting with a letter");
+    r.fail(n, "invalid user name " + quote(user), "use lowercase letters, digits, '_' and '-', starting with a letter");
 }
 
 void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, bool& gpu_set) {
@@ -355,8 +350,7 @@ void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, boo
       std::set<int> seen;
       for (const YAML::Node& p : r.list(v, "devcontainer.forward_ports")) {
         Located<int> port = r.integer(p, "devcontainer.forward_ports item", 1, 65535);
-        if (!seen.insert(port.value).second)
-          r.fail(p, "port " + std::to_string(port.value) + " is listed twice");
+        if (!seen.insert(port.value).second) r.fail(p, "port " + std::to_string(port.value) + " is listed twice");
         m.devcontainer.forward_ports.push_back(port);
       }
     } else if (key == "gpu") {
@@ -385,7 +379,8 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
   m.source = std::move(source);
   if (m.source.size() > detail::kMaxManifestBytes)
     throw Error("the manifest is " + std::to_string(m.source.size()) + " bytes, more than 1 MiB",
-                Location{display_name, 0, 0}, "a manifest lists intent, not data: move large lists to a requirements file");
+                Location{display_name, 0, 0},
+                "a manifest lists intent, not data: move large lists to a requirements file");
   detail::check_encoding(m.source, display_name);
   reject_tabs(m.source, display_name);
 
@@ -393,8 +388,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
   try {
     root = YAML::Load(m.source);
   } catch (const YAML::Exception& e) {
-    Location where{display_name, e.mark.is_null() ? 0 : e.mark.line + 1,
-                   e.mark.is_null() ? 0 : e.mark.column + 1};
+    Location where{display_name, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
     throw Error(describe_yaml_error(e.msg), where, "fix the YAML syntax at this position");
   }
   if (!root.IsDefined() || root.IsNull())
@@ -456,9 +450,12 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
         read_user(r, v, m);
       } else if (key == "context") {
         for (const auto& [ckey, ck, cv] : r.entries(v, "context", kContextKeys))
-          if (ckey == "exclude") m.context_exclude = exclude_patterns(r, cv);
-          else if (ckey == "allow_secrets") m.context_allow_secrets = allowed_secrets(r, cv);
-          else if (ckey == "include_gitignored") m.context_include_gitignored = r.boolean(cv, "context.include_gitignored").value;
+          if (ckey == "exclude")
+            m.context_exclude = exclude_patterns(r, cv);
+          else if (ckey == "allow_secrets")
+            m.context_allow_secrets = allowed_secrets(r, cv);
+          else if (ckey == "include_gitignored")
+            m.context_include_gitignored = r.boolean(cv, "context.include_gitignored").value;
       } else if (key == "devcontainer") {
         read_devcontainer(r, v, m, gpu_set);
       } else if (key == "jobs") {
@@ -491,8 +488,8 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
   for (const auto& e : m.env) env_names.emplace(e.name.value, e.name.where);
   for (const auto& s : m.secrets)
     if (auto it = env_names.find(s.value); it != env_names.end())
-      throw Error("secret '" + s.value + "' is also set in env (line " +
-                      std::to_string(it->second.line) + "), which would bake it into the image",
+      throw Error("secret '" + s.value + "' is also set in env (line " + std::to_string(it->second.line) +
+                      "), which would bake it into the image",
                   s.where, "remove '" + s.value + "' from env; secrets are passed at run time");
 
   // Paths may refer to env variables as ${NAME}; each must be defined in env.
@@ -507,17 +504,18 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
           throw Error("path '" + p.name.value + "' may only refer to variables as ${NAME}", p.value.where,
                       "write the reference as ${DATA_DIR}");
         if (!env_names.count(name))
-          throw Error("path '" + p.name.value + "' refers to '${" + name + "}', which is not set in env",
-                      p.value.where, "add " + name + " to env, or write the path out");
+          throw Error("path '" + p.name.value + "' refers to '${" + name + "}', which is not set in env", p.value.where,
+                      "add " + name + " to env, or write the path out");
         i = end;
       } else if (!only(v.substr(i, 1), kPathExtra)) {
-        throw Error("path '" + p.name.value + "' " + quote(v) + " has characters other than letters, digits, ._-+@/ and ${NAME}",
+        throw Error("path '" + p.name.value + "' " + quote(v) +
+                        " has characters other than letters, digits, ._-+@/ and ${NAME}",
                     p.value.where, "rename it with those characters only");
       }
     }
     if (!v.starts_with("/") && !v.starts_with("${"))
-      throw Error("path '" + p.name.value + "' must be absolute inside the container, found '" + v + "'",
-                  p.value.where, "write it as '/workspace/data' or '${DATA_DIR}'");
+      throw Error("path '" + p.name.value + "' must be absolute inside the container, found '" + v + "'", p.value.where,
+                  "write it as '/workspace/data' or '${DATA_DIR}'");
   }
 
   check_reincludes(m);
@@ -525,8 +523,8 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
   if (!gpu_set)
     m.devcontainer.gpu.value = m.cuda ? GpuRequirement::optional : GpuRequirement::none;
   else if (m.devcontainer.gpu.value != GpuRequirement::none && !m.cuda)
-    throw Error("devcontainer.gpu asks for a GPU but the manifest has no cuda section",
-                m.devcontainer.gpu.where, "add a cuda section, or set devcontainer.gpu to 'none'");
+    throw Error("devcontainer.gpu asks for a GPU but the manifest has no cuda section", m.devcontainer.gpu.where,
+                "add a cuda section, or set devcontainer.gpu to 'none'");
   return m;
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <string>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "manifest/model.hpp"
@@ -16,8 +16,7 @@ Manifest load(const std::string& file);
 // Parses and validates manifest text. `display_name` is used in messages;
 // relative paths in the manifest (requirements, outputs) resolve against `project_dir`.
 // Throws diag::Error.
-Manifest parse(std::string source, const std::string& display_name,
-               const std::filesystem::path& project_dir);
+Manifest parse(std::string source, const std::string& display_name, const std::filesystem::path& project_dir);
 
 // The keys of each section, for documentation and "did you mean".
 std::span<const std::string_view> top_level_keys();

@@ -36,21 +36,21 @@ struct Cuda {
   Located<std::string> version;  // "12.4" or "12.4.1"
   Located<CudaFlavor> flavor{CudaFlavor::runtime, {}};
   Located<bool> cudnn{false, {}};
-  std::vector<Located<std::string>> gpus;  // product names or capabilities
-  Location gpus_where;                     // the list (or the cuda section when it is missing)
-  std::optional<Located<std::string>> driver;  // the fleet's driver floor, "535.104.05"
+  std::vector<Located<std::string>> gpus;       // product names or capabilities
+  Location gpus_where;                          // the list (or the cuda section when it is missing)
+  std::optional<Located<std::string>> driver;   // the fleet's driver floor, "535.104.05"
   std::optional<Located<bool>> forward_compat;  // cuda.forward_compat: an older driver major through cuda-compat
 };
 
 struct Python {
   Located<std::string> version;  // "3.11" or "3.11.9"
   std::vector<Located<Requirement>> packages;
-  std::optional<Located<std::string>> requirements;  // path relative to the project
+  std::optional<Located<std::string>> requirements;     // path relative to the project
   std::vector<Located<Requirement>> requirement_lines;  // parsed from that file
-  std::string requirements_bytes;                        // that file's bytes (the image copies them)
+  std::string requirements_bytes;                       // that file's bytes (the image copies them)
   std::optional<Located<std::string>> index;
   std::vector<Located<std::string>> extra_index;
-  bool system = false;    // python.source: system: the image's own python3 (from apt), in a venv
+  bool system = false;                           // python.source: system: the image's own python3 (from apt), in a venv
   std::optional<Located<std::string>> uv_image;  // python.uv_image: where the pinned uv comes from
   Location source_where;
 };
@@ -104,14 +104,14 @@ struct Jobs {
   std::optional<Located<int>> checkpoints_keep;              // the newest N complete checkpoints kept
   Located<std::string> logs{"logs", {}};                     // on the host: <dir>/<job-id>.log
   Located<int> max_restarts{3, {}};
-  Located<int> backoff{10, {}};                    // seconds before the first restart; doubles
-  std::vector<Located<std::string>> resume;        // appended to the command when resuming
-  std::vector<Located<std::string>> env;           // more variables passed by name from the caller
-  Located<std::string> gpus{"", {}};               // "", "all" or a count
-  Located<int> stop_timeout{30, {}};               // seconds between SIGTERM and SIGKILL on stop
+  Located<int> backoff{10, {}};              // seconds before the first restart; doubles
+  std::vector<Located<std::string>> resume;  // appended to the command when resuming
+  std::vector<Located<std::string>> env;     // more variables passed by name from the caller
+  Located<std::string> gpus{"", {}};         // "", "all" or a count
+  Located<int> stop_timeout{30, {}};         // seconds between SIGTERM and SIGKILL on stop
   // Slurm (.envpin/job.sbatch)
-  std::optional<Located<std::string>> slurm_time;       // "HH:MM:SS" or "D-HH:MM:SS"
-  Located<int> slurm_warn{120, {}};                      // seconds before the limit: checkpoint and requeue
+  std::optional<Located<std::string>> slurm_time;  // "HH:MM:SS" or "D-HH:MM:SS"
+  Located<int> slurm_warn{120, {}};                // seconds before the limit: checkpoint and requeue
   std::optional<Located<std::string>> slurm_partition;
   std::optional<Located<std::string>> slurm_checkpoints;  // shared storage seen by every node
   // Distributed launch: none (the command as given), torchrun (one torchrun per node, one
@@ -162,7 +162,7 @@ struct Manifest {
   User user;
   std::vector<Located<std::string>> context_exclude;
   std::vector<Located<std::string>> context_allow_secrets;  // secret files the context may carry
-  bool context_include_gitignored = false;                   // context.include_gitignored
+  bool context_include_gitignored = false;                  // context.include_gitignored
   // What the project's .gitignore files ignore, as .dockerignore patterns: (file relative to the project, patterns) in
   // the order git reads them. Filled by load(), not by parse().
   std::vector<std::pair<std::string, std::vector<std::string>>> gitignore;

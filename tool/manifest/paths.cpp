@@ -14,31 +14,29 @@ namespace {
 
 using diag::quote;
 
-constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env",
-                                            "dockerignore"};
+constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env", "dockerignore"};
 
 // System directories a workdir or container mount point must not be (or be under, for the
 // second list): the image chowns the workdir to the user and the devcontainer and jobs mount
 // over these paths, which would hide or hand over the system itself.
-constexpr std::string_view kSystemDirs[] = {"/", "/usr", "/usr/local", "/var", "/opt", "/home", "/srv",
-                                            "/mnt", "/media", "/tmp"};
-constexpr std::string_view kSystemTrees[] = {"/bin",       "/boot",     "/dev",           "/etc",
-                                             "/lib",       "/lib32",    "/lib64",         "/libx32",
-                                             "/proc",      "/root",     "/run",           "/sbin",
-                                             "/sys",       "/usr/bin",  "/usr/include",   "/usr/lib",
-                                             "/usr/libexec", "/usr/sbin", "/usr/share",   "/usr/local/bin",
-                                             "/usr/local/lib", "/usr/local/sbin", "/var/lib", "/var/run"};
+constexpr std::string_view kSystemDirs[] = {"/",     "/usr", "/usr/local", "/var",   "/opt",
+                                            "/home", "/srv", "/mnt",       "/media", "/tmp"};
+constexpr std::string_view kSystemTrees[] = {"/bin",           "/boot",           "/dev",         "/etc",
+                                             "/lib",           "/lib32",          "/lib64",       "/libx32",
+                                             "/proc",          "/root",           "/run",         "/sbin",
+                                             "/sys",           "/usr/bin",        "/usr/include", "/usr/lib",
+                                             "/usr/libexec",   "/usr/sbin",       "/usr/share",   "/usr/local/bin",
+                                             "/usr/local/lib", "/usr/local/sbin", "/var/lib",     "/var/run"};
 
 }  // namespace
 
-bool is_env_name(const std::string& s) {
-  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && only(s, "_");
-}
+bool is_env_name(const std::string& s) { return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && only(s, "_"); }
 
 void check_path_chars(const Located<std::string>& s, std::string_view key) {
   if (!only(s.value, kPathExtra))
-    throw Error("'" + std::string(key) + "' " + quote(s.value) + " has characters other than letters, digits and ._-+@/",
-                s.where, "rename it with those characters only; paths reach shell scripts and the Dockerfile");
+    throw Error(
+        "'" + std::string(key) + "' " + quote(s.value) + " has characters other than letters, digits and ._-+@/",
+        s.where, "rename it with those characters only; paths reach shell scripts and the Dockerfile");
 }
 
 // An absolute path inside the container, normalised: no '..', no trailing '/', not a
@@ -88,8 +86,9 @@ std::vector<Located<std::string>> exclude_patterns(const Reader& r, const YAML::
       throw Error("context.exclude pattern " + quote(e.value) + " starts or ends with a space", e.where,
                   "remove the spaces: docker trims them, so the pattern would not mean what it says");
     if (e.value.front() == '#')
-      throw Error("context.exclude pattern " + quote(e.value) + " starts with '#', which .dockerignore reads as a comment",
-                  e.where, "write it as '\\#...' or remove it");
+      throw Error(
+          "context.exclude pattern " + quote(e.value) + " starts with '#', which .dockerignore reads as a comment",
+          e.where, "write it as '\\#...' or remove it");
   }
   return out;
 }
@@ -114,8 +113,9 @@ void check_reincludes(const Manifest& m) {
     std::string target = e.value.substr(1);
     while (target.starts_with("/")) target.erase(0, 1);
     if (!secrets::is_secret_path(target)) continue;
-    const bool allowed = std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
-                                     [&](const auto& a) { return a.value == fs::path(target).lexically_normal().generic_string(); });
+    const bool allowed =
+        std::any_of(m.context_allow_secrets.begin(), m.context_allow_secrets.end(),
+                    [&](const auto& a) { return a.value == fs::path(target).lexically_normal().generic_string(); });
     if (!allowed)
       throw Error("context.exclude pattern " + quote(e.value) + " would bring the secret file " + quote(target) +
                       " into the build context",
@@ -145,9 +145,9 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
     if (key == "check_env") m.outputs.check_env = p;
     if (key == "dockerignore") m.outputs.dockerignore = p;
   }
-  const Located<std::string>* all[] = {&m.outputs.dockerfile, &m.outputs.devcontainer, &m.outputs.check_env,
+  const Located<std::string>* all[] = {&m.outputs.dockerfile,   &m.outputs.devcontainer, &m.outputs.check_env,
                                        &m.outputs.dockerignore, &m.outputs.cmake,        &m.outputs.run,
-                                       &m.outputs.sbatch,     &m.outputs.ckpt_helper, &m.outputs.record,
+                                       &m.outputs.sbatch,       &m.outputs.ckpt_helper,  &m.outputs.record,
                                        &m.outputs.rsync_exclude};
   // Each artifact its own path, and none a directory of another.
   const auto inside = [](const std::string& file, const std::string& dir) {
@@ -160,7 +160,8 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
                     all[j]->where.line ? all[j]->where : all[i]->where,
                     "give each artifact its own path under outputs");
       else if (inside(all[i]->value, all[j]->value) || inside(all[j]->value, all[i]->value))
-        throw Error("outputs " + quote(all[j]->value) + " and " + quote(all[i]->value) + " collide: one is a directory of the other",
+        throw Error("outputs " + quote(all[j]->value) + " and " + quote(all[i]->value) +
+                        " collide: one is a directory of the other",
                     all[j]->where.line ? all[j]->where : all[i]->where,
                     "give each artifact its own path under outputs");
 }

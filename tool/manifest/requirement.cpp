@@ -63,9 +63,7 @@ struct Cursor {
   // The optional number after a pre/post/dev word: [-_.]?N*, where a separator is taken only
   // when digits (or the end) follow it, so that it can start the next segment instead.
   void number() {
-    if (!end() && (s[i] == '-' || s[i] == '_' || s[i] == '.') &&
-        (i + 1 == s.size() || is_digit(s[i + 1])))
-      ++i;
+    if (!end() && (s[i] == '-' || s[i] == '_' || s[i] == '.') && (i + 1 == s.size() || is_digit(s[i + 1]))) ++i;
     digits();
   }
   // [-_.]? WORD [-_.]? N*, or nothing (the cursor is restored).
@@ -82,8 +80,10 @@ struct Cursor {
 bool release(Cursor& c) {
   if (!c.end() && lower(c.s[c.i]) == 'v') ++c.i;
   const std::size_t start = c.i;
-  if (c.digits() && !c.end() && c.s[c.i] == '!') ++c.i;
-  else c.i = start;
+  if (c.digits() && !c.end() && c.s[c.i] == '!')
+    ++c.i;
+  else
+    c.i = start;
   if (!c.digits()) return false;
   while (c.i + 1 < c.s.size() && c.s[c.i] == '.' && is_digit(c.s[c.i + 1])) {
     ++c.i;
@@ -141,8 +141,7 @@ std::string Requirement::text() const {
     for (std::size_t i = 0; i < sorted.size(); ++i) out += (i ? "," : "") + sorted[i];
     out += ']';
   }
-  for (std::size_t i = 0; i < specifiers.size(); ++i)
-    out += (i ? "," : "") + specifiers[i].op + specifiers[i].version;
+  for (std::size_t i = 0; i < specifiers.size(); ++i) out += (i ? "," : "") + specifiers[i].op + specifiers[i].version;
   if (!marker.empty()) out += "; " + marker;
   return out;
 }
@@ -161,9 +160,7 @@ bool is_python_version(std::string_view v) {
   // 3.N or 3.N.N, without leading zeros, each part at most two digits.
   if (!v.starts_with("3.")) return false;
   v.remove_prefix(2);
-  const auto part = [](std::string_view p) {
-    return all_digits(p, 1, 2) && (p.size() == 1 || p.front() != '0');
-  };
+  const auto part = [](std::string_view p) { return all_digits(p, 1, 2) && (p.size() == 1 || p.front() != '0'); };
   const std::size_t dot = v.find('.');
   if (dot == std::string_view::npos) return part(v);
   return part(v.substr(0, dot)) && part(v.substr(dot + 1));
@@ -203,8 +200,8 @@ bool is_deb_name(std::string_view v) {
 
 bool is_deb_version(std::string_view v) {
   // Policy §5.6.12: [epoch:]upstream[-revision], here (N:)?[0-9][A-Za-z0-9.+~:-]*
-  if (const std::size_t colon = v.find(':'); colon != std::string_view::npos && colon > 0 &&
-                                             all_digits(v.substr(0, colon), 1, 10))
+  if (const std::size_t colon = v.find(':');
+      colon != std::string_view::npos && colon > 0 && all_digits(v.substr(0, colon), 1, 10))
     v.remove_prefix(colon + 1);
   const auto ok = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '~' || c == ':' || c == '-';
@@ -212,8 +209,7 @@ bool is_deb_version(std::string_view v) {
   return !v.empty() && is_digit(v[0]) && std::all_of(v.begin(), v.end(), ok);
 }
 
-std::optional<Requirement> parse_requirement(std::string_view text, std::string& error,
-                                             std::size_t& column) {
+std::optional<Requirement> parse_requirement(std::string_view text, std::string& error, std::size_t& column) {
   Requirement req;
   std::size_t i = 0;
   auto skip_space = [&] {
@@ -228,13 +224,11 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
   skip_space();
   const std::size_t name_start = i;
   if (i < text.size() && text[i] == '-') return fail("an option, not a package requirement", name_start);
-  while (i < text.size() && (is_alnum(text[i]) || text[i] == '-' || text[i] == '_' || text[i] == '.'))
-    ++i;
+  while (i < text.size() && (is_alnum(text[i]) || text[i] == '-' || text[i] == '_' || text[i] == '.')) ++i;
   req.name = std::string(text.substr(name_start, i - name_start));
   if (req.name.empty()) return fail("expected a package name", name_start);
   if (!is_alnum(req.name.front()) || !is_alnum(req.name.back()))
-    return fail("package name '" + req.name + "' must start and end with a letter or digit",
-                name_start);
+    return fail("package name '" + req.name + "' must start and end with a letter or digit", name_start);
   req.normalized = normalize_name(req.name);
 
   skip_space();
@@ -243,8 +237,7 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
     for (;;) {
       skip_space();
       const std::size_t start = i;
-      while (i < text.size() && (is_alnum(text[i]) || text[i] == '-' || text[i] == '_' || text[i] == '.'))
-        ++i;
+      while (i < text.size() && (is_alnum(text[i]) || text[i] == '-' || text[i] == '_' || text[i] == '.')) ++i;
       if (i == start) return fail("expected an extra name", start);
       req.extras.push_back(normalize_name(text.substr(start, i - start)));
       skip_space();
@@ -281,23 +274,19 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
       }
     }
     if (op.empty()) {
-      if (i < text.size() && text[i] == '=')
-        return fail("'=' is not a version operator; use '=='", op_start);
+      if (i < text.size() && text[i] == '=') return fail("'=' is not a version operator; use '=='", op_start);
       return fail("expected a version operator (==, >=, <=, !=, ~=, <, >)", op_start);
     }
     i += op.size();
     skip_space();
     const std::size_t v_start = i;
-    while (i < text.size() && !is_space(text[i]) && text[i] != ',' && text[i] != ';' &&
-           text[i] != ')')
-      ++i;
+    while (i < text.size() && !is_space(text[i]) && text[i] != ',' && text[i] != ';' && text[i] != ')') ++i;
     std::string version(text.substr(v_start, i - v_start));
     const bool wildcard_ok = op == "==" || op == "!=";
     if (op != "===" && !is_pep440_version(version, wildcard_ok))
       return fail("invalid version '" + version + "' for '" + req.name + "'", v_start);
     if (op == "~=" && version.find('.') == std::string::npos)
-      return fail("'~=" + version + "' needs at least two version parts, e.g. '~=" + version + ".0'",
-                  v_start);
+      return fail("'~=" + version + "' needs at least two version parts, e.g. '~=" + version + ".0'", v_start);
     req.specifiers.push_back({op, version});
     skip_space();
     if (i < text.size() && text[i] == ',') {
@@ -321,8 +310,7 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
     i = text.size();
   }
   skip_space();
-  if (i != text.size())
-    return fail("unexpected '" + std::string(text.substr(i, 1)) + "' in requirement", i);
+  if (i != text.size()) return fail("unexpected '" + std::string(text.substr(i, 1)) + "' in requirement", i);
   return req;
 }
 

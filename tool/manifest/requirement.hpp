@@ -28,8 +28,7 @@ struct Requirement {
 
 // Parses a requirement. Returns the requirement, or sets `error` to what is
 // wrong and `column` to the 0-based offset of the problem.
-std::optional<Requirement> parse_requirement(std::string_view text, std::string& error,
-                                             std::size_t& column);
+std::optional<Requirement> parse_requirement(std::string_view text, std::string& error, std::size_t& column);
 
 // PEP 503 name normalization: lowercase, runs of -_. become one -.
 std::string normalize_name(std::string_view name);

@@ -37,11 +37,13 @@ void check_encoding(const std::string& source, const std::string& file) {
   if (at == std::string::npos) return;
   int line = 1, column = 1;
   for (std::size_t i = 0; i < at; ++i) {
-    if (source[i] == '\n') ++line, column = 1;
-    else if ((static_cast<unsigned char>(source[i]) & 0xC0) != 0x80) ++column;
+    if (source[i] == '\n')
+      ++line, column = 1;
+    else if ((static_cast<unsigned char>(source[i]) & 0xC0) != 0x80)
+      ++column;
   }
-  throw Error(source[at] == '\0' ? "a NUL byte in the manifest" : "the manifest is not valid UTF-8 (" +
-                  diag::describe_char_at(source, at) + ")",
+  throw Error(source[at] == '\0' ? "a NUL byte in the manifest"
+                                 : "the manifest is not valid UTF-8 (" + diag::describe_char_at(source, at) + ")",
               Location{file, line, column}, "save the manifest as UTF-8 text");
 }
 

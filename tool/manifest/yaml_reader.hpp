@@ -47,8 +47,7 @@ inline bool only(std::string_view s, std::string_view extra) { return diag::only
 
 class Reader {
  public:
-  Reader(std::string file, fs::path project_dir)
-      : file_(std::move(file)), project_dir_(std::move(project_dir)) {}
+  Reader(std::string file, fs::path project_dir) : file_(std::move(file)), project_dir_(std::move(project_dir)) {}
 
   Location at(const YAML::Node& node) const {
     const YAML::Mark m = node.Mark();
@@ -62,19 +61,22 @@ class Reader {
 
   static std::string kind(const YAML::Node& n) {
     switch (n.Type()) {
-      case YAML::NodeType::Map: return "a mapping";
-      case YAML::NodeType::Sequence: return "a list";
-      case YAML::NodeType::Null: return "nothing";
-      default: return diag::quote(n.Scalar());
+      case YAML::NodeType::Map:
+        return "a mapping";
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Null:
+        return "nothing";
+      default:
+        return diag::quote(n.Scalar());
     }
   }
 
   // Checks that `map` is a mapping with no duplicate or unknown keys, and returns its
   // entries keyed by name, each with the key node (for locations) and value node.
-  std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> entries(
-      const YAML::Node& map, std::string_view section, std::span<const std::string_view> known) const {
-    if (!map.IsMap())
-      fail(map, std::string(section) + " must be a mapping, found " + kind(map));
+  std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> entries(const YAML::Node& map, std::string_view section,
+                                                                       std::span<const std::string_view> known) const {
+    if (!map.IsMap()) fail(map, std::string(section) + " must be a mapping, found " + kind(map));
     std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> out;
     if (map.size() > kMaxEntries)
       fail(map, std::string(section) + " has " + std::to_string(map.size()) + " entries, more than " +
@@ -85,8 +87,7 @@ class Reader {
       const std::string key = kv.first.Scalar();
       check_text(kv.first, key, "a key in " + std::string(section));
       if (auto it = seen.find(key); it != seen.end())
-        fail(kv.first, "duplicate key '" + key + "' (first set at line " +
-                           std::to_string(it->second.line) + ")",
+        fail(kv.first, "duplicate key '" + key + "' (first set at line " + std::to_string(it->second.line) + ")",
              "remove one of the two '" + key + "' entries");
       seen.emplace(key, at(kv.first));
       if (!known.empty() && std::find(known.begin(), known.end(), key) == known.end()) {
@@ -106,8 +107,7 @@ class Reader {
   }
 
   Located<std::string> string(const YAML::Node& n, std::string_view key) const {
-    if (!n.IsScalar())
-      fail(n, "'" + std::string(key) + "' must be a string, found " + kind(n));
+    if (!n.IsScalar()) fail(n, "'" + std::string(key) + "' must be a string, found " + kind(n));
     if (n.Scalar().empty()) fail(n, "'" + std::string(key) + "' must not be empty");
     check_text(n, n.Scalar(), key);
     return {n.Scalar(), at(n)};
@@ -117,18 +117,21 @@ class Reader {
   // control character (a newline would start a new line in a generated file).
   void check_text(const YAML::Node& n, std::string_view text, std::string_view key) const {
     if (text.size() > kMaxValueBytes)
-      fail(n, "'" + std::string(key) + "' is " + std::to_string(text.size()) + " bytes long, more than " +
-                  std::to_string(kMaxValueBytes),
+      fail(n,
+           "'" + std::string(key) + "' is " + std::to_string(text.size()) + " bytes long, more than " +
+               std::to_string(kMaxValueBytes),
            "shorten it; no manifest value needs that much");
     // yaml-cpp turns some escapes into bytes that are not UTF-8 ("\N" gives a bare 0x85).
     if (const std::size_t at = diag::invalid_utf8_at(text); at != std::string_view::npos)
-      fail(n, "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " +
-                  std::to_string(at + 1) + ", which is not UTF-8",
+      fail(n,
+           "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " +
+               std::to_string(at + 1) + ", which is not UTF-8",
            "write the character itself, or remove the escape that makes it");
     if (const std::size_t at = diag::control_at(text); at != std::string_view::npos)
-      fail(n, "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " +
-                  std::to_string(at + 1),
-           "manifest values are single lines of printable text; remove it");
+      fail(
+          n,
+          "'" + std::string(key) + "' holds " + diag::describe_char_at(text, at) + " at byte " + std::to_string(at + 1),
+          "manifest values are single lines of printable text; remove it");
   }
 
   Located<bool> boolean(const YAML::Node& n, std::string_view key) const {
@@ -147,8 +150,8 @@ class Reader {
       fail(n, "'" + std::string(key) + "' must be a whole number, found " + kind(n));
     const long v = std::stol(n.Scalar());
     if (v < lo || v > hi)
-      fail(n, "'" + std::string(key) + "' must be between " + std::to_string(lo) + " and " +
-                  std::to_string(hi) + ", found " + n.Scalar());
+      fail(n, "'" + std::string(key) + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                  ", found " + n.Scalar());
     return {static_cast<int>(v), at(n)};
   }
 
@@ -192,8 +195,7 @@ class Reader {
     Located<std::string> s = string(n, key);
     const fs::path p(s.value);
     if (p.is_absolute())
-      fail(n, "'" + std::string(key) + "' must be relative to the project, found absolute path '" +
-                  s.value + "'",
+      fail(n, "'" + std::string(key) + "' must be relative to the project, found absolute path '" + s.value + "'",
            "write it relative to the directory holding the manifest");
     const fs::path norm = p.lexically_normal();
     if (norm.empty() || norm == "." || *norm.begin() == "..")

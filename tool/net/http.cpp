@@ -141,9 +141,9 @@ Response fetch(const Request& request, const HttpOptions& options) {
       // A host that accepts and then says nothing (or never accepts) would only make the user
       // wait again. The time is what was waited: the connect timeout or the stall limit.
       if (code == CURLE_OPERATION_TIMEDOUT)
-        throw diag::Error("no answer from " + request.url + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
-                          std::nullopt,
-                          "check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)");
+        throw diag::Error(
+            "no answer from " + request.url + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
+            std::nullopt, "check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)");
       if (attempt == options.attempts) break;
     }
     if (elapsed_ms() + delay_ms > options.stall_s * 1000) break;
@@ -154,8 +154,9 @@ Response fetch(const Request& request, const HttpOptions& options) {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     delay_ms *= 2;
   }
-  throw diag::Error("cannot reach " + request.url + ": " + last_error, std::nullopt,
-                    "check that the server is up and the address is right (--timeout or ENVPIN_NET_TIMEOUT sets the wait)");
+  throw diag::Error(
+      "cannot reach " + request.url + ": " + last_error, std::nullopt,
+      "check that the server is up and the address is right (--timeout or ENVPIN_NET_TIMEOUT sets the wait)");
 }
 
 }  // namespace envpin::net

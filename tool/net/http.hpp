@@ -37,8 +37,8 @@ struct HttpOptions {
   long stall_s = network_timeout_s();
   long connect_timeout_s = 10;
   long timeout_s = 1800;  // a whole transfer that still makes progress (a large Packages index)
-  int attempts = 4;            // total tries for 429, 5xx and connection failures
-  long backoff_ms = 500;       // doubled after each retry; Retry-After (seconds) wins when larger
+  int attempts = 4;       // total tries for 429, 5xx and connection failures
+  long backoff_ms = 500;  // doubled after each retry; Retry-After (seconds) wins when larger
   std::function<void(const std::string&)> progress;  // one line per retry, for stderr
 };
 

@@ -17,9 +17,8 @@ using diag::Error;
 using nlohmann::json;
 
 bool is_loopback(const std::string& registry) {
-  const std::string host = registry.substr(0, registry.rfind(':') == std::string::npos || registry.front() == '['
-                                                  ? registry.size()
-                                                  : registry.rfind(':'));
+  const std::string host = registry.substr(
+      0, registry.rfind(':') == std::string::npos || registry.front() == '[' ? registry.size() : registry.rfind(':'));
   return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host.starts_with("127.");
 }
 
@@ -70,8 +69,8 @@ std::string registry_error_text(const Response& r) {
 class Client {
  public:
   Client(const ImageReference& ref, const RegistryOptions& o) : ref_(ref), options_(o) {
-    const bool http = is_loopback(ref.registry) ||
-                      std::find(o.insecure.begin(), o.insecure.end(), ref.registry) != o.insecure.end();
+    const bool http =
+        is_loopback(ref.registry) || std::find(o.insecure.begin(), o.insecure.end(), ref.registry) != o.insecure.end();
     base_ = (http ? "http://" : "https://") + ref.registry + "/v2/" + ref.repository;
   }
 
@@ -97,9 +96,11 @@ class Client {
  private:
   void authenticate(const std::string& challenge) {
     auto params = challenge_params(challenge);
-    if (params["realm"].empty()) throw Error("registry " + ref_.registry + " sent an unusable auth challenge: " + challenge);
+    if (params["realm"].empty())
+      throw Error("registry " + ref_.registry + " sent an unusable auth challenge: " + challenge);
     std::string url = params["realm"] + "?service=" + url_escape(params["service"]);
-    url += "&scope=" + url_escape(params["scope"].empty() ? "repository:" + ref_.repository + ":pull" : params["scope"]);
+    url +=
+        "&scope=" + url_escape(params["scope"].empty() ? "repository:" + ref_.repository + ":pull" : params["scope"]);
     const Response r = fetch(Request{"GET", url, {}, {}}, options_.http);
     if (r.status != 200)
       throw Error("registry " + ref_.registry + " refused an anonymous token for " + ref_.repository + " (HTTP " +
@@ -133,8 +134,7 @@ json parse_manifest(const Response& r, const std::string& url) {
 // GETs by digest and checks the bytes hash to it.
 std::string get_verified(Client& client, const std::string& path, const std::string& digest, bool manifest) {
   const Response r = client.get("GET", path, manifest);
-  if (r.status != 200)
-    throw Error("cannot fetch " + client.url(path) + " (HTTP " + std::to_string(r.status) + ")");
+  if (r.status != 200) throw Error("cannot fetch " + client.url(path) + " (HTTP " + std::to_string(r.status) + ")");
   const std::string actual = "sha256:" + pin::sha256_hex(r.body);
   if (actual != digest)
     throw Error("content of " + client.url(path) + " hashes to " + actual + ", not " + digest, std::nullopt,
@@ -165,7 +165,8 @@ bool is_registry_host(std::string_view h) {
   if (h.empty()) return false;
   for (std::size_t start = 0;;) {
     const std::size_t dot = h.find('.', start);
-    const std::string_view label = h.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    const std::string_view label =
+        h.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     if (label.empty() || !diag::only_ascii(label, "-")) return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
@@ -196,20 +197,24 @@ ImageReference parse_image_reference(std::string_view text) {
   std::optional<std::string> digest;
   if (const std::size_t at = rest.find('@'); at != std::string_view::npos) {
     const std::string_view d = rest.substr(at + 1);
-    if (!d.starts_with("sha256:") || d.size() != 71 || d.find_first_not_of("0123456789abcdef", 7) != std::string_view::npos)
+    if (!d.starts_with("sha256:") || d.size() != 71 ||
+        d.find_first_not_of("0123456789abcdef", 7) != std::string_view::npos)
       throw invalid;
     digest = std::string(d);
     rest = rest.substr(0, at);
   }
   std::string first;
-  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos && is_registry_host(rest.substr(0, slash))) {
+  if (const std::size_t slash = rest.find('/');
+      slash != std::string_view::npos && is_registry_host(rest.substr(0, slash))) {
     first = std::string(rest.substr(0, slash));
     rest = rest.substr(slash + 1);
   }
   std::optional<std::string> tag;
   if (const std::size_t colon = rest.find(':'); colon != std::string_view::npos) {
     const std::string_view t = rest.substr(colon + 1);
-    const auto word = [](char c) { return diag::is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    const auto word = [](char c) {
+      return diag::is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
     if (t.empty() || t.size() > 128 || !word(t[0]) || !diag::only_ascii(t, "_.-")) throw invalid;
     tag = std::string(t);
     rest = rest.substr(0, colon);
@@ -250,7 +255,8 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
     const Response get = client.get("GET", path, true);
     const std::string why = registry_error_text(get);
     throw Error("image " + ref.registry + "/" + ref.repository + ": " + (ref.digest.empty() ? "tag '" : "digest '") +
-                    wanted + "' not found (HTTP 404" + (why.empty() ? "" : " " + why) + " from " + client.url(path) + ")",
+                    wanted + "' not found (HTTP 404" + (why.empty() ? "" : " " + why) + " from " + client.url(path) +
+                    ")",
                 std::nullopt, ref.digest.empty() ? "check the tag exists in that repository" : "check the digest");
   }
   if (head.status == 401 || head.status == 403)

@@ -31,10 +31,10 @@ struct PlatformManifest {
 };
 
 struct ResolvedImage {
-  std::string requested;     // as written
+  std::string requested;  // as written
   std::string registry;
   std::string repository;
-  std::string digest;        // what the tag points at: the index, or the only manifest
+  std::string digest;  // what the tag points at: the index, or the only manifest
   std::string media_type;
   std::vector<PlatformManifest> platforms;  // one per requested platform, in request order
 };

@@ -141,14 +141,16 @@ std::string sha256_file_b64url(const std::filesystem::path& file) {
 
 std::string sha256_fd(int fd, const std::filesystem::path& name, std::int64_t size) {
   thread_local Hasher h;  // one context per thread, re-initialised per file
-  if (EVP_DigestInit_ex(h.ctx.get(), sha256_md(), nullptr) != 1) throw diag::Error("internal: cannot initialise a digest");
+  if (EVP_DigestInit_ex(h.ctx.get(), sha256_md(), nullptr) != 1)
+    throw diag::Error("internal: cannot initialise a digest");
   feed_fd(h, fd, name, size);
   return h.hex();
 }
 
 std::string sha256_file(const std::filesystem::path& file) {
   thread_local Hasher h;
-  if (EVP_DigestInit_ex(h.ctx.get(), sha256_md(), nullptr) != 1) throw diag::Error("internal: cannot initialise a digest");
+  if (EVP_DigestInit_ex(h.ctx.get(), sha256_md(), nullptr) != 1)
+    throw diag::Error("internal: cannot initialise a digest");
   feed(h, file);
   return h.hex();
 }

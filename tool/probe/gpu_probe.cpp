@@ -252,8 +252,10 @@ std::optional<std::string_view> dotted(diag::Cursor& c, int parts, bool optional
   if (!c.digits() || !c.eat(".") || !c.digits()) return std::nullopt;
   if (parts == 3) {
     diag::Cursor more = c;
-    if (more.eat(".") && more.digits()) c = more;
-    else if (!optional_third) return std::nullopt;
+    if (more.eat(".") && more.digits())
+      c = more;
+    else if (!optional_third)
+      return std::nullopt;
   }
   return c.s.substr(start, c.at - start);
 }
@@ -322,8 +324,8 @@ std::string format_probe(const GpuProbe& p) {
       out << "\n";
     }
   }
-  out << "  cuda runtime   "
-      << (p.cuda_runtime.empty() ? "none" : p.cuda_runtime + " (" + p.cuda_runtime_path + ")") << "\n";
+  out << "  cuda runtime   " << (p.cuda_runtime.empty() ? "none" : p.cuda_runtime + " (" + p.cuda_runtime_path + ")")
+      << "\n";
   out << "  nvcc           " << (p.nvcc.empty() ? "none" : p.nvcc + " (" + p.nvcc_path + ")") << "\n";
   for (const auto& n : p.notes) out << "  note           " << n << "\n";
   return out.str();

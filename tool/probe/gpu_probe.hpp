@@ -13,8 +13,8 @@
 namespace envpin::probe {
 
 struct ProbedGpu {
-  std::string name;        // "NVIDIA H100 80GB HBM3"
-  int sm = 0;              // 90; 0 when the source cannot tell
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  int sm = 0;        // 90; 0 when the source cannot tell
   std::uint64_t memory_mib = 0;
 };
 
@@ -25,7 +25,7 @@ struct GpuProbe {
   std::vector<ProbedGpu> gpus;
   std::string cuda_runtime;       // libcudart's cudaRuntimeGetVersion, "13.0"; empty when none
   std::string cuda_runtime_path;  // the library that answered
-  std::string nvcc;         // "13.0.48", empty when no nvcc
+  std::string nvcc;               // "13.0.48", empty when no nvcc
   std::string nvcc_path;
   std::vector<std::string> notes;  // why each source that failed failed
 };
@@ -33,8 +33,8 @@ struct GpuProbe {
 struct ProbeOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string proc_version = "/proc/driver/nvidia/version";
-  std::string path;          // PATH to search for nvidia-smi and nvcc
-  std::string cudacxx;       // $CUDACXX: nvcc to ask first
+  std::string path;     // PATH to search for nvidia-smi and nvcc
+  std::string cudacxx;  // $CUDACXX: nvcc to ask first
   // CUDA runtime libraries to dlopen, first found wins (the dynamic loader's search path).
   std::vector<std::string> cudart = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
                                      "/usr/local/cuda/lib64/libcudart.so"};

@@ -144,10 +144,12 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
       const std::string digits = env.cuda->torch->variant.substr(2);  // "124"
       std::string fleet;
       for (int sm : env.cuda->sms) fleet += (fleet.empty() ? "" : " ") + resolve::capability_text(sm);
-      import_words.insert(import_words.end(), {"--torch-cuda", digits.substr(0, digits.size() - 1) + "." + digits.back(),
-                                               "--fleet", fleet});
+      import_words.insert(
+          import_words.end(),
+          {"--torch-cuda", digits.substr(0, digits.size() - 1) + "." + digits.back(), "--fleet", fleet});
     }
-    py.code("import_args", import_words.empty() ? Code::literal("") : Code::literal(" ") + Code::sh_words(import_words));
+    py.code("import_args",
+            import_words.empty() ? Code::literal("") : Code::literal(" ") + Code::sh_words(import_words));
     d.section("python", py);
   } else {
     d.flag("python", false);

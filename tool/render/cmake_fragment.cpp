@@ -15,7 +15,8 @@ Artifact cmake_fragment(const manifest::Manifest& m, const resolve::Environment&
   d.code("manifest_name_cmake", Code::cmake(manifest_name(m)));
   d.code("manifest_sha256", Code::cmake(pin::sha256_hex(m.source)));
   const fs::path self = fs::path(m.outputs.cmake.value).parent_path();
-  d.code("check_env", Code::word(fs::path(m.outputs.check_env.value).lexically_relative(self).generic_string(), "._-+@/"));
+  d.code("check_env",
+         Code::word(fs::path(m.outputs.check_env.value).lexically_relative(self).generic_string(), "._-+@/"));
   // Empty values for a manifest without CUDA: envpin_cuda_architectures() reports that.
   d.code("toolkit", Code::cmake(env.cuda ? env.cuda->toolkit : ""));
   d.code("architectures", Code::cmake(env.cuda ? env.cuda->cmake_architectures : ""));

@@ -29,7 +29,8 @@ Artifact devcontainer(const manifest::Manifest& m, const resolve::Environment& e
   j["workspaceFolder"] = m.workdir.value;
   // A mount string is comma-separated key=value pairs with no quoting: the workdir must be a
   // plain path word (the loader allows no ',' or '='; Code::word checks again).
-  j["workspaceMount"] = "source=${localWorkspaceFolder},target=" + Code::word(m.workdir.value, "._-+@/").text() + ",type=bind";
+  j["workspaceMount"] =
+      "source=${localWorkspaceFolder},target=" + Code::word(m.workdir.value, "._-+@/").text() + ",type=bind";
   j["remoteUser"] = m.user.name.value;
 
   nlohmann::json container_env = nlohmann::json::object();

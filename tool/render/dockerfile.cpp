@@ -41,7 +41,8 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     cuda.flag("forward_compat", env.cuda->driver_fit == resolve::DriverFit::forward);
     std::string gpus;
     for (const auto& g : env.cuda->gpus)
-      gpus += (gpus.empty() ? "" : ", ") + (g.product.empty() ? g.input : g.product) + " (sm_" + std::to_string(g.sm) + ")";
+      gpus +=
+          (gpus.empty() ? "" : ", ") + (g.product.empty() ? g.input : g.product) + " (sm_" + std::to_string(g.sm) + ")";
     cuda.text("gpus", gpus);
     cuda.code("cmake_architectures", Code::dockerfile(env.cuda->cmake_architectures));
     cuda.code("torch_arch_list", Code::dockerfile(env.cuda->torch_arch_list));
@@ -102,8 +103,9 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       if (env.cuda && env.cuda->torch && !locked && !m.python->requirements) {
         const auto family = [](const std::string& text) {
           for (std::string_view name : {"torch", "torchvision", "torchaudio"})
-            if (text.starts_with(name) && (text.size() == name.size() || std::string_view("[=<>!~;").find(text[name.size()]) !=
-                                                                              std::string_view::npos))
+            if (text.starts_with(name) &&
+                (text.size() == name.size() ||
+                 std::string_view("[=<>!~;").find(text[name.size()]) != std::string_view::npos))
               return true;
           return false;
         };

@@ -21,7 +21,8 @@ std::vector<std::string> pattern_lines(const manifest::Manifest& m, const resolv
     std::vector<std::string> dirs;
     for (const auto* dir : {&m.jobs->checkpoints_host, &m.jobs->logs})
       if (!std::filesystem::path(dir->value).is_absolute() && dir->value != "checkpoints") dirs.push_back(dir->value);
-    if (!dirs.empty()) lines.push_back("# The jobs' checkpoints and logs (jobs in " + diag::printable(manifest_name(m)) + ").");
+    if (!dirs.empty())
+      lines.push_back("# The jobs' checkpoints and logs (jobs in " + diag::printable(manifest_name(m)) + ").");
     lines.insert(lines.end(), dirs.begin(), dirs.end());
   }
   // What git ignores (data, build output, local files) stays out of the context too, translated
@@ -41,7 +42,8 @@ std::vector<std::string> pattern_lines(const manifest::Manifest& m, const resolv
       lines.push_back("!" + (locked ? std::string("requirements.lock") : m.python->requirements->value));
     }
   }
-  if (!m.context_exclude.empty()) lines.push_back("# From context.exclude in " + diag::printable(manifest_name(m)) + ".");
+  if (!m.context_exclude.empty())
+    lines.push_back("# From context.exclude in " + diag::printable(manifest_name(m)) + ".");
   for (const auto& e : m.context_exclude) lines.push_back(e.value);
   lines.insert(lines.begin(), {"# envpin's own temporary files (left by an interrupted write).", "**/.*.envpin-*"});
   // The secrets last: docker applies the last matching pattern, so no '!' pattern above can
@@ -49,7 +51,8 @@ std::vector<std::string> pattern_lines(const manifest::Manifest& m, const resolv
   lines.push_back("# Secrets: never part of a build context, at any depth and in any letter case. They come");
   lines.push_back("# after every other pattern, so no '!' pattern above can bring one back.");
   for (std::string_view p : secrets::patterns()) lines.push_back(secrets::any_case(p));
-  if (!m.context_allow_secrets.empty()) lines.push_back("# Allowed by context.allow_secrets in " + diag::printable(manifest_name(m)) + ".");
+  if (!m.context_allow_secrets.empty())
+    lines.push_back("# Allowed by context.allow_secrets in " + diag::printable(manifest_name(m)) + ".");
   for (const auto& a : m.context_allow_secrets) lines.push_back("!" + a.value);
   return lines;
 }

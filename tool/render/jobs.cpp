@@ -85,8 +85,8 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.code("resume_words", Code::sh(join_words(j.resume)));
   // The image is built for the manifest's platform, whatever the host is (one platform; with
   // several, the engine builds the host's and check_env names the mismatch).
-  d.code("platform_flag", m.platforms.size() == 1 ? Code::literal("--platform ") + Code::sh(m.platforms.front().value.text()) +
-                                                        Code::literal(" ")
+  d.code("platform_flag", m.platforms.size() == 1 ? Code::literal("--platform ") +
+                                                        Code::sh(m.platforms.front().value.text()) + Code::literal(" ")
                                                   : Code::literal(""));
   std::vector<Code> resume;
   for (const auto& w : j.resume) resume.push_back(Code::sh(w.value));
@@ -117,7 +117,7 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.flag("srun", j.nodes.value > 1 || j.launch.value == "srun");
   // torchrun's processes per node: the GPUs of a node when counted, found at run time for
   // 'all', one without GPUs.
-  const std::string per_node = j.gpus_per_node ? std::to_string(j.gpus_per_node->value)
+  const std::string per_node = j.gpus_per_node         ? std::to_string(j.gpus_per_node->value)
                                : j.gpus.value == "all" ? ""
                                : j.gpus.value.empty()  ? "1"
                                                        : j.gpus.value;
@@ -126,8 +126,9 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   if (j.notify) {
     const manifest::Notify& n = *j.notify;
     d.flag("has_notify", true);
-    d.code("notify_url_code", n.url ? Code::sh(n.url->value)
-                                    : Code::literal("${") + Code::word(n.url_secret->value, "_") + Code::literal(":-}"));
+    d.code("notify_url_code", n.url
+                                  ? Code::sh(n.url->value)
+                                  : Code::literal("${") + Code::word(n.url_secret->value, "_") + Code::literal(":-}"));
     d.text("notify_where", n.url ? n.url->value : "the URL in $" + n.url_secret->value);
     std::string events;
     if (n.on.empty()) events = "started checkpoint restarted failed finished stopped idle";
@@ -167,15 +168,18 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
       Code::literal("#SBATCH --open-mode=append"), Code::literal("#SBATCH --requeue"),
       Code::literal("#SBATCH --signal=B:USR1@") + Code::number(j.slurm_warn.value)};
   if (j.slurm_time) lines.push_back(Code::literal("#SBATCH --time=") + Code::word(j.slurm_time->value, ":-"));
-  if (j.slurm_partition) lines.push_back(Code::literal("#SBATCH --partition=") + Code::word(j.slurm_partition->value, "_@%+=:./-"));
+  if (j.slurm_partition)
+    lines.push_back(Code::literal("#SBATCH --partition=") + Code::word(j.slurm_partition->value, "_@%+=:./-"));
   if (j.nodes.value > 1 || j.launch.value == "srun") {
     lines.push_back(Code::literal("#SBATCH --nodes=") + Code::number(j.nodes.value));
     lines.push_back(Code::literal("#SBATCH --ntasks-per-node=1"));
   }
-  if (all) lines.push_back(Code::literal("#SBATCH --exclusive"));
+  if (all)
+    lines.push_back(Code::literal("#SBATCH --exclusive"));
   else if (!j.gpus.value.empty() && j.nodes.value > 1)
     lines.push_back(Code::literal("#SBATCH --gpus-per-node=") + Code::word(j.gpus.value, ""));
-  else if (!j.gpus.value.empty()) lines.push_back(Code::literal("#SBATCH --gres=gpu:") + Code::word(j.gpus.value, ""));
+  else if (!j.gpus.value.empty())
+    lines.push_back(Code::literal("#SBATCH --gres=gpu:") + Code::word(j.gpus.value, ""));
   d.code("directives", join(lines, Code::literal("\n")));
   Fields sbatch = d;
   sbatch.text("checkpoints", shared);

@@ -124,15 +124,13 @@ std::string render_template_text(std::string_view name, std::string_view text, c
   check_slots(name, text, fields);
   const kainjow::mustache::data& data = fields.data();
   kainjow::mustache::mustache tmpl{std::string(text)};
-  if (!tmpl.is_valid())
-    throw diag::Error("internal: template '" + std::string(name) + "': " + tmpl.error_message());
+  if (!tmpl.is_valid()) throw diag::Error("internal: template '" + std::string(name) + "': " + tmpl.error_message());
   // Generated files are not HTML. {{value}} (comments, messages) is made one printable line:
   // whatever it holds, it cannot end the comment and start a line of code. {{{value}}} is
   // for code and takes values the renderer already quoted for the target language.
   tmpl.set_custom_escape([](const std::string& s) { return diag::printable(s); });
   std::string out = tmpl.render(data);
-  if (!tmpl.is_valid())
-    throw diag::Error("internal: template '" + std::string(name) + "': " + tmpl.error_message());
+  if (!tmpl.is_valid()) throw diag::Error("internal: template '" + std::string(name) + "': " + tmpl.error_message());
   // kainjow-mustache keeps the line breaks of standalone tags of sections that render
   // nothing; fold the resulting runs of blank lines so the output reads as written.
   std::string folded;

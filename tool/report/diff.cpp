@@ -38,8 +38,8 @@ const json& first_python(const json& r) {
 
 // Frameworks whose build decides whether a GPU job runs at all.
 bool is_framework(const std::string& name) {
-  static const std::set<std::string> kNames = {"torch", "torchvision", "torchaudio", "jax", "jaxlib",
-                                               "tensorflow", "triton", "cupy", "flash-attn", "xformers"};
+  static const std::set<std::string> kNames = {"torch",      "torchvision", "torchaudio", "jax",        "jaxlib",
+                                               "tensorflow", "triton",      "cupy",       "flash-attn", "xformers"};
   return kNames.contains(name) || name.starts_with("jax-cuda") || name.starts_with("cupy-cuda");
 }
 
@@ -60,7 +60,8 @@ int importance(const std::string& field) {
 
 class Differ {
  public:
-  Differ(const json& a, const json& b, std::string an, std::string bn) : a_(a), b_(b), an_(std::move(an)), bn_(std::move(bn)) {}
+  Differ(const json& a, const json& b, std::string an, std::string bn)
+      : a_(a), b_(b), an_(std::move(an)), bn_(std::move(bn)) {}
 
   std::vector<Difference> run() {
     system();
@@ -108,7 +109,8 @@ class Differ {
     const json& gb = b_["gpu"]["gpus"];
     const auto list = [](const json& gpus) {
       std::string s;
-      for (const auto& g : gpus) s += (s.empty() ? "" : ", ") + g.value("name", "") + " (sm_" + std::to_string(g.value("sm", 0)) + ")";
+      for (const auto& g : gpus)
+        s += (s.empty() ? "" : ", ") + g.value("name", "") + " (sm_" + std::to_string(g.value("sm", 0)) + ")";
       return s.empty() ? std::string("none") : s;
     };
     if (list(ga) != list(gb))
@@ -171,8 +173,10 @@ class Differ {
     for (auto& [name, v] : ka.items()) {
       if (!kb.contains(name)) {
         // A framework on one side only is named on its own, never lost in a list.
-        if (is_framework(name)) add("breaks", "python.pkg." + name, v.get<std::string>(), "not installed", "installed only on " + an_);
-        else only_a.push_back(name);
+        if (is_framework(name))
+          add("breaks", "python.pkg." + name, v.get<std::string>(), "not installed", "installed only on " + an_);
+        else
+          only_a.push_back(name);
         continue;
       }
       const std::string x = v.get<std::string>(), y = kb[name].get<std::string>();
@@ -182,12 +186,15 @@ class Differ {
         continue;
       }
       const bool minor = major_minor(x) != major_minor(y);
-      add(minor ? "breaks" : "risk", "python.pkg." + name, x, y, minor ? "another minor version" : "another patch version");
+      add(minor ? "breaks" : "risk", "python.pkg." + name, x, y,
+          minor ? "another minor version" : "another patch version");
     }
     for (auto& [name, v] : kb.items()) {
       if (ka.contains(name)) continue;
-      if (is_framework(name)) add("breaks", "python.pkg." + name, "not installed", v.get<std::string>(), "installed only on " + bn_);
-      else only_b.push_back(name);
+      if (is_framework(name))
+        add("breaks", "python.pkg." + name, "not installed", v.get<std::string>(), "installed only on " + bn_);
+      else
+        only_b.push_back(name);
     }
     const auto names = [](const std::vector<std::string>& v) {
       std::string s;
@@ -204,8 +211,10 @@ class Differ {
     const json& db = b_["packages"].value("dpkg", json::object());
     int differ = 0, only = 0;
     for (auto& [n, v] : da.items()) {
-      if (!db.contains(n)) ++only;
-      else if (db[n] != v) ++differ;
+      if (!db.contains(n))
+        ++only;
+      else if (db[n] != v)
+        ++differ;
     }
     for (auto& [n, v] : db.items())
       if (!da.contains(n)) ++only;
@@ -239,7 +248,8 @@ class Differ {
             pb[k].value("path", "") + (eb ? " exists" : " missing"), "the job reads or writes it");
     }
     const std::string la = ca.value("lock_digest", ""), lb = cb.value("lock_digest", "");
-    if (la != lb) add("breaks", "lock", la.empty() ? "none" : la, lb.empty() ? "none" : lb, "not the same pinned environment");
+    if (la != lb)
+      add("breaks", "lock", la.empty() ? "none" : la, lb.empty() ? "none" : lb, "not the same pinned environment");
   }
 };
 

@@ -18,8 +18,8 @@
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
-#include "manifest/requirement.hpp"
 #include "lock/lock.hpp"
+#include "manifest/requirement.hpp"
 #include "probe/gpu_probe.hpp"
 #include "resolve/cuda_tables.hpp"
 
@@ -112,8 +112,8 @@ json system_layer(const ReportOptions& o) {
 }
 
 std::string cudnn_version() {
-  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/cuda/lib64",
-                          "/usr/local/cuda/lib"}) {
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/cuda/lib64", "/usr/local/cuda/lib"}) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
@@ -160,7 +160,6 @@ std::pair<std::string, std::string> dist_name_version(const fs::path& dir) {
   return {};
 }
 
-
 // The interpreter a pyenv shim would run, by pyenv's documented rule: the first of
 // $PYENV_VERSION, the nearest .python-version from the working directory up, $PYENV_ROOT/version;
 // each names versions (whitespace or ':' separated) tried in order for versions/<v>/bin/<name>.
@@ -172,7 +171,8 @@ std::string pyenv_shim_target(const fs::path& shim) {
   const char* env_root = std::getenv("PYENV_ROOT");
   const fs::path root = env_root && *env_root ? fs::path(env_root) : dir.parent_path();
   std::error_code ec;
-  if (fs::weakly_canonical(root / "shims", ec) != fs::weakly_canonical(dir, ec) || !fs::is_directory(root / "versions", ec))
+  if (fs::weakly_canonical(root / "shims", ec) != fs::weakly_canonical(dir, ec) ||
+      !fs::is_directory(root / "versions", ec))
     return "";
   std::string versions;
   if (const char* v = std::getenv("PYENV_VERSION"); v && *v) {
@@ -214,9 +214,11 @@ json python_interpreter(const std::string& command) {
   const std::string behind_shim = pyenv_shim_target(command);
   const std::string exe = behind_shim.empty() ? command : behind_shim;
   const auto r = io::run_process(
-      {exe, "-c", "import sys, json, os; print(json.dumps([sys.version.split()[0], os.path.realpath(sys.executable), sys.path]))"});
+      {exe, "-c",
+       "import sys, json, os; print(json.dumps([sys.version.split()[0], os.path.realpath(sys.executable), sys.path]))"});
   json py = {{"command", command}};
-  if (!behind_shim.empty()) py["shim"] = "pyenv shim resolved to " + behind_shim + " by PYENV_VERSION/.python-version/version";
+  if (!behind_shim.empty())
+    py["shim"] = "pyenv shim resolved to " + behind_shim + " by PYENV_VERSION/.python-version/version";
   if (r.exit_code != 0) {
     py["error"] = trim(r.err.empty() ? r.out : r.err);
     return py;
@@ -268,10 +270,14 @@ json dpkg_packages(const std::string& status) {
     state.clear();
   };
   while (std::getline(in, line)) {
-    if (line.empty()) flush();
-    else if (line.starts_with("Package: ")) name = line.substr(9);
-    else if (line.starts_with("Version: ")) version = line.substr(9);
-    else if (line.starts_with("Status: ")) state = line.substr(8);
+    if (line.empty())
+      flush();
+    else if (line.starts_with("Package: "))
+      name = line.substr(9);
+    else if (line.starts_with("Version: "))
+      version = line.substr(9);
+    else if (line.starts_with("Status: "))
+      state = line.substr(8);
   }
   flush();
   return out;
@@ -340,7 +346,8 @@ json config_layer(const manifest::Manifest* m) {
         continue;
       }
       std::string value;
-      if (const char* v = std::getenv(name.c_str())) value = v;
+      if (const char* v = std::getenv(name.c_str()))
+        value = v;
       else
         for (const auto& e : m->env)
           if (e.name.value == name) value = e.value.value;
@@ -405,7 +412,8 @@ std::string format(const json& r) {
   if (g.value("source", "").empty()) {
     row("driver", "none: no NVIDIA driver or GPU found");
   } else {
-    row("driver", g.value("driver", "") + (g.value("cuda_driver", "").empty() ? "" : " (CUDA " + g.value("cuda_driver", "") + ")"));
+    row("driver", g.value("driver", "") +
+                      (g.value("cuda_driver", "").empty() ? "" : " (CUDA " + g.value("cuda_driver", "") + ")"));
     for (const auto& gpu : g["gpus"])
       row("gpu", gpu.value("name", "") + ", sm_" + std::to_string(gpu.value("sm", 0)) + ", " +
                      std::to_string(gpu.value("memory_mib", 0)) + " MiB");
@@ -419,7 +427,9 @@ std::string format(const json& r) {
     row("python", py.value("version", "?") + " (" + py.value("executable", py.value("command", "")) + "), " +
                       std::to_string(py.contains("packages") ? py["packages"].size() : 0) + " distributions");
     if (py.contains("torch"))
-      row("torch", py["torch"].value("version", "") + (py["torch"].value("cuda", "").empty() ? " (CPU)" : " (CUDA " + py["torch"].value("cuda", "") + ")"));
+      row("torch",
+          py["torch"].value("version", "") +
+              (py["torch"].value("cuda", "").empty() ? " (CPU)" : " (CUDA " + py["torch"].value("cuda", "") + ")"));
   }
   row("dpkg", std::to_string(p["dpkg"].size()) + " installed packages");
   const json& c = r["config"];
@@ -429,7 +439,8 @@ std::string format(const json& r) {
   for (auto& [k, v] : c["secrets"].items()) row(k, v.get<std::string>() + " (value not shown)");
   for (auto& [k, v] : c["paths"].items())
     row("path." + k, v.value("path", "") + (v.value("exists", false) ? " exists" : " missing"));
-  if (c.contains("lock_digest")) row("lock", c["lock_digest"].get<std::string>().empty() ? "none" : c["lock_digest"].get<std::string>());
+  if (c.contains("lock_digest"))
+    row("lock", c["lock_digest"].get<std::string>().empty() ? "none" : c["lock_digest"].get<std::string>());
   return out.str();
 }
 

@@ -12,10 +12,14 @@ namespace {
 
 std::string fit_text(DriverFit f) {
   switch (f) {
-    case DriverFit::full: return "full";
-    case DriverFit::minor_version: return "minor-version";
-    case DriverFit::forward: return "forward";
-    case DriverFit::unknown: break;
+    case DriverFit::full:
+      return "full";
+    case DriverFit::minor_version:
+      return "minor-version";
+    case DriverFit::forward:
+      return "forward";
+    case DriverFit::unknown:
+      break;
   }
   return "unknown";
 }
@@ -37,8 +41,9 @@ std::string format_decision(const CudaDecision& d) {
   row("gpus", gpus);
   row("cmake archs", d.cmake_architectures);
   row("torch archs", d.torch_arch_list);
-  row("driver", ">= " + d.driver_packaged +
-                    (d.driver_minor_compat.empty() ? "" : " (minor-version compatibility: >= " + d.driver_minor_compat + ")"));
+  row("driver",
+      ">= " + d.driver_packaged +
+          (d.driver_minor_compat.empty() ? "" : " (minor-version compatibility: >= " + d.driver_minor_compat + ")"));
   if (!d.driver_floor.empty()) row("fleet driver", d.driver_floor + " (" + fit_text(d.driver_fit) + " compatibility)");
   if (d.torch) row("torch", d.torch->version + " " + d.torch->variant + " from " + d.torch->index_url);
   out << "why:\n";
@@ -55,8 +60,8 @@ std::string decision_json(const CudaDecision& d) {
   j["platforms"] = d.platforms;
   j["gpus"] = nlohmann::json::array();
   for (const auto& g : d.gpus)
-    j["gpus"].push_back({{"input", g.input}, {"product", g.product}, {"sm", g.sm},
-                         {"capability", capability_text(g.sm)}});
+    j["gpus"].push_back(
+        {{"input", g.input}, {"product", g.product}, {"sm", g.sm}, {"capability", capability_text(g.sm)}});
   j["sms"] = d.sms;
   j["cmake_architectures"] = d.cmake_architectures;
   j["torch_cuda_arch_list"] = d.torch_arch_list;
@@ -65,7 +70,9 @@ std::string decision_json(const CudaDecision& d) {
                  {"fleet_floor", d.driver_floor},
                  {"fit", fit_text(d.driver_fit)}};
   if (d.torch)
-    j["torch"] = {{"version", d.torch->version}, {"variant", d.torch->variant}, {"index_url", d.torch->index_url},
+    j["torch"] = {{"version", d.torch->version},
+                  {"variant", d.torch->variant},
+                  {"index_url", d.torch->index_url},
                   {"range", d.torch->range.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.torch->range)},
                   {"sass", d.torch->sass},
                   {"ptx", d.torch->ptx ? nlohmann::json(d.torch->ptx) : nlohmann::json(nullptr)}};

@@ -16,8 +16,6 @@ namespace {
 using diag::Error;
 using namespace detail;
 
-
-
 class Policy {
  public:
   explicit Policy(const CudaRequest& r) : req_(r) {
@@ -46,11 +44,11 @@ class Policy {
     const Candidate& c = *requested;
     CudaDecision d;
     if (auto b = evaluate(c, d)) throw Error(b->message, b->where, b->hint);
-    d.reasons.insert(d.reasons.begin(), "toolkit: CUDA " + c.toolkit + (c.toolkit == req_.cuda.value
-                                                                           ? " as requested"
-                                                                           : ", the newest published " +
-                                                                                 std::string(c.release->minor) +
-                                                                                 " release"));
+    d.reasons.insert(
+        d.reasons.begin(),
+        "toolkit: CUDA " + c.toolkit +
+            (c.toolkit == req_.cuda.value ? " as requested"
+                                          : ", the newest published " + std::string(c.release->minor) + " release"));
     return d;
   }
 
@@ -86,8 +84,7 @@ class Policy {
       if (!sm) {
         std::vector<std::string_view> names;
         for (const GpuModel& g : gpu_models()) names.push_back(g.name);
-        throw Error("unknown GPU '" + in.value + "'" + diag::did_you_mean(in.value, names),
-                    in.origin.location(),
+        throw Error("unknown GPU '" + in.value + "'" + diag::did_you_mean(in.value, names), in.origin.location(),
                     "name a product such as 'H100' or give its compute capability, e.g. '9.0'");
       }
       t.sm = *sm;
@@ -123,7 +120,8 @@ class Policy {
         part += c;
       }
     }
-    if (parts.size() < 2 || !std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return gpu_sm(p).has_value(); }))
+    if (parts.size() < 2 ||
+        !std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return gpu_sm(p).has_value(); }))
       return;
     std::string items;
     for (const auto& p : parts) items += (items.empty() ? "" : ", ") + p;
@@ -139,7 +137,8 @@ class Policy {
       if (sm == tegra)
         throw Error("compute capability '" + in.value + "' (" + sm_name(sm) + ") is " + modules +
                         " only: nvidia/cuda images do not run on Jetson, which uses L4T",
-                    in.origin.location(), "build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section");
+                    in.origin.location(),
+                    "build Jetson images from NVIDIA's L4T images with 'base:' and no cuda section");
     // CUDA 13.0 renamed Jetson Thor's sm_101 to sm_110 (CUDA 13.0 release notes).
     if (sm == 101)
       throw Error("compute capability '" + in.value + "' (sm_101) is Jetson Thor before CUDA 13.0 renamed it sm_110",
@@ -169,13 +168,12 @@ class Policy {
       const std::optional<DriverVersion> first = parse_driver(packaged_driver(std::string(able.front()) + ".0"));
       if (!first || (*floor_)[0] >= (*first)[0]) continue;
       const std::string branch = "R" + std::to_string((*first)[0]);
-      throw Error("driver " + req_.driver->value + " (" + req_.driver->origin.describe() + ") cannot drive '" + g.input + "' (" +
-                      sm_name(g.sm) + "): its architecture reached NVIDIA's driver with CUDA " + std::string(able.front()) +
-                      ", in branch " + branch,
+      throw Error("driver " + req_.driver->value + " (" + req_.driver->origin.describe() + ") cannot drive '" +
+                      g.input + "' (" + sm_name(g.sm) + "): its architecture reached NVIDIA's driver with CUDA " +
+                      std::string(able.front()) + ", in branch " + branch,
                   req_.driver->origin.location(), "upgrade the fleet's driver to " + branch + " or newer");
     }
   }
-
 
   void check_unpublished_compiles() const {
     const std::string& v = req_.cuda.value;
@@ -186,7 +184,8 @@ class Policy {
       // Older than the table's first line: envpin cannot say what it built (V100 and 10.2 is fine).
       if (wanted < version_pair(able.front()) && able.front() == cuda_releases().front().minor) continue;
       const bool older = wanted < version_pair(able.front());
-      const auto loc = std::find_if(req_.gpus.begin(), req_.gpus.end(), [&](const auto& in) { return in.value == g.input; });
+      const auto loc =
+          std::find_if(req_.gpus.begin(), req_.gpus.end(), [&](const auto& in) { return in.value == g.input; });
       throw Error("CUDA " + v + " (" + req_.cuda.origin.describe() + ") cannot build code for '" + g.input + "' (" +
                       sm_name(g.sm) + "); CUDA " + std::string(able.front()) + " to " + std::string(able.back()) +
                       " can (and nvidia/cuda publishes no " + v + " image)",
@@ -213,20 +212,20 @@ class Policy {
                         req_.driver->value + " runs none that does: the oldest, CUDA " +
                         std::string(oldest.patches.front()) + ", needs driver >= " + oldest_driver,
                     req_.cuda.origin.location(),
-                    "upgrade the fleet's driver to " + oldest_driver + " or newer, then set " +
-                        req_.cuda.origin.label + " to " + std::string(oldest.minor) + " or newer");
+                    "upgrade the fleet's driver to " + oldest_driver + " or newer, then set " + req_.cuda.origin.label +
+                        " to " + std::string(oldest.minor) + " or newer");
       throw Error("no nvidia/cuda image exists for CUDA " + v, req_.cuda.origin.location(),
                   same_major.empty() ? "supported CUDA lines: 11.x, 12.x, 13.x"
                                      : "CUDA " + major + " images exist for " + same_major);
     }
     if (std::count(v.begin(), v.end(), '.') == 2) {
       if (std::find(release->patches.begin(), release->patches.end(), v) == release->patches.end())
-        throw Error("nvidia/cuda publishes no tag for CUDA " + v + " (kept: " +
-                        std::string(release->patches.back()) + ")",
-                    req_.cuda.origin.location(),
-                    (req_.cuda.origin.where ? "write 'version: \"" + std::string(release->minor) + "\"'"
-                                            : "use '--cuda " + std::string(release->minor) + "'") +
-                        " to get the newest published patch release");
+        throw Error(
+            "nvidia/cuda publishes no tag for CUDA " + v + " (kept: " + std::string(release->patches.back()) + ")",
+            req_.cuda.origin.location(),
+            (req_.cuda.origin.where ? "write 'version: \"" + std::string(release->minor) + "\"'"
+                                    : "use '--cuda " + std::string(release->minor) + "'") +
+                " to get the newest published patch release");
       return {release, v};
     }
     return {release, std::string(release->patches.back())};
@@ -255,19 +254,19 @@ class Policy {
     for (const GpuTarget& g : fleet_) {
       if (std::find(compilable.begin(), compilable.end(), g.sm) != compilable.end()) continue;
       const std::vector<std::string_view> able = lines_building(g.sm);
-      const std::string where_to = able.empty() ? "" : "; CUDA " + std::string(able.front()) + " to " +
-                                                           std::string(able.back()) + " can";
-      const std::string fix =
-          able.empty() ? "no CUDA line envpin knows builds " + sm_name(g.sm) + ": drop '" + g.input + "'"
-          : version_pair(able.front()) > version_pair(c.release->minor)
-              ? "set " + req_.cuda.origin.label + " to " + std::string(able.front()) + " or newer, or drop '" +
-                    g.input + "'"
-              : "set " + req_.cuda.origin.label + " to " + std::string(able.back()) + " or older, or drop '" +
-                    g.input + "'";
-      const auto loc = std::find_if(req_.gpus.begin(), req_.gpus.end(),
-                                    [&](const auto& in) { return in.value == g.input; });
-      return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") cannot build code for '" + g.input +
-                         "' (" + sm_name(g.sm) + ")" + where_to,
+      const std::string where_to =
+          able.empty() ? "" : "; CUDA " + std::string(able.front()) + " to " + std::string(able.back()) + " can";
+      const std::string fix = able.empty()
+                                  ? "no CUDA line envpin knows builds " + sm_name(g.sm) + ": drop '" + g.input + "'"
+                              : version_pair(able.front()) > version_pair(c.release->minor)
+                                  ? "set " + req_.cuda.origin.label + " to " + std::string(able.front()) +
+                                        " or newer, or drop '" + g.input + "'"
+                                  : "set " + req_.cuda.origin.label + " to " + std::string(able.back()) +
+                                        " or older, or drop '" + g.input + "'";
+      const auto loc =
+          std::find_if(req_.gpus.begin(), req_.gpus.end(), [&](const auto& in) { return in.value == g.input; });
+      return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") cannot build code for '" + g.input + "' (" +
+                         sm_name(g.sm) + ")" + where_to,
                      fix, loc->origin.location()};
     }
     return std::nullopt;
@@ -312,10 +311,9 @@ class Policy {
       const std::string mvc = minor_compat_floor(major_of(r.minor));
       if (!mvc.empty() && *floor_ >= *parse_driver(mvc)) newest_any = std::string(r.minor);
     }
-    const std::string needed = "NVIDIA driver >= " + d.driver_packaged +
-                               (d.driver_minor_compat.empty()
-                                    ? ""
-                                    : " (>= " + d.driver_minor_compat + " with minor-version compatibility)");
+    const std::string needed =
+        "NVIDIA driver >= " + d.driver_packaged +
+        (d.driver_minor_compat.empty() ? "" : " (>= " + d.driver_minor_compat + " with minor-version compatibility)");
     std::string fix = "upgrade the fleet's driver to " + d.driver_packaged + " or newer";
     if (!newest_full.empty()) {
       fix = "set " + req_.cuda.origin.label + " to " + newest_full + " (the newest this driver runs fully" +
@@ -328,7 +326,6 @@ class Policy {
                        req_.driver->origin.describe() + " is " + req_.driver->value,
                    fix, req_.driver->origin.location()};
   }
-
 
   // All constraints on one candidate; fills `d` when it passes.
   std::optional<Blocker> evaluate(const Candidate& c, CudaDecision& d) const {
@@ -361,9 +358,9 @@ class Policy {
     d.reasons.push_back("GPUs: " + gpus);
     d.reasons.push_back("arch list: SASS for " + sm_list(sms_) + ", PTX compute_" + std::to_string(sms_.back()) +
                         " for GPUs newer than the fleet");
-    const std::string drivers = "needs driver >= " + d.driver_packaged + " (packaged with CUDA " + c.toolkit +
-                                ")" + (d.driver_minor_compat.empty() ? "" : ", or >= " + d.driver_minor_compat +
-                                                                               " with minor-version compatibility");
+    const std::string drivers =
+        "needs driver >= " + d.driver_packaged + " (packaged with CUDA " + c.toolkit + ")" +
+        (d.driver_minor_compat.empty() ? "" : ", or >= " + d.driver_minor_compat + " with minor-version compatibility");
     switch (d.driver_fit) {
       case DriverFit::unknown:
         d.reasons.push_back("driver: " + drivers + "; no fleet driver floor given");
@@ -393,8 +390,8 @@ class Policy {
     }
     if (d.torch) {
       const auto& t = *d.torch;
-      std::string line = "torch " + t.version + ": " + t.variant + " wheels from " + t.index_url +
-                         " (kernels for " + sm_list(t.sass) + (t.ptx ? ", PTX compute_" + std::to_string(t.ptx) : "") + ")";
+      std::string line = "torch " + t.version + ": " + t.variant + " wheels from " + t.index_url + " (kernels for " +
+                         sm_list(t.sass) + (t.ptx ? ", PTX compute_" + std::to_string(t.ptx) : "") + ")";
       // Only a devel image has nvcc; the others carry the CUDA runtime libraries.
       if (variant_cuda(t.variant) != d.minor)
         line += "; they bring their own CUDA " + variant_cuda(t.variant) + " libraries, " +
@@ -407,10 +404,11 @@ class Policy {
         const int image_cudnn = std::string_view(c.release->cudnn_part) == "cudnn8" ? 8 : 9;
         const int torch_cudnn = version_pair(t.version) < std::pair(2, 4) ? 8 : 9;
         if (image_cudnn != torch_cudnn)
-          d.warnings.push_back({"the image's cuDNN " + std::to_string(image_cudnn) + " (" + d.base_image +
-                                    ") is not the cuDNN " + std::to_string(torch_cudnn) + " torch " + t.version +
-                                    "'s wheels bring: torch uses its own, code linking the system cuDNN gets the other major",
-                                req_.torch ? req_.torch->origin.where : std::nullopt});
+          d.warnings.push_back(
+              {"the image's cuDNN " + std::to_string(image_cudnn) + " (" + d.base_image + ") is not the cuDNN " +
+                   std::to_string(torch_cudnn) + " torch " + t.version +
+                   "'s wheels bring: torch uses its own, code linking the system cuDNN gets the other major",
+               req_.torch ? req_.torch->origin.where : std::nullopt});
       }
     }
     d.reasons.push_back("image: " + d.base_image);
@@ -431,7 +429,9 @@ class Policy {
       if (evaluate(c, d)) continue;
       const bool torch_mismatch = d.torch && variant_cuda(d.torch->variant) != d.minor;
       // Full before minor-version before forward compatibility, then the torch match.
-      const int rank = (d.driver_fit == DriverFit::forward ? 4 : d.driver_fit == DriverFit::minor_version ? 2 : 0) +
+      const int rank = (d.driver_fit == DriverFit::forward         ? 4
+                        : d.driver_fit == DriverFit::minor_version ? 2
+                                                                   : 0) +
                        (torch_mismatch ? 1 : 0);
       if (rank < best_rank) {
         best = std::move(d);
@@ -445,13 +445,15 @@ class Policy {
       // Name the real constraint: a toolkit the driver runs fully may exist, ruled out by torch.
       std::string newest_full;
       for (const Candidate& c : candidates)
-        if (newest_full.empty() && floor_ && *floor_ >= *parse_driver(packaged_driver(c.toolkit))) newest_full = c.toolkit;
+        if (newest_full.empty() && floor_ && *floor_ >= *parse_driver(packaged_driver(c.toolkit)))
+          newest_full = c.toolkit;
       if (!newest_full.empty() && best->torch && req_.torch_variant)
         why += " (CUDA " + newest_full + " runs fully on driver " + req_.driver->value + ", but the pinned torch " +
-               req_.torch_variant->value + " wheels need a CUDA " + variant_cuda(req_.torch_variant->value) + " or newer image)";
+               req_.torch_variant->value + " wheels need a CUDA " + variant_cuda(req_.torch_variant->value) +
+               " or newer image)";
       else if (!newest_full.empty() && best->torch)
-        why += " (CUDA " + newest_full + " runs fully on driver " + req_.driver->value + ", but torch " + req_.torch->value +
-               " has no wheels at or below it that fit)";
+        why += " (CUDA " + newest_full + " runs fully on driver " + req_.driver->value + ", but torch " +
+               req_.torch->value + " has no wheels at or below it that fit)";
       else
         why += " (no toolkit fits the driver floor fully)";
     }

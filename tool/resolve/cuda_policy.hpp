@@ -32,17 +32,17 @@ struct Input {
 struct CudaRequest {
   Input<std::string> cuda{"auto", {"--cuda", {}}};  // "auto", "12.4" or "12.4.1"
   std::vector<Input<std::string>> gpus;             // product names or capabilities
-  Origin gpus_origin{"--gpu", {}};                   // where the (possibly empty) list is
-  std::optional<Input<std::string>> driver;          // the fleet's driver floor
-  std::optional<Input<std::string>> torch;           // "2.4.1", from python.packages or --torch
-  std::optional<Input<std::string>> torch_range;     // ">=2.7" ("" for a bare torch): resolved against the table
-  std::optional<Input<std::string>> torch_variant;   // "cu124", from a download.pytorch.org index
-  std::optional<Input<std::string>> python;          // "3.11", python.version: torch wheels must exist for it
-  std::vector<Input<manifest::Arch>> platforms;      // empty: linux/amd64
-  std::optional<Input<std::string>> ubuntu;          // "22.04"; unset: 22.04 where published
-  std::string flavor = "runtime";                    // base, runtime, devel
+  Origin gpus_origin{"--gpu", {}};                  // where the (possibly empty) list is
+  std::optional<Input<std::string>> driver;         // the fleet's driver floor
+  std::optional<Input<std::string>> torch;          // "2.4.1", from python.packages or --torch
+  std::optional<Input<std::string>> torch_range;    // ">=2.7" ("" for a bare torch): resolved against the table
+  std::optional<Input<std::string>> torch_variant;  // "cu124", from a download.pytorch.org index
+  std::optional<Input<std::string>> python;         // "3.11", python.version: torch wheels must exist for it
+  std::vector<Input<manifest::Arch>> platforms;     // empty: linux/amd64
+  std::optional<Input<std::string>> ubuntu;         // "22.04"; unset: 22.04 where published
+  std::string flavor = "runtime";                   // base, runtime, devel
   bool cudnn = false;
-  std::optional<Input<bool>> forward_compat;         // cuda.forward_compat: true
+  std::optional<Input<bool>> forward_compat;  // cuda.forward_compat: true
 };
 
 struct GpuTarget {
@@ -68,21 +68,21 @@ struct Note {
 enum class DriverFit { unknown, full, minor_version, forward };
 
 struct CudaDecision {
-  std::string toolkit;     // "12.4.1"
-  std::string minor;       // "12.4"
-  std::string os_version;  // "22.04"
-  std::string base_image;  // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
+  std::string toolkit;                 // "12.4.1"
+  std::string minor;                   // "12.4"
+  std::string os_version;              // "22.04"
+  std::string base_image;              // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
   std::vector<std::string> platforms;  // "linux/amd64"
   std::vector<GpuTarget> gpus;
-  std::vector<int> sms;                 // fleet SMs, ascending, unique
-  std::string cmake_architectures;      // "80-real;90": SASS for each, PTX for the newest
-  std::string torch_arch_list;          // "8.0;9.0+PTX"
-  std::string driver_packaged;          // full compatibility: "550.54.15"
-  std::string driver_minor_compat;      // minor-version compatibility floor: "525.60.13"
-  std::string driver_floor;             // the fleet's floor as given, may be empty
+  std::vector<int> sms;             // fleet SMs, ascending, unique
+  std::string cmake_architectures;  // "80-real;90": SASS for each, PTX for the newest
+  std::string torch_arch_list;      // "8.0;9.0+PTX"
+  std::string driver_packaged;      // full compatibility: "550.54.15"
+  std::string driver_minor_compat;  // minor-version compatibility floor: "525.60.13"
+  std::string driver_floor;         // the fleet's floor as given, may be empty
   DriverFit driver_fit = DriverFit::unknown;
   std::optional<TorchChoice> torch;
-  std::vector<std::string> reasons;     // why, one line each
+  std::vector<std::string> reasons;  // why, one line each
   std::vector<Note> warnings;
 };
 

@@ -68,7 +68,8 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
         if (req.value.normalized == "torch" && !r.torch_range) {
           std::string spec;
           for (const auto& s : req.value.specifiers) spec += (spec.empty() ? "" : ",") + s.op + s.version;
-          r.torch_range = Input<std::string>{spec, {list == &m.python->packages ? "python.packages" : "python.requirements", req.where}};
+          r.torch_range = Input<std::string>{
+              spec, {list == &m.python->packages ? "python.packages" : "python.requirements", req.where}};
         }
   }
   if (auto t = torch_pin(m)) {

@@ -14,10 +14,10 @@ namespace envpin::resolve {
 
 // One CUDA minor release line as published in nvidia/cuda.
 struct CudaRelease {
-  std::string_view minor;                       // "12.4"
-  std::vector<std::string_view> patches;        // tags still published, oldest first
-  std::vector<std::string_view> ubuntu;         // "22.04", ...
-  std::string_view cudnn_part;                  // "cudnn8", "cudnn9" or "cudnn"
+  std::string_view minor;                 // "12.4"
+  std::vector<std::string_view> patches;  // tags still published, oldest first
+  std::vector<std::string_view> ubuntu;   // "22.04", ...
+  std::string_view cudnn_part;            // "cudnn8", "cudnn9" or "cudnn"
 };
 
 // Every release line envpin can map to an nvidia/cuda tag, oldest first.
@@ -37,7 +37,7 @@ std::optional<DriverVersion> parse_driver(std::string_view text);
 std::string driver_text(const DriverVersion& v);  // "535.104.05" keeps two-digit parts as NVIDIA writes them
 
 struct ToolkitDriver {
-  std::string_view toolkit;  // "12.4.1"
+  std::string_view toolkit;       // "12.4.1"
   std::string_view linux_driver;  // the driver packaged with it, "550.54.15"
 };
 // The packaged (full-compatibility) Linux driver of every toolkit release.
@@ -47,8 +47,8 @@ std::span<const ToolkitDriver> toolkit_drivers();
 std::string packaged_driver(std::string_view toolkit);
 
 struct MinorCompat {
-  int major;                     // CUDA major, e.g. 12
-  std::string_view min_driver;   // lowest driver of any 12.y app under minor-version compatibility
+  int major;                    // CUDA major, e.g. 12
+  std::string_view min_driver;  // lowest driver of any 12.y app under minor-version compatibility
 };
 std::span<const MinorCompat> minor_compat_floors();
 // The minor-version-compatibility floor for CUDA `major`, or empty when there is none.
@@ -90,19 +90,19 @@ std::string_view architecture_name(int sm);
 // --- PyTorch wheels --------------------------------------------------------------------
 
 struct TorchVariant {
-  std::string_view tag;            // "cu124"
-  std::string_view cuda;           // "12.4"
-  std::vector<int> sass;           // cubins in the x86_64 wheel, ascending
-  int ptx = 0;                     // compute_XX PTX in the x86_64 wheel, 0 for none
-  std::vector<int> sass_arm64;     // cubins in the aarch64 wheel; empty: no verified aarch64 wheel
+  std::string_view tag;         // "cu124"
+  std::string_view cuda;        // "12.4"
+  std::vector<int> sass;        // cubins in the x86_64 wheel, ascending
+  int ptx = 0;                  // compute_XX PTX in the x86_64 wheel, 0 for none
+  std::vector<int> sass_arm64;  // cubins in the aarch64 wheel; empty: no verified aarch64 wheel
   int ptx_arm64 = 0;
 };
 
 struct TorchRelease {
-  std::string_view minor;  // "2.4"
+  std::string_view minor;              // "2.4"
   std::vector<TorchVariant> variants;  // oldest CUDA first
-  std::string_view python_min;  // oldest CPython minor with wheels, "3.8"
-  std::string_view python_max;  // newest, experimental builds included, "3.12"
+  std::string_view python_min;         // oldest CPython minor with wheels, "3.8"
+  std::string_view python_max;         // newest, experimental builds included, "3.12"
 };
 
 std::span<const TorchRelease> torch_releases();

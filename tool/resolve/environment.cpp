@@ -73,10 +73,12 @@ Environment resolve(const Manifest& m) {
   }
   if (m.python) env.python_source = m.python->system ? PythonSource::system : PythonSource::standalone;
   if (m.python && m.python->system) {
-    const bool has_venv = std::any_of(m.apt.begin(), m.apt.end(), [](const auto& a) { return a.value.name == "python3-venv"; });
+    const bool has_venv =
+        std::any_of(m.apt.begin(), m.apt.end(), [](const auto& a) { return a.value.name == "python3-venv"; });
     if (!has_venv)
-      throw Error("python.source: system installs packages into a venv of the image's python3, but apt does not list python3-venv",
-                  m.python->source_where, "add python3-venv to apt");
+      throw Error(
+          "python.source: system installs packages into a venv of the image's python3, but apt does not list python3-venv",
+          m.python->source_where, "add python3-venv to apt");
   }
 
   if (m.cuda) {
@@ -97,8 +99,7 @@ Environment resolve(const Manifest& m) {
       env.codename = std::string(os->codename);
     } else {
       env.warnings.push_back(diag::format_warning(
-          "cannot tell the OS of base image '" + m.base->value + "'; check_env will not check it",
-          m.base->where));
+          "cannot tell the OS of base image '" + m.base->value + "'; check_env will not check it", m.base->where));
     }
   } else {
     const OsInfo& os = os_info(m.os ? m.os->value : "debian12");
@@ -138,10 +139,11 @@ void check_locked_python(const Manifest& m, const lock::Lock& l) {
     const std::string& want = m.python->version.value;
     const bool exact = std::count(want.begin(), want.end(), '.') >= 2;
     if (exact ? upstream != want : minor_of(upstream) != want)
-      throw Error("python.version " + diag::quote(want) + " with python.source: system, but the lock installs python3 " +
-                      p.version,
-                  m.python->version.where,
-                  "set python.version to \"" + (exact ? upstream : minor_of(upstream)) + "\" and run 'envpin lock' again");
+      throw Error(
+          "python.version " + diag::quote(want) + " with python.source: system, but the lock installs python3 " +
+              p.version,
+          m.python->version.where,
+          "set python.version to \"" + (exact ? upstream : minor_of(upstream)) + "\" and run 'envpin lock' again");
     return;
   }
 }

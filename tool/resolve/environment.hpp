@@ -5,35 +5,35 @@
 #include <string>
 #include <vector>
 
-#include "manifest/model.hpp"
 #include "lock/lock.hpp"
+#include "manifest/model.hpp"
 #include "resolve/cuda_policy.hpp"
 
 namespace envpin::resolve {
 
 // How the requested Python gets into the image.
 enum class PythonSource {
-  none,      // no python section
-  image,     // the official python:<version>-slim-<debian> base image carries it
-  standalone, // uv installs a python-build-standalone CPython of that exact version
-  system      // python.source: system: the image's python3 from apt, in a venv
+  none,        // no python section
+  image,       // the official python:<version>-slim-<debian> base image carries it
+  standalone,  // uv installs a python-build-standalone CPython of that exact version
+  system       // python.source: system: the image's python3 from apt, in a venv
 };
 
 // Every decision generate needs, made from the manifest alone (pure: no I/O).
 struct Environment {
-  std::string base_image;        // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
-  std::string os_id;             // os-release ID ("ubuntu", "debian"); empty when unknown
-  std::string os_version;        // os-release VERSION_ID ("22.04", "12"); empty when unknown
-  std::string glibc;             // the OS release's glibc ("2.36"), for wheel platform tags
-  std::string codename;          // "bookworm", "jammy": the apt suite
+  std::string base_image;              // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
+  std::string os_id;                   // os-release ID ("ubuntu", "debian"); empty when unknown
+  std::string os_version;              // os-release VERSION_ID ("22.04", "12"); empty when unknown
+  std::string glibc;                   // the OS release's glibc ("2.36"), for wheel platform tags
+  std::string codename;                // "bookworm", "jammy": the apt suite
   std::vector<std::string> platforms;  // "linux/amd64", ...
   std::vector<std::string> machines;   // matching `uname -m` values
   PythonSource python_source = PythonSource::none;
   std::optional<CudaDecision> cuda;
-  bool remove_ubuntu_user = false;     // ubuntu:24.04 images ship user 'ubuntu' with uid 1000
-  std::vector<std::string> warnings;   // formatted with diag::format_warning
-  std::optional<lock::Lock> lock;      // set by generate when envpin.lock exists: pinned artifacts
-  std::string uv_image;                // with a standalone Python: the uv image (python.uv_image or kUvImage)
+  bool remove_ubuntu_user = false;    // ubuntu:24.04 images ship user 'ubuntu' with uid 1000
+  std::vector<std::string> warnings;  // formatted with diag::format_warning
+  std::optional<lock::Lock> lock;     // set by generate when envpin.lock exists: pinned artifacts
+  std::string uv_image;               // with a standalone Python: the uv image (python.uv_image or kUvImage)
 };
 
 // The uv release whose image provides `uv python install` in generated Dockerfiles.

@@ -31,15 +31,15 @@ namespace envpin::resolve {
 namespace {
 
 namespace fs = std::filesystem;
+using diag::Error;
 using lock::AptPackage;
+using lock::AptSource;
 using lock::Cuda;
 using lock::Image;
 using lock::inputs_digest;
-using lock::seal;
-using lock::AptSource;
 using lock::Lock;
 using lock::PythonPackage;
-using diag::Error;
+using lock::seal;
 using nlohmann::json;
 
 std::string percent_decode(const std::string& s) {
@@ -56,14 +56,12 @@ std::string percent_decode(const std::string& s) {
   return out;
 }
 
-
 // The first lines starting with "E:" or "ERROR:" (what apt and pip say is wrong).
 std::string tool_errors(const std::string& err) {
   std::istringstream lines(err);
   std::string line, out;
   while (std::getline(lines, line))
-    if (line.starts_with("E: ") || line.starts_with("ERROR: "))
-      out += (out.empty() ? "" : "; ") + line;
+    if (line.starts_with("E: ") || line.starts_with("ERROR: ")) out += (out.empty() ? "" : "; ") + line;
   if (out.empty()) {
     std::istringstream again(err);
     while (std::getline(again, line))
@@ -120,9 +118,12 @@ void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environm
                 "set os (e.g. 'os: debian12'), or install docker.io or podman");
   const std::string arch = env.machines.empty() || env.machines.front() == "x86_64" ? "amd64" : "arm64";
   std::string mirror;
-  if (const char* e = std::getenv("ENVPIN_APT_MIRROR"); e && *e) mirror = e;
-  else if (env.os_id == "debian") mirror = "http://deb.debian.org/debian";
-  else mirror = arch == "amd64" ? "http://archive.ubuntu.com/ubuntu" : "http://ports.ubuntu.com/ubuntu-ports";
+  if (const char* e = std::getenv("ENVPIN_APT_MIRROR"); e && *e)
+    mirror = e;
+  else if (env.os_id == "debian")
+    mirror = "http://deb.debian.org/debian";
+  else
+    mirror = arch == "amd64" ? "http://archive.ubuntu.com/ubuntu" : "http://ports.ubuntu.com/ubuntu-ports";
   while (mirror.ends_with("/")) mirror.pop_back();
   const std::string dir = mirror + "/dists/" + env.codename + "/main/binary-" + arch + "/";
   net::HttpOptions http;
@@ -136,8 +137,9 @@ void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environm
       break;
     }
   }
-  if (text.empty()) throw Error("cannot read the Packages index under " + dir, m.apt.front().where,
-                                "set ENVPIN_APT_MIRROR to a reachable mirror, or install docker.io or podman");
+  if (text.empty())
+    throw Error("cannot read the Packages index under " + dir, m.apt.front().where,
+                "set ENVPIN_APT_MIRROR to a reachable mirror, or install docker.io or podman");
   std::vector<std::string> names;
   for (const auto& a : m.apt) names.push_back(a.value.name);
   const std::vector<IndexEntry> entries = scan_packages_index(text, names);
@@ -164,8 +166,9 @@ void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environm
   }
   lock.apt_closure = "partial";
   if (o.progress)
-    o.progress("warning: the apt closure is partial: only the requested packages are pinned, not their "
-               "dependencies; install docker.io or podman for the full closure");
+    o.progress(
+        "warning: the apt closure is partial: only the requested packages are pinned, not their "
+        "dependencies; install docker.io or podman for the full closure");
 }
 
 void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, const Image& image,
@@ -183,9 +186,13 @@ void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, c
       "set -e\n"
       "export DEBIAN_FRONTEND=noninteractive\n"
       "apt-get update -qq >/dev/null\n"
-      "apt-get install -s -y --no-install-recommends" + packages + " > /tmp/envpin-sim\n"
+      "apt-get install -s -y --no-install-recommends" +
+      packages +
+      " > /tmp/envpin-sim\n"
       "sed -n 's/^Inst \\([^ ]*\\) (\\([^ ]*\\) .*/\\1=\\2/p' /tmp/envpin-sim > /tmp/envpin-pins\n"
-      "for p in" + names + "; do\n"
+      "for p in" +
+      names +
+      "; do\n"
       "  grep -q \"^$p=\" /tmp/envpin-pins || dpkg-query -W -f='${Package}=${Version}\\n' \"$p\" >> /tmp/envpin-pins\n"
       "done\n"
       "cd /tmp && xargs apt-get download --print-uris < /tmp/envpin-pins\n";
@@ -217,8 +224,7 @@ void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, c
                   a.where, "pin a version the image's sources still carry");
 }
 
-void resolve_python(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o,
-                    Lock& lock) {
+void resolve_python(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o, Lock& lock) {
   const manifest::Python& py = *m.python;
   std::string python = o.python;
   if (python.empty()) {
@@ -239,7 +245,8 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
   // A torch range resolves to the release the CUDA policy chose, as the Dockerfile installs it.
   const std::string torch_minor = resolve::torch_range_minor(env);
   for (const auto& r : py.packages) requirements += resolve::pin_torch_range(r.value, torch_minor).text() + "\n";
-  for (const auto& r : py.requirement_lines) requirements += resolve::pin_torch_range(r.value, torch_minor).text() + "\n";
+  for (const auto& r : py.requirement_lines)
+    requirements += resolve::pin_torch_range(r.value, torch_minor).text() + "\n";
   io::write_atomic(scratch / "requirements.in", requirements, false);
 
   const std::string machine = env.machines.empty() ? "x86_64" : env.machines.front();
@@ -253,12 +260,11 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
   std::vector<std::string> argv = {python, "-m", "pip", "--isolated", "--disable-pip-version-check", "install",
                                    "--dry-run", "--ignore-installed", "--quiet",
                                    // pip's own wait per request and retries (its defaults: 15 s, 5).
-                                   "--timeout", std::to_string(net::network_timeout_s()), "--retries", "1",
-                                   "--report", (scratch / "report.json").string(),
-                                   "--target", (scratch / "target").string(),
+                                   "--timeout", std::to_string(net::network_timeout_s()), "--retries", "1", "--report",
+                                   (scratch / "report.json").string(), "--target", (scratch / "target").string(),
                                    "--only-binary=:all:", "--platform", "manylinux_" + glibc_tag + "_" + machine,
-                                   "--python-version", version, "--implementation", "cp",
-                                   "--abi", abi, "--abi", "abi3", "--abi", "none"};
+                                   "--python-version", version, "--implementation", "cp", "--abi", abi, "--abi", "abi3",
+                                   "--abi", "none"};
   lock.python_index = py.index ? py.index->value : "https://pypi.org/simple";
   argv.insert(argv.end(), {"--index-url", lock.python_index});
   for (const auto& u : py.extra_index) argv.insert(argv.end(), {"--extra-index-url", u.value});
@@ -317,11 +323,16 @@ std::vector<IndexEntry> scan_packages_index(std::string_view text, const std::ve
       const auto colon = line.find(": ");
       if (colon == std::string_view::npos || line[0] == ' ') continue;
       const std::string_view key = line.substr(0, colon), value = line.substr(colon + 2);
-      if (key == "Version") e.version = std::string(value);
-      else if (key == "Architecture") e.arch = std::string(value);
-      else if (key == "Filename") e.filename = std::string(value);
-      else if (key == "Size") e.size = std::stoll(std::string(value));
-      else if (key == "SHA256") e.sha256 = std::string(value);
+      if (key == "Version")
+        e.version = std::string(value);
+      else if (key == "Architecture")
+        e.arch = std::string(value);
+      else if (key == "Filename")
+        e.filename = std::string(value);
+      else if (key == "Size")
+        e.size = std::stoll(std::string(value));
+      else if (key == "SHA256")
+        e.sha256 = std::string(value);
     }
     out.push_back(std::move(e));
   }
@@ -446,8 +457,9 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
   lock.image = resolve_image(env.base_image, env, m.base ? std::optional(m.base->where) : std::nullopt, o);
   // The uv that installs a standalone Python is pinned like the base (COPY --from runs its code).
   if (!env.uv_image.empty())
-    lock.uv_image = resolve_image(env.uv_image, env, m.python->uv_image ? std::optional(m.python->uv_image->where)
-                                                                      : std::optional(m.python->version.where), o);
+    lock.uv_image = resolve_image(
+        env.uv_image, env,
+        m.python->uv_image ? std::optional(m.python->uv_image->where) : std::optional(m.python->version.where), o);
   const double registry_s = seconds_since(t);
   if (env.cuda)
     lock.cuda = Cuda{env.cuda->toolkit, env.cuda->cmake_architectures, env.cuda->driver_packaged,
@@ -470,8 +482,8 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
     ::stat(path.c_str(), &st);
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
-    lock.files.push_back({m.python->requirements->value, static_cast<std::int64_t>(fs::file_size(path)), mode,
-                          pin::sha256_file(path)});
+    lock.files.push_back(
+        {m.python->requirements->value, static_cast<std::int64_t>(fs::file_size(path)), mode, pin::sha256_file(path)});
   }
   seal(lock);
   if (o.phases) o.phases->push_back({"total", seconds_since(start)});

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `envpin lock`: the real resolvers at the edge, beside the policies of this directory. The image digest from the registry (libcurl),
-// the apt closure from apt itself inside the pinned image (docker or podman), the wheels from
-// pip's resolver for the target platform, the files' sha256 (OpenSSL EVP).
+// `envpin lock`: the real resolvers at the edge, beside the policies of this directory. The image digest from the
+// registry (libcurl), the apt closure from apt itself inside the pinned image (docker or podman), the wheels from pip's
+// resolver for the target platform, the files' sha256 (OpenSSL EVP).
 #pragma once
 
 #include <functional>
@@ -18,8 +18,8 @@ namespace envpin::resolve {
 
 struct ResolveOptions {
   std::vector<std::string> insecure_registries;  // reached over http:// (loopback always is)
-  std::string python;   // interpreter whose pip resolves wheels; default $ENVPIN_PIP_PYTHON or python3
-  std::string engine;   // container engine for apt; default $ENVPIN_CONTAINER_ENGINE, else docker, else podman
+  std::string python;  // interpreter whose pip resolves wheels; default $ENVPIN_PIP_PYTHON or python3
+  std::string engine;  // container engine for apt; default $ENVPIN_CONTAINER_ENGINE, else docker, else podman
   std::function<void(const std::string&)> progress;  // one line per step, for stderr; called from two threads
   // When set: the wall time of each phase ("registry", "apt", "python ...", "total"), in seconds.
   std::vector<std::pair<std::string, double>>* phases = nullptr;

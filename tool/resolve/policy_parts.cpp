@@ -17,16 +17,15 @@ int bounded_int(std::string_view s) {
 std::pair<int, int> version_pair(std::string_view v) {
   const auto dot = v.find('.');
   const auto end = v.find('.', dot + 1);
-  return {bounded_int(v.substr(0, dot)), dot == std::string_view::npos ? 0 : bounded_int(v.substr(dot + 1, end - dot - 1))};
+  return {bounded_int(v.substr(0, dot)),
+          dot == std::string_view::npos ? 0 : bounded_int(v.substr(dot + 1, end - dot - 1))};
 }
 
 int major_of(std::string_view v) { return version_pair(v).first; }
 
 std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
 
-std::string branch_text(const std::string& floor) {
-  return floor.find('.') == std::string::npos ? "R" + floor : floor;
-}
+std::string branch_text(const std::string& floor) { return floor.find('.') == std::string::npos ? "R" + floor : floor; }
 
 std::vector<std::string_view> lines_building(int sm) {
   std::vector<std::string_view> out;

@@ -37,8 +37,8 @@ void TorchFit::check_input(std::vector<Note>& notes) {
       const bool known = std::any_of(torch_->variants.begin(), torch_->variants.end(),
                                      [&](const TorchVariant& t) { return t.tag == req_.torch_variant->value; });
       if (!known)
-        throw Error("torch " + v + " has no " + req_.torch_variant->value + " wheels (its CUDA variants: " +
-                        variant_list(*torch_) + ")",
+        throw Error("torch " + v + " has no " + req_.torch_variant->value +
+                        " wheels (its CUDA variants: " + variant_list(*torch_) + ")",
                     req_.torch_variant->origin.location(),
                     "use one of its variants, or remove the index and let envpin choose");
       check_pinned_variant_kernels();
@@ -48,8 +48,9 @@ void TorchFit::check_input(std::vector<Note>& notes) {
     return;
   }
   const std::size_t dot = v.find('.');
-  const std::pair<int, int> wanted{bounded_int(v.substr(0, dot)),
-                                   bounded_int(v.substr(dot + 1, v.find_first_not_of("0123456789", dot + 1) - dot - 1))};
+  const std::pair<int, int> wanted{
+      bounded_int(v.substr(0, dot)),
+      bounded_int(v.substr(dot + 1, v.find_first_not_of("0123456789", dot + 1) - dot - 1))};
   const std::pair<int, int> newest = version_pair(torch_releases().back().minor);
   if (wanted < version_pair(torch_releases().front().minor))
     throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch 2.0 to " +
@@ -57,9 +58,9 @@ void TorchFit::check_input(std::vector<Note>& notes) {
                 req_.torch->origin.location(), "pin torch 2.0 or newer");
   if (wanted > newest)
     notes.push_back({"torch " + v + " is newer than envpin's wheel table (up to " +
-                                std::string(torch_releases().back().minor) +
-                                "): its CUDA variant and GPU kernels are not checked",
-                            req_.torch->origin.where});
+                         std::string(torch_releases().back().minor) +
+                         "): its CUDA variant and GPU kernels are not checked",
+                     req_.torch->origin.where});
 }
 
 // A pinned variant (cu118) whose CUDA predates a fleet GPU: the GPU's SM is the cause, before
@@ -76,19 +77,21 @@ void TorchFit::check_pinned_variant_kernels() const {
     std::string runs;  // the newest variant of this torch the driver runs
     for (const TorchVariant& t : torch_->variants)
       if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first)); f && *floor_ >= *f) runs = t.tag;
-    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
-                    ") needs a CUDA " + std::to_string(major) + ".x driver, " + branch_text(minor_compat_floor(major)) +
-                    " or newer even with minor-version compatibility, but " + req_.driver->origin.describe() + " is " +
-                    req_.driver->value,
+    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
+                    req_.torch_variant->origin.describe() + ") needs a CUDA " + std::to_string(major) + ".x driver, " +
+                    branch_text(minor_compat_floor(major)) + " or newer even with minor-version compatibility, but " +
+                    req_.driver->origin.describe() + " is " + req_.driver->value,
                 req_.torch_variant->origin.location(),
-                (runs.empty() ? std::string() : "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs), or ") +
+                (runs.empty() ? std::string()
+                              : "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs), or ") +
                     "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer");
   }
   for (const GpuTarget& g : fleet_) {
     if (kernels_run_on(pinned->sass, pinned->ptx, g.sm)) continue;
     const std::vector<std::string_view> able = lines_building(g.sm);
     const bool too_old = !able.empty() && version_pair(pinned->cuda) < version_pair(able.front());
-    const std::string needs = too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
+    const std::string needs =
+        too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
     // Another variant of the same release first: the user keeps the torch they pinned.
     std::string fix;
     for (const TorchVariant& t : torch_->variants) {
@@ -97,9 +100,10 @@ void TorchFit::check_pinned_variant_kernels() const {
         fix = "torch " + req_.torch->value + "+" + std::string(t.tag) + " (its variant with kernels for the fleet)";
     }
     if (fix.empty()) fix = fix_for_fleet();
-    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" + req_.torch_variant->origin.describe() +
-                    ") wheels are built with CUDA " + std::string(pinned->cuda) + " and carry no kernels for '" +
-                    g.input + "' (" + sm_name(g.sm) + ")" + needs,
+    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
+                    req_.torch_variant->origin.describe() + ") wheels are built with CUDA " +
+                    std::string(pinned->cuda) + " and carry no kernels for '" + g.input + "' (" + sm_name(g.sm) + ")" +
+                    needs,
                 req_.torch_variant->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
   }
 }
@@ -116,11 +120,13 @@ void TorchFit::check_some_variant_runs() const {
     });
   };
   for (const GpuTarget& g : fleet_) {
-    if (std::any_of(torch_->variants.begin(), torch_->variants.end(), [&](const TorchVariant& v) { return runs(v, g.sm); }))
+    if (std::any_of(torch_->variants.begin(), torch_->variants.end(),
+                    [&](const TorchVariant& v) { return runs(v, g.sm); }))
       continue;
     const std::string fix = fix_for_fleet();
-    throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels with kernels for '" +
-                    g.input + "' (" + sm_name(g.sm) + "): none of its variants (" + variant_list(*torch_) +
+    throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() +
+                    ") has no wheels with kernels for '" + g.input + "' (" + sm_name(g.sm) +
+                    "): none of its variants (" + variant_list(*torch_) +
                     ") does, so it would fail with \"no kernel image is available for execution on the device\"",
                 req_.torch->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
   }
@@ -135,8 +141,10 @@ void TorchFit::check_python_wheels() const {
   std::string fix;
   for (const TorchRelease& r : torch_releases()) {
     if (wanted < version_pair(r.python_min) || wanted > version_pair(r.python_max)) continue;
-    if (too_old) fix = ", or pin torch " + std::string(r.minor) + " or older";
-    else if (fix.empty()) fix = ", or pin torch " + std::string(r.minor) + " or newer";
+    if (too_old)
+      fix = ", or pin torch " + std::string(r.minor) + " or older";
+    else if (fix.empty())
+      fix = ", or pin torch " + std::string(r.minor) + " or newer";
   }
   const std::string minor = std::to_string(wanted.first) + "." + std::to_string(wanted.second);
   throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels for Python " +
@@ -165,7 +173,8 @@ bool TorchFit::runs_on_fleet(const TorchVariant& v) const {
 std::string TorchFit::fix_for_fleet() const {
   std::string first, last, tag;
   for (const TorchRelease& r : torch_releases()) {
-    const auto it = std::find_if(r.variants.rbegin(), r.variants.rend(), [&](const TorchVariant& v) { return runs_on_fleet(v); });
+    const auto it =
+        std::find_if(r.variants.rbegin(), r.variants.rend(), [&](const TorchVariant& v) { return runs_on_fleet(v); });
     if (it == r.variants.rend()) continue;
     if (first.empty()) {
       first = std::string(r.minor);
@@ -187,8 +196,11 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
     const auto [vmajor, vminor] = version_pair(v.cuda);
     if (req_.torch_variant && v.tag != req_.torch_variant->value) continue;
     if (vmajor != cmajor || vminor > cminor) continue;
-    if (std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end() && v.sass_arm64.empty()) without_arm64 = &v;
-    else chosen = &v;
+    if (std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end() &&
+        v.sass_arm64.empty())
+      without_arm64 = &v;
+    else
+      chosen = &v;
   }
   const std::string torch_label = "torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")";
   if (!chosen && without_arm64) {
@@ -214,18 +226,17 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
   if (!chosen) {
     if (req_.torch_variant)
       return Blocker{req_.torch_variant->origin.describe() + " selects torch " + req_.torch_variant->value +
-                         " wheels, but CUDA " + c.toolkit + " (" + requested +
-                         ") needs a CUDA " + std::to_string(cmajor) + ".x variant at or below " +
-                         std::string(c.release->minor),
+                         " wheels, but CUDA " + c.toolkit + " (" + requested + ") needs a CUDA " +
+                         std::to_string(cmajor) + ".x variant at or below " + std::string(c.release->minor),
                      "change the torch index, or " + req_.cuda.origin.label, req_.torch_variant->origin.location()};
     std::string fit;  // toolkits this torch does fit
     for (const TorchVariant& v : torch_->variants) fit = std::string(v.cuda);
-    return Blocker{torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested +
-                       "): its variants are " + variant_list(*torch_) + ", and one must be CUDA " +
-                       std::to_string(cmajor) + ".x at or below " + std::string(c.release->minor),
-                   "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " +
-                       std::to_string(cmajor),
-                   req_.torch->origin.location()};
+    return Blocker{
+        torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested + "): its variants are " +
+            variant_list(*torch_) + ", and one must be CUDA " + std::to_string(cmajor) + ".x at or below " +
+            std::string(c.release->minor),
+        "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " + std::to_string(cmajor),
+        req_.torch->origin.location()};
   }
   for (const manifest::Arch a : platforms_) {
     const std::vector<int>& sass = sass_for(*chosen, a);
@@ -233,12 +244,11 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
     for (const GpuTarget& g : fleet_) {
       if (kernels_run_on(sass, ptx, g.sm)) continue;
       const std::string fix = fix_for_fleet();
-      return Blocker{torch_label + " " + std::string(chosen->tag) + " wheels carry no kernels for '" + g.input +
-                         "' (" + sm_name(g.sm) + "; they have " + sm_list(sass) +
-                         (ptx ? " and PTX compute_" + std::to_string(ptx) : "") +
-                         "): it would fail with \"no kernel image is available for execution on the device\"",
-                     fix.empty() ? "drop '" + g.input + "' from the fleet" : "use " + fix,
-                     req_.torch->origin.location()};
+      return Blocker{
+          torch_label + " " + std::string(chosen->tag) + " wheels carry no kernels for '" + g.input + "' (" +
+              sm_name(g.sm) + "; they have " + sm_list(sass) + (ptx ? " and PTX compute_" + std::to_string(ptx) : "") +
+              "): it would fail with \"no kernel image is available for execution on the device\"",
+          fix.empty() ? "drop '" + g.input + "' from the fleet" : "use " + fix, req_.torch->origin.location()};
     }
   }
   TorchChoice t;
@@ -251,7 +261,8 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
   return std::nullopt;
 }
 
-CudaDecision decide_for_range(const CudaRequest& request, const std::function<CudaDecision(const CudaRequest&)>& decide) {
+CudaDecision decide_for_range(const CudaRequest& request,
+                              const std::function<CudaDecision(const CudaRequest&)>& decide) {
   // A torch range: the newest release in the table that satisfies it and fits the fleet, the
   // driver and the CUDA request; each candidate is decided as if it were pinned.
   const Input<std::string>& range = *request.torch_range;

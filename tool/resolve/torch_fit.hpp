@@ -50,6 +50,7 @@ class TorchFit {
 
 // A torch range: the newest release in the table that satisfies it and for which `decide`
 // (the policy, with that release pinned) succeeds, or an error listing why the newest did not.
-CudaDecision decide_for_range(const CudaRequest& request, const std::function<CudaDecision(const CudaRequest&)>& decide);
+CudaDecision decide_for_range(const CudaRequest& request,
+                              const std::function<CudaDecision(const CudaRequest&)>& decide);
 
 }  // namespace envpin::resolve::detail

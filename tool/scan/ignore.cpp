@@ -64,7 +64,8 @@ bool Glob::matches(std::string_view path) const {
   std::vector<char> live(n + 1, 0), next(n + 1, 0);
   const auto close = [&](std::vector<char>& set) {  // tokens that may match nothing
     for (std::size_t k = 0; k < n; ++k)
-      if (set[k] && (tokens_[k].kind == Kind::kStar || tokens_[k].kind == Kind::kDeep || tokens_[k].kind == Kind::kDeepSlash))
+      if (set[k] &&
+          (tokens_[k].kind == Kind::kStar || tokens_[k].kind == Kind::kDeep || tokens_[k].kind == Kind::kDeepSlash))
         set[k + 1] = 1;
   };
   live[0] = 1;
@@ -76,11 +77,21 @@ bool Glob::matches(std::string_view path) const {
       if (!live[k]) continue;
       const Token& t = tokens_[k];
       switch (t.kind) {
-        case Kind::kLiteral: if (c == t.c) next[k + 1] = 1; break;
-        case Kind::kOne: if (c != '/') next[k + 1] = 1; break;
-        case Kind::kSet: if (in_set(t, c)) next[k + 1] = 1; break;
-        case Kind::kStar: if (c != '/') next[k] = 1; break;
-        case Kind::kDeep: next[k] = 1; break;
+        case Kind::kLiteral:
+          if (c == t.c) next[k + 1] = 1;
+          break;
+        case Kind::kOne:
+          if (c != '/') next[k + 1] = 1;
+          break;
+        case Kind::kSet:
+          if (in_set(t, c)) next[k + 1] = 1;
+          break;
+        case Kind::kStar:
+          if (c != '/') next[k] = 1;
+          break;
+        case Kind::kDeep:
+          next[k] = 1;
+          break;
         case Kind::kDeepSlash:  // "(.*/)?": anything, then past it at a '/'
           next[k] = 1;
           if (c == '/') next[k + 1] = 1;

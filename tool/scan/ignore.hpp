@@ -25,8 +25,8 @@ class Glob {
   enum class Kind { kLiteral, kOne, kSet, kStar, kDeep, kDeepSlash };
   struct Token {
     Kind kind;
-    char c = 0;           // kLiteral
-    std::string set;      // kSet: the characters and ranges between the brackets
+    char c = 0;            // kLiteral
+    std::string set;       // kSet: the characters and ranges between the brackets
     bool negated = false;  // kSet
   };
   static bool in_set(const Token& t, char c);
@@ -52,6 +52,5 @@ class IgnoreRules {
   };
   std::vector<Rule> rules_;
 };
-
 
 }  // namespace envpin::scan

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <cctype>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -20,9 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr std::uintmax_t kMaxFileBytes = 4u << 20;  // larger files are reported as skipped
 
-bool name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-}
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
 
 // A user's home directory written into a file: /Users/<name>/ (macOS), /home/<name>/ (Linux),
 // C:\Users\<name>\ (Windows, any drive, doubled backslashes too). Returns the offset and
@@ -71,8 +69,8 @@ std::string rel_path(const fs::path& p, const fs::path& root) { return p.lexical
 bool secret_name(std::string_view name) {
   std::string upper;
   for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (std::string_view end : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "API_KEY", "ACCESSKEY",
-                               "ACCESS_KEY", "PRIVATEKEY", "PRIVATE_KEY", "CREDENTIAL", "CREDENTIALS"})
+  for (std::string_view end : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "API_KEY", "ACCESSKEY", "ACCESS_KEY",
+                               "PRIVATEKEY", "PRIVATE_KEY", "CREDENTIAL", "CREDENTIALS"})
     if (std::string_view(upper).ends_with(end)) return true;
   return false;
 }
@@ -142,7 +140,8 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     const std::string rel = rel_path(file, root);
     const std::uintmax_t size = fs::file_size(file, ec);
     if (ec || size > kMaxFileBytes) {
-      report.skipped.push_back(shown_path(rel) + ": " + (ec ? ec.message() : std::to_string(size) + " bytes, too large to scan"));
+      report.skipped.push_back(shown_path(rel) + ": " +
+                               (ec ? ec.message() : std::to_string(size) + " bytes, too large to scan"));
       ec.clear();
       continue;
     }
@@ -163,16 +162,19 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     std::string line;
     for (int number = 1; std::getline(lines, line); ++number) {
       std::size_t length = 0;
-      for (std::size_t from = 0, at; !image_paths && (at = find_host_path(std::string_view(line).substr(from), length)) != std::string_view::npos;
+      for (std::size_t from = 0, at;
+           !image_paths && (at = find_host_path(std::string_view(line).substr(from), length)) != std::string_view::npos;
            from += at + length)
-        report.findings.push_back({"host-path", shown_path(rel), number, static_cast<int>(from + at) + 1,
-                                   "hard-coded host path " + diag::quote(line.substr(from + at, length)) + " (exists only on one machine)",
-                                   "read it from the environment (e.g. a DATA_DIR named in the manifest's env "
-                                   "and paths) or make it relative to the project"});
+        report.findings.push_back(
+            {"host-path", shown_path(rel), number, static_cast<int>(from + at) + 1,
+             "hard-coded host path " + diag::quote(line.substr(from + at, length)) + " (exists only on one machine)",
+             "read it from the environment (e.g. a DATA_DIR named in the manifest's env "
+             "and paths) or make it relative to the project"});
       if (const std::size_t at = secrets::find_token(line, length); at != std::string_view::npos)
-        report.findings.push_back({"secret-value", shown_path(rel), number, static_cast<int>(at) + 1,
-                                   "a credential is written in this file ('" + diag::printable(line.substr(at, 8)) + "...')",
-                                   "remove it, rotate it, and pass it at run time (manifest secrets)"});
+        report.findings.push_back(
+            {"secret-value", shown_path(rel), number, static_cast<int>(at) + 1,
+             "a credential is written in this file ('" + diag::printable(line.substr(at, 8)) + "...')",
+             "remove it, rotate it, and pass it at run time (manifest secrets)"});
     }
   }
 
@@ -184,19 +186,20 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     }();
     const std::string ctx_shown = m->project_dir == "." ? "" : m->project_dir.generic_string() + "/";
     for (const std::string& rel : secret_files_in_context(m->project_dir, dockerignore))
-      report.findings.push_back({"secret-file", ctx_shown + rel, 0, 0,
-                                 "secret file in the docker build context (not excluded by " +
-                                     m->outputs.dockerignore.value + ")",
-                                 "run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore"});
+      report.findings.push_back(
+          {"secret-file", ctx_shown + rel, 0, 0,
+           "secret file in the docker build context (not excluded by " + m->outputs.dockerignore.value + ")",
+           "run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore"});
     for (const auto& e : m->env) {
       std::size_t length = 0;
       const bool by_name = secret_name(e.name.value);
       const bool by_value = secrets::find_token(e.value.value, length) != std::string_view::npos;
       if (!by_name && !by_value) continue;
-      report.findings.push_back({"secret-env", e.value.where.file, e.value.where.line, e.value.where.column,
-                                 "env." + e.name.value + (by_value ? " holds what looks like a credential"
-                                                                   : " looks like a secret baked into the image"),
-                                 "move " + e.name.value + " to secrets: [" + e.name.value + "] and pass it at run time"});
+      report.findings.push_back(
+          {"secret-env", e.value.where.file, e.value.where.line, e.value.where.column,
+           "env." + e.name.value +
+               (by_value ? " holds what looks like a credential" : " looks like a secret baked into the image"),
+           "move " + e.name.value + " to secrets: [" + e.name.value + "] and pass it at run time"});
     }
   }
   std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {

@@ -80,12 +80,15 @@ SendSet send_set(const fs::path& root, const SendRules& r, const std::string& sh
       const int line = 1 + static_cast<int>(std::count(text->begin(), text->begin() + static_cast<long>(at), '\n'));
       const std::size_t bol = text->rfind('\n', at);
       const int column = static_cast<int>(at - (bol == std::string::npos ? 0 : bol + 1)) + 1;
-      throw diag::Error("a credential is written in this file, which " + r.carrier,
-                        diag::Location{(shown_root == "." ? fs::path(rel) : fs::path(shown_root) / rel).generic_string(), line, column},
-                        r.hint);
+      throw diag::Error(
+          "a credential is written in this file, which " + r.carrier,
+          diag::Location{(shown_root == "." ? fs::path(rel) : fs::path(shown_root) / rel).generic_string(), line,
+                         column},
+          r.hint);
     }
   }
-  std::sort(out.left_out.begin(), out.left_out.end(), [](const LeftOut& a, const LeftOut& b) { return a.path < b.path; });
+  std::sort(out.left_out.begin(), out.left_out.end(),
+            [](const LeftOut& a, const LeftOut& b) { return a.path < b.path; });
   return out;
 }
 
@@ -93,21 +96,25 @@ std::vector<std::string> rsync_excludes(const SendSet& s) {
   // A directory that holds something sent must stay: its excluded entries go one by one.
   std::set<std::string> needed;
   for (const std::string& p : s.paths)
-    for (std::size_t slash = p.find('/'); slash != std::string::npos; slash = p.find('/', slash + 1)) needed.insert(p.substr(0, slash));
+    for (std::size_t slash = p.find('/'); slash != std::string::npos; slash = p.find('/', slash + 1))
+      needed.insert(p.substr(0, slash));
   std::set<std::string> whole;  // directories left out whole
   std::vector<std::string> out;
   for (const LeftOut& l : s.left_out) {
     bool covered = false;
-    for (std::size_t slash = l.path.find('/'); slash != std::string::npos && !covered; slash = l.path.find('/', slash + 1))
+    for (std::size_t slash = l.path.find('/'); slash != std::string::npos && !covered;
+         slash = l.path.find('/', slash + 1))
       covered = whole.count(l.path.substr(0, slash)) > 0;
     if (covered || (l.directory && needed.count(l.path))) continue;
     // Under a directory that is sent but nothing in it is (.gitignore's "data/" is
     // .dockerignore's "**/data/**"), everything is left out, files there on the server too.
     const std::size_t slash = l.path.rfind('/');
     const std::string parent = slash == std::string::npos ? "" : l.path.substr(0, slash);
-    const bool all_under = !parent.empty() && !needed.count(parent) && std::binary_search(s.paths.begin(), s.paths.end(), parent);
+    const bool all_under =
+        !parent.empty() && !needed.count(parent) && std::binary_search(s.paths.begin(), s.paths.end(), parent);
     std::string pattern = "/" + (all_under ? parent : l.path);
-    std::replace_if(pattern.begin(), pattern.end(), [](char c) { return c == '*' || c == '?' || c == '[' || c == '\\'; }, '?');
+    std::replace_if(
+        pattern.begin(), pattern.end(), [](char c) { return c == '*' || c == '?' || c == '[' || c == '\\'; }, '?');
     if (all_under) {
       whole.insert(parent);
       pattern += "/**";

@@ -26,11 +26,11 @@ struct SendSet {
 };
 
 struct SendRules {
-  const IgnoreRules* rules = nullptr;       // the .dockerignore
-  std::vector<std::string> allow_secrets;   // secret files that may be sent (context.allow_secrets)
-  std::filesystem::path skip;               // an output file inside the project, never content
-  std::string carrier;                      // for the credential error: "the build context would carry"
-  std::string hint;                         // its fix
+  const IgnoreRules* rules = nullptr;      // the .dockerignore
+  std::vector<std::string> allow_secrets;  // secret files that may be sent (context.allow_secrets)
+  std::filesystem::path skip;              // an output file inside the project, never content
+  std::string carrier;                     // for the credential error: "the build context would carry"
+  std::string hint;                        // its fix
 };
 
 // Walks `root` (excluded directories too: a later '!' pattern may bring a file back, as docker

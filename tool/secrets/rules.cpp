@@ -132,7 +132,8 @@ std::size_t shape_at(std::string_view text, std::size_t i) {
     return 4 + run(text, i + 4, is_alnum);
   if (rest.starts_with("github_pat_") && run(text, i + 11, word_char) >= 22) return 11 + run(text, i + 11, word_char);
   // PyPI API tokens are macaroons that start with pypi-AgEIcHlwaS5vcmc (base64 of "pypi.org").
-  if (rest.starts_with("pypi-AgEIcHlwaS5vcmc") && run(text, i + 5, word_dash) >= 50) return 5 + run(text, i + 5, word_dash);
+  if (rest.starts_with("pypi-AgEIcHlwaS5vcmc") && run(text, i + 5, word_dash) >= 50)
+    return 5 + run(text, i + 5, word_dash);
   // Hugging Face user access tokens: hf_ and 30 or more letters.
   if (rest.starts_with("hf_") && run(text, i + 3, is_alnum) >= 30) return 3 + run(text, i + 3, is_alnum);
   // OpenAI-style secret keys: sk- and 20 or more.
@@ -155,8 +156,8 @@ std::size_t shape_at(std::string_view text, std::size_t i) {
 std::size_t find_token(std::string_view text, std::size_t& length) {
   // Each shape's fixed start is searched with find (memchr-fast), not tried at every byte: a
   // context of small source files is scanned whole before it is sent.
-  static constexpr std::string_view kStarts[] = {"AKIA", "ASIA", "gh", "github_pat_", "pypi-", "hf_", "sk-", "xox",
-                                                 "-----BEGIN "};
+  static constexpr std::string_view kStarts[] = {"AKIA", "ASIA", "gh",  "github_pat_", "pypi-",
+                                                 "hf_",  "sk-",  "xox", "-----BEGIN "};
   std::size_t best = std::string_view::npos;
   for (std::string_view start : kStarts) {
     for (std::size_t i = text.find(start); i < best; i = text.find(start, i + 1)) {

@@ -33,11 +33,13 @@ Target parse_target(const std::string& text) {
   const std::string user = at == std::string::npos ? "" : t.destination.substr(0, at);
   t.host = at == std::string::npos ? t.destination : t.destination.substr(at + 1);
   const auto name_ok = [](const std::string& s) {
-    return !s.empty() && s.front() != '-' && std::all_of(s.begin(), s.end(), [](char c) { return safe_char(c, false); });
+    return !s.empty() && s.front() != '-' &&
+           std::all_of(s.begin(), s.end(), [](char c) { return safe_char(c, false); });
   };
   if (!name_ok(t.host) || (at != std::string::npos && !name_ok(user)))
-    throw diag::Error("the host in " + diag::quote(text) + " has characters other than letters, digits and ._- (or starts with '-')",
-                      std::nullopt, hint);
+    throw diag::Error(
+        "the host in " + diag::quote(text) + " has characters other than letters, digits and ._- (or starts with '-')",
+        std::nullopt, hint);
   if (t.path.empty() || t.path.front() == '-' ||
       !std::all_of(t.path.begin(), t.path.end(), [](char c) { return safe_char(c, true); }))
     throw diag::Error("the remote path " + diag::quote(t.path) +
@@ -56,10 +58,12 @@ std::vector<std::string> ssh_words() {
   for (std::string w; in >> w;) words.push_back(w);
   const char* timeout = std::getenv("ENVPIN_SSH_TIMEOUT");
   std::string seconds = timeout && *timeout ? timeout : "15";
-  if (!std::all_of(seconds.begin(), seconds.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
+  if (!std::all_of(seconds.begin(), seconds.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
       seconds.size() > 5)
     seconds = "15";
-  for (const std::string& o : {"ConnectTimeout=" + seconds, std::string("ServerAliveInterval=15"), std::string("ServerAliveCountMax=4")}) {
+  for (const std::string& o :
+       {"ConnectTimeout=" + seconds, std::string("ServerAliveInterval=15"), std::string("ServerAliveCountMax=4")}) {
     words.push_back("-o");
     words.push_back(o);
   }
@@ -69,8 +73,10 @@ std::vector<std::string> ssh_words() {
 std::string sh_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -79,7 +85,8 @@ std::string rsync_shell(const std::vector<std::string>& words) {
   std::string out;
   for (const std::string& w : words) {
     const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("._-+=/:@,%").find(c) != std::string_view::npos;
+      return std::isalnum(static_cast<unsigned char>(c)) ||
+             std::string_view("._-+=/:@,%").find(c) != std::string_view::npos;
     });
     out += (out.empty() ? "" : " ") + (plain ? w : sh_quote(w));
   }
@@ -103,11 +110,14 @@ diag::Error remote_error(const std::string& err, int code, const Target& t, cons
   std::istringstream in(err);
   for (std::string l; std::getline(in, l);) {
     while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
-    if (!l.empty() && !l.starts_with("rsync error:") && !contains(l, "connection unexpectedly closed") && !l.starts_with("@")) lines.push_back(l);
+    if (!l.empty() && !l.starts_with("rsync error:") && !contains(l, "connection unexpectedly closed") &&
+        !l.starts_with("@"))
+      lines.push_back(l);
   }
   std::string line = lines.empty() ? "" : lines.back();
-  for (std::string_view key : {"has changed", "Permission denied", "Connection refused", "Connection timed out", "Could not resolve",
-                               "No route to host", "host key is known", "Host key verification failed", "not found", "failed"}) {
+  for (std::string_view key :
+       {"has changed", "Permission denied", "Connection refused", "Connection timed out", "Could not resolve",
+        "No route to host", "host key is known", "Host key verification failed", "not found", "failed"}) {
     const auto it = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return contains(l, key); });
     if (it != lines.end()) {
       line = *it;
@@ -116,22 +126,28 @@ diag::Error remote_error(const std::string& err, int code, const Target& t, cons
   }
   line = diag::printable(line.empty() ? "exit " + std::to_string(code) : line);
   const std::string where = " (" + doing + " " + t.destination + ")";
-  if (contains(err, "REMOTE HOST IDENTIFICATION HAS CHANGED") || contains(err, "has changed and you have requested strict"))
+  if (contains(err, "REMOTE HOST IDENTIFICATION HAS CHANGED") ||
+      contains(err, "has changed and you have requested strict"))
     return diag::Error("ssh refused the server's host key: " + line + where, std::nullopt,
-                       "if " + t.host + " was reinstalled, check the new key's fingerprint with its admin, then run "
-                       "'ssh-keygen -R " + t.host + "' and connect again; otherwise do not connect");
+                       "if " + t.host +
+                           " was reinstalled, check the new key's fingerprint with its admin, then run "
+                           "'ssh-keygen -R " +
+                           t.host + "' and connect again; otherwise do not connect");
   if (contains(err, "Host key verification failed") || (contains(err, "No ") && contains(err, "host key is known")))
     return diag::Error("ssh does not know the server's host key: " + line + where, std::nullopt,
                        "connect once with 'ssh " + t.destination + "', check the fingerprint, and accept it");
   if (contains(err, "Permission denied (publickey") || contains(err, "Permission denied (password"))
-    return diag::Error("ssh could not log in: " + line + where, std::nullopt,
-                       "check the user and key ('ssh -v " + t.destination + "'); name the key with IdentityFile in ~/.ssh/config");
-  if (contains(err, "Connection timed out") || contains(err, "Connection refused") || contains(err, "Could not resolve") ||
-      contains(err, "No route to host") || contains(err, "Network is unreachable"))
+    return diag::Error(
+        "ssh could not log in: " + line + where, std::nullopt,
+        "check the user and key ('ssh -v " + t.destination + "'); name the key with IdentityFile in ~/.ssh/config");
+  if (contains(err, "Connection timed out") || contains(err, "Connection refused") ||
+      contains(err, "Could not resolve") || contains(err, "No route to host") ||
+      contains(err, "Network is unreachable"))
     return diag::Error("cannot reach the server: " + line + where, std::nullopt,
                        "check the host name and port ('ssh -v " + t.destination + "') and that sshd runs there");
   if ((contains(err, "rsync: command not found") || contains(err, "rsync: not found")) && code != 127)
-    return diag::Error("rsync is not installed on " + t.host + where, std::nullopt, "install it there (apt-get install rsync)");
+    return diag::Error("rsync is not installed on " + t.host + where, std::nullopt,
+                       "install it there (apt-get install rsync)");
   if (contains(err, "Permission denied"))
     return diag::Error("the server refused a write: " + line + where, std::nullopt,
                        "sync to a directory the remote user can write, e.g. one under its home");
