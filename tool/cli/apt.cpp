@@ -68,8 +68,9 @@ int apt_lookup(const AptOptions& o, Streams& io) {
     for (const auto& e : entries)
       if (e.name == name && (version.empty() || e.version == version)) hit = &e;
     if (!hit) {
-      io.err << diag::format(diag::Error("'" + p + "' is not in " + o.index, std::nullopt,
-                                         "check the name and version against the index"));
+      io.err << diag::paint_diagnostic(io.err_term,
+                                       diag::format(diag::Error("'" + p + "' is not in " + o.index, std::nullopt,
+                                                                "check the name and version against the index")));
       ++missing;
       continue;
     }

@@ -56,9 +56,10 @@ int generate(const GenerateOptions& o, Streams& io) {
   if (o.check) {
     for (const auto* a : changed) io.out << "stale " << shown_path(root, a->path).generic_string() << "\n";
     if (changed.empty()) return kOk;
-    io.err << diag::format(
-        diag::Error(std::to_string(changed.size()) + " generated file(s) differ from what " + m.file + " gives",
-                    std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result"));
+    io.err << diag::paint_diagnostic(
+        io.err_term, diag::format(diag::Error(
+                         std::to_string(changed.size()) + " generated file(s) differ from what " + m.file + " gives",
+                         std::nullopt, "run 'envpin generate --manifest " + m.file + "' and commit the result")));
     return kStale;
   }
   // envpin replaces only its own files (see io::foreign_files).

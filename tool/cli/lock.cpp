@@ -117,8 +117,9 @@ int verify(const LockOptions& o, Streams& io) {
                       "restore it from version control, or run 'envpin lock' to rewrite it");
   check_requirements_lock(l, path);
   if (l.inputs_digest != lock::inputs_digest(m)) {
-    io.err << diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked", std::nullopt,
-                                       "run 'envpin lock --manifest " + m.file + "'"));
+    io.err << diag::paint_diagnostic(
+        io.err_term, diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked",
+                                              std::nullopt, "run 'envpin lock --manifest " + m.file + "'")));
     return 2;
   }
   io.out << shown << ": ok (" << (l.image ? 1 : 0) + l.apt.size() + l.python.size() + l.files.size() << " pins, "

@@ -363,7 +363,7 @@ int resume_check_job(const JobOptions& o, Streams& io) {
            << "; logs in " << shown_path(p.m.project_dir, p.logs).generic_string() << "/\n";
     return v.exit_code;
   } catch (const Error& e) {
-    io.err << diag::format(e);
+    io.err << diag::paint_diagnostic(io.err_term, diag::format(e));
     return 2;
   }
 }
