@@ -33,7 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using diag::Error;
-using diag::Location;
 
 int run_job(const JobOptions& o, Streams&) {
   const jobs::Project p = jobs::load_project(o.manifest);

@@ -70,7 +70,8 @@ std::string lowest_python(const std::string& spec) {
         return major * 100 + sub;
       };
       const int have = 300 + minor, want = num(s.version);
-      if (s.op == ">=")
+      // The lowest minor is the first that passes, so "==X.Y" and "~=X.Y" hold from X.Y on like ">=".
+      if (s.op == ">=" || s.op == "~=" || s.op == "==")
         ok = ok && have >= want;
       else if (s.op == ">")
         ok = ok && have > want;
@@ -78,8 +79,6 @@ std::string lowest_python(const std::string& spec) {
         ok = ok && have < want;
       else if (s.op == "<=")
         ok = ok && have <= want;
-      else if (s.op == "~=" || s.op == "==")
-        ok = ok && have >= want;
     }
     if (ok) return candidate;
   }

@@ -2,6 +2,7 @@
 #include "jobs/resume_check.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -25,7 +26,7 @@ std::string plural(std::size_t n, const std::string& one, const std::string& man
 }
 
 std::string seconds_text(double s) {
-  const long tenths = static_cast<long>(s * 10 + 0.5);
+  const long tenths = std::lround(s * 10);
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
 }
 

@@ -28,7 +28,6 @@ using detail::check_reincludes;
 using detail::container_path;
 using detail::describe_yaml_error;
 using detail::exclude_patterns;
-using detail::host_dir;
 using detail::is_digit;
 using detail::is_env_name;
 using detail::kPathExtra;

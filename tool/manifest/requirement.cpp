@@ -265,9 +265,9 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
     skip_space();
     if (i >= text.size() || text[i] == ';' || (parenthesized && text[i] == ')')) break;
     const std::size_t op_start = i;
-    static constexpr std::string_view ops[] = {"===", "==", "!=", "<=", ">=", "~=", "<", ">"};
+    static constexpr std::string_view kOps[] = {"===", "==", "!=", "<=", ">=", "~=", "<", ">"};
     std::string op;
-    for (std::string_view candidate : ops) {
+    for (std::string_view candidate : kOps) {
       if (text.substr(i).starts_with(candidate)) {
         op = candidate;
         break;

@@ -104,7 +104,7 @@ bool probe_nvml(const std::string& library, GpuProbe& out) {
     int major = 0, minor = 0;
     if (capability(dev, &major, &minor) == kNvmlSuccess) gpu.sm = major * 10 + minor;
     nvmlMemory_t mem{};
-    if (memory(dev, &mem) == kNvmlSuccess) gpu.memory_mib = mem.total / (1024 * 1024);
+    if (memory(dev, &mem) == kNvmlSuccess) gpu.memory_mib = mem.total / (1024ULL * 1024);
     found.gpus.push_back(std::move(gpu));
   }
   shutdown();

@@ -31,9 +31,9 @@ std::pair<int, int> major_minor(const std::string& v) {
 }
 
 const json& first_python(const json& r) {
-  static const json none = json::object();
+  static const json kNone = json::object();
   const json& list = r["packages"]["python"];
-  return list.is_array() && !list.empty() ? list[0] : none;
+  return list.is_array() && !list.empty() ? list[0] : kNone;
 }
 
 // Frameworks whose build decides whether a GPU job runs at all.
