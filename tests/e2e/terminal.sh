@@ -64,6 +64,24 @@ out=$(fish -c "source $T/envpin.fish; complete -C 'envpin generate --all'")
 zsh -n "$T/_envpin" && pass || fail "zsh -n _envpin"
 out=$(ZDOTDIR=$T zsh -f -c "fpath=($T \$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump; print -r -- \$_comps[envpin]")
 [ "$out" = _envpin ] && pass || fail "zsh: compinit did not take _envpin for envpin: '$out'"
+# And completes, in an interactive zsh on a pseudo-terminal (zpty): 'envpin gen<TAB>', then
+# ' --ma<TAB>' (what zsh draws holds the completed words; only "gen" and "--ma" were typed).
+cat > "$T/zpty.zsh" <<EOF
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($T \\\$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump2"
+zpty -w -n z \$'envpin gen\\t'
+sleep 1
+zpty -w -n z \$'\\C-e --ma\\t'
+sleep 1
+out=''
+while zpty -r -t z chunk; do out+=\$chunk; done
+print -r -- \$out
+zpty -d z
+EOF
+out=$(ZDOTDIR=$T timeout 30 zsh -f "$T/zpty.zsh" 2>&1)
+echo "$out" | grep -q 'envpin generate' && echo "$out" | grep -q -- '--manifest' && pass ||
+  fail "zsh: 'envpin gen<TAB> --ma<TAB>' did not complete: $(echo "$out" | cat -v | tail -c 300)"
 
 # The man page: groff finds nothing to warn about; man renders every command.
 warnings=$(groff -man -Tutf8 -ww -z "$T/envpin.1" 2>&1)
