@@ -395,6 +395,7 @@ function(envpin_add_smoke_target)
     return()
   endif()
 
+  set(env_manifest "")
   if(arg_ARCHITECTURES)
     set(archs "${arg_ARCHITECTURES}")
   else()
@@ -405,7 +406,8 @@ function(envpin_add_smoke_target)
       set(archs "${CMAKE_CUDA_ARCHITECTURES}")
     endif()
   endif()
-  if(NOT archs OR archs MATCHES "native" OR (archs MATCHES "^all" AND arg_ARCHITECTURES))
+  # "all-major" only as envpin's own stand-in on a first configure (envpin_cuda_architectures).
+  if(NOT archs OR archs MATCHES "native" OR (archs MATCHES "^all" AND NOT env_manifest))
     message(FATAL_ERROR "${fn}: no explicit arch list ('${archs}'): call envpin_add_environment, "
                         "pass ARCHITECTURES, or set CMAKE_CUDA_ARCHITECTURES from envpin_cuda_architectures")
   endif()

@@ -57,6 +57,8 @@ if [ -x "$NVCC" ] && "$NVCC" --version | grep -q 'release 13\.'; then
   expect archs_local_nvcc_driver "envpin_cuda_architectures: binaries the local nvcc 13.0 builds need an NVIDIA driver of at least 580 (CUDA 13.x), but the fleet's floor (cuda.driver) is 535.104.05" \
     -DENVPIN_EXECUTABLE="$ENVPIN_BIN" -DNVCC="$NVCC"
   if grep -q "configured: 80-real;90" "$T/err"; then pass; else fail "archs_local_nvcc_driver: configure stopped at the warning"; fi
+  expect smoke_all_architectures "envpin_add_smoke_target: no explicit arch list ('all'): call envpin_add_environment, pass ARCHITECTURES, or set CMAKE_CUDA_ARCHITECTURES from envpin_cuda_architectures" \
+    -DNVCC="$NVCC"
 elif [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ]; then
   fail "no nvcc 13.x at $NVCC for the local-nvcc cases"
 fi
