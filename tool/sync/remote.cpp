@@ -145,7 +145,8 @@ diag::Error remote_error(const std::string& err, int code, const Target& t, cons
       contains(err, "Network is unreachable"))
     return diag::Error("cannot reach the server: " + line + where, std::nullopt,
                        "check the host name and port ('ssh -v " + t.destination + "') and that sshd runs there");
-  if ((contains(err, "rsync: command not found") || contains(err, "rsync: not found")) && code != 127)
+  // (Whatever rsync exits: 127 when it reaps ssh first, 12 when it reads the closed stream first.)
+  if (contains(err, "rsync: command not found") || contains(err, "rsync: not found"))
     return diag::Error("rsync is not installed on " + t.host + where, std::nullopt,
                        "install it there (apt-get install rsync)");
   if (contains(err, "Permission denied"))
