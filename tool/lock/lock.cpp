@@ -90,6 +90,7 @@ json project(const Lock& l, bool for_digest) {
                 {"platform-manifests", pm}};
   };
   if (l.image) j["image"] = image(*l.image);
+  if (l.devel_image) j["devel-image"] = image(*l.devel_image);
   if (l.uv_image) j["uv-image"] = image(*l.uv_image);
   if (l.cuda)
     j["cuda"] = {{"toolkit", l.cuda->toolkit},
@@ -199,7 +200,8 @@ void check_shapes(const Lock& l, const std::string& file) {
   const auto digest = [&](std::string_view v) { return v.starts_with("sha256:") && hex64(v.substr(7)); };
   const auto only = [](std::string_view v, std::string_view extra) { return !v.empty() && diag::only_ascii(v, extra); };
   const auto url = [](std::string_view v) { return manifest::is_index_url(v); };
-  for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[uv-image]", &l.uv_image}}) {
+  for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[devel-image]", &l.devel_image},
+                                 std::pair{"[uv-image]", &l.uv_image}}) {
     if (!*i) continue;
     if (!only((*i)->reference, "._/:@-")) bad(table, "reference", (*i)->reference);
     if (!digest((*i)->digest)) bad(table, "digest", (*i)->digest);
@@ -249,7 +251,8 @@ std::string to_toml(const Lock& l) {
   w.key("lock-digest", l.lock_digest);
   w.key_if("apt-closure", l.apt_closure);
   w.key_if("python-index", l.python_index);
-  for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[uv-image]", &l.uv_image}}) {
+  for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[devel-image]", &l.devel_image},
+                                 std::pair{"[uv-image]", &l.uv_image}}) {
     if (!*i) continue;
     w.raw("\n" + std::string(table) + "\n");
     w.key("requested", (*i)->requested);
@@ -330,7 +333,8 @@ Lock parse(const std::string& text, const std::string& file) {
   l.lock_digest = r.str(j, "lock-digest", "the lock");
   l.python_index = r.str(j, "python-index", "the lock", true);
   l.apt_closure = r.str(j, "apt-closure", "the lock", true);
-  for (const auto& [key, target] : {std::pair{"image", &l.image}, std::pair{"uv-image", &l.uv_image}}) {
+  for (const auto& [key, target] :
+       {std::pair{"image", &l.image}, std::pair{"devel-image", &l.devel_image}, std::pair{"uv-image", &l.uv_image}}) {
     if (!j.contains(key)) continue;
     const json& i = j[key];
     const std::string name = "[" + std::string(key) + "]";
@@ -404,6 +408,7 @@ std::string inputs_digest(const manifest::Manifest& m) {
                  {"driver", m.cuda->driver ? m.cuda->driver->value : ""}};
     // Only when set: locks of manifests without it keep their digest.
     if (m.cuda->forward_compat && m.cuda->forward_compat->value) j["cuda"]["forward-compat"] = true;
+    if (m.cuda->repository) j["cuda"]["repository"] = m.cuda->repository->value;
   }
   j["apt"] = json::array();
   for (const auto& a : m.apt)

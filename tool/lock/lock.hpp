@@ -69,7 +69,8 @@ struct Lock {
   std::string inputs_digest;
   std::string lock_digest;
   std::optional<Image> image;
-  std::optional<Image> uv_image;  // the uv image a standalone Python is installed with ([uv-image])
+  std::optional<Image> devel_image;  // with CUDA: the devel image of the same line the smoke stage compiles in
+  std::optional<Image> uv_image;     // the uv image a standalone Python is installed with ([uv-image])
   std::optional<Cuda> cuda;
   std::vector<AptSource> apt_sources;
   std::string apt_closure;  // "full" (apt's solver in the image) or "partial" (requested packages only)

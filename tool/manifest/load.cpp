@@ -42,7 +42,8 @@ using diag::quote;
 constexpr std::string_view kTopKeys[] = {"envpin", "name",    "platforms",    "os",      "base",   "cuda",
                                          "python", "apt",     "env",          "secrets", "paths",  "workdir",
                                          "user",   "context", "devcontainer", "jobs",    "outputs"};
-constexpr std::string_view kCudaKeys[] = {"version", "flavor", "cudnn", "gpus", "driver", "forward_compat"};
+constexpr std::string_view kCudaKeys[] = {"version", "flavor",         "cudnn",     "gpus",
+                                          "driver",  "forward_compat", "repository"};
 constexpr std::string_view kPythonKeys[] = {"version",     "packages", "requirements", "index",
                                             "extra_index", "source",   "uv_image"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
@@ -68,6 +69,16 @@ Located<Requirement> requirement(const Reader& r, const YAML::Node& n, std::stri
                 "write it as pip does, e.g. 'numpy==1.26.4' or 'torch>=2.4,<2.5'");
   }
   return {std::move(*req), s.where};
+}
+
+Located<std::string> image_reference(const Reader& r, const YAML::Node& v, std::string_view key,
+                                     std::string_view example) {
+  Located<std::string> image = r.string(v, key);
+  const std::string& s = image.value;
+  if (s.size() < 2 || !only(s, "._/:@-") || !only(s.substr(0, 1), "") || !only(s.substr(s.size() - 1), "") ||
+      s.find("//") != std::string::npos)
+    r.fail(v, "invalid image reference " + quote(s), "write it as docker does, e.g. '" + std::string(example) + "'");
+  return image;
 }
 
 void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
@@ -101,6 +112,14 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
       cuda.cudnn = r.boolean(v, "cuda.cudnn");
     } else if (key == "forward_compat") {
       cuda.forward_compat = r.boolean(v, "cuda.forward_compat");
+    } else if (key == "repository") {
+      // A repository, not an image: envpin appends the tag it chose (":12.4.1-runtime-ubuntu22.04").
+      Located<std::string> repo = image_reference(r, v, "cuda.repository", "registry.internal/mirror/nvidia/cuda");
+      const std::string_view last = std::string_view(repo.value).substr(repo.value.rfind('/') + 1);
+      if (repo.value.find('@') != std::string::npos || last.find(':') != std::string_view::npos)
+        r.fail(v, "cuda.repository names a repository, found a tag or digest in " + quote(repo.value),
+               "drop the tag: envpin chooses it from the CUDA version (e.g. 'registry.internal/mirror/nvidia/cuda')");
+      cuda.repository = repo;
     } else if (key == "gpus") {
       cuda.gpus = r.string_list(v, "cuda.gpus");
       cuda.gpus_where = r.at(v);
@@ -124,15 +143,6 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
 
 // An image reference in the characters docker (and the lock reader) allow, starting and ending
 // with a letter or digit.
-Located<std::string> image_reference(const Reader& r, const YAML::Node& v, std::string_view key,
-                                     std::string_view example) {
-  Located<std::string> image = r.string(v, key);
-  const std::string& s = image.value;
-  if (s.size() < 2 || !only(s, "._/:@-") || !only(s.substr(0, 1), "") || !only(s.substr(s.size() - 1), "") ||
-      s.find("//") != std::string::npos)
-    r.fail(v, "invalid image reference " + quote(s), "write it as docker does, e.g. '" + std::string(example) + "'");
-  return image;
-}
 
 std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const YAML::Node& n,
                                                          const Located<std::string>& rel, std::string& bytes) {

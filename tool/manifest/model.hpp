@@ -36,10 +36,11 @@ struct Cuda {
   Located<std::string> version;  // "12.4" or "12.4.1"
   Located<CudaFlavor> flavor{CudaFlavor::runtime, {}};
   Located<bool> cudnn{false, {}};
-  std::vector<Located<std::string>> gpus;       // product names or capabilities
-  Location gpus_where;                          // the list (or the cuda section when it is missing)
-  std::optional<Located<std::string>> driver;   // the fleet's driver floor, "535.104.05"
-  std::optional<Located<bool>> forward_compat;  // cuda.forward_compat: an older driver major through cuda-compat
+  std::vector<Located<std::string>> gpus;          // product names or capabilities
+  Location gpus_where;                             // the list (or the cuda section when it is missing)
+  std::optional<Located<std::string>> driver;      // the fleet's driver floor, "535.104.05"
+  std::optional<Located<bool>> forward_compat;     // cuda.forward_compat: an older driver major through cuda-compat
+  std::optional<Located<std::string>> repository;  // cuda.repository: a mirror of nvidia/cuda's tags
 };
 
 struct Python {
@@ -135,6 +136,11 @@ struct Outputs {
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
   Located<std::string> ckpt_helper{".envpin/envpin_ckpt.py", {}};
+  // Fixed: with cuda, envpin's CUDA smoke program (the Dockerfile's smoke stage compiles it);
+  // with torch, the framework smoke.
+  Located<std::string> smoke_source{".envpin/smoke/envpin_smoke.cu", {}};
+  Located<std::string> smoke_header{".envpin/smoke/envpin_smoke_sha256.h", {}};
+  Located<std::string> smoke_py{".envpin/smoke.py", {}};
   // Fixed: the same rules for plain rsync (what envpin sync leaves out).
   Located<std::string> rsync_exclude{".envpin/rsync-exclude", {}};
   // Fixed: the sha256 of every file generate wrote, so it replaces only its own files.

@@ -185,6 +185,11 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
   d.flag("has_env", !m.env.empty());
   d.flag("has_secrets", !m.secrets.empty());
   d.flag("has_paths", !m.paths.empty());
+  d.flag("has_smoke", env.cuda.has_value() || has_torch(m));
+  d.flag("smoke_kernel", env.cuda.has_value());
+  d.flag("smoke_framework", has_torch(m));
+  d.code("kernel_path", Code::sh(kKernelSmokeInImage));
+  d.code("framework_path", Code::sh(kFrameworkSmokeInImage));
   d.flag("needs_satisfies", has_packages || env.cuda.has_value());
   return {m.outputs.check_env.value, render_template("check_env.sh.mustache", d), true};
 }

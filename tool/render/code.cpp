@@ -16,9 +16,7 @@ Code Code::sh_words(const std::vector<std::string>& values) {
 
 Code Code::dockerfile(std::string_view value) { return Code(dockerfile_quote(value)); }
 
-Code Code::dockerfile_args(std::initializer_list<std::string_view> values) {
-  return Code(dockerfile_json_args(values));
-}
+Code Code::dockerfile_args(const std::vector<std::string>& values) { return Code(dockerfile_json_args(values)); }
 
 Code Code::cmake(std::string_view value) { return Code(backslash_quoted(value, "CMake value")); }
 

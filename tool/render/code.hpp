@@ -35,7 +35,7 @@ class Code {
   // A double-quoted Dockerfile value (ENV, LABEL) with \ " $ escaped.
   static Code dockerfile(std::string_view value);
   // A Dockerfile exec-form list, ["a", "b"] (COPY).
-  static Code dockerfile_args(std::initializer_list<std::string_view> values);
+  static Code dockerfile_args(const std::vector<std::string>& values);
   // A CMake quoted argument that is exactly `value`: \ " $ escaped (';' stays: the values
   // are CMake lists, and a quoted argument is one argument whatever it holds).
   static Code cmake(std::string_view value);

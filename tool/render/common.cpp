@@ -23,6 +23,7 @@ Artifact generated_record(const manifest::Manifest& m, const std::vector<Artifac
 std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Environment& env) {
   std::vector<Artifact> out = {dockerfile(m, env),   devcontainer(m, env),   check_env(m, env),
                                dockerignore(m, env), cmake_fragment(m, env), rsync_exclude(m, env)};
+  for (Artifact& a : smoke(m, env)) out.push_back(std::move(a));
   const std::string image = job_image(m, out[0], dockerfile_inputs(m, env, out[2]));
   for (Artifact& a : jobs(m, image)) out.push_back(std::move(a));
   out.push_back(generated_record(m, out));

@@ -15,6 +15,43 @@ namespace {
 constexpr std::string_view kImageChars = "._/:@-";
 constexpr std::string_view kAptChars = "+.-:~=";
 constexpr std::string_view kPathChars = "._-+@/";
+constexpr const char* kSmokeDir = "/tmp/envpin-smoke/";
+
+// The smoke stage: nvcc of the image's CUDA line compiles envpin's smoke program for the fleet's
+// arch list, as CMake would for CUDA_ARCHITECTURES "80-real;90" (SASS for each, PTX for the plain
+// entries), and names the list in the program's output the way the CMake smoke target does.
+Fields smoke_stage(const manifest::Manifest& m, const resolve::Environment& env) {
+  const resolve::CudaDecision& c = *env.cuda;
+  const bool pinned = env.lock && env.lock->devel_image && env.lock->devel_image->requested == c.devel_image;
+  Fields f;
+  f.code("devel_image", Code::word(pinned ? env.lock->devel_image->reference : c.devel_image, kImageChars));
+  f.code("sources_copy",
+         Code::dockerfile_args({m.outputs.smoke_source.value, m.outputs.smoke_header.value, kSmokeDir}));
+  std::vector<std::string> nvcc = {"nvcc", "-O2", "-std=c++17"};
+  std::string archs_text;
+  std::vector<std::string> gencode;
+  for (std::size_t start = 0; start <= c.cmake_architectures.size();) {
+    std::size_t end = c.cmake_architectures.find(';', start);
+    if (end == std::string::npos) end = c.cmake_architectures.size();
+    std::string arch = c.cmake_architectures.substr(start, end - start);
+    start = end + 1;
+    if (arch.empty()) continue;
+    archs_text += (archs_text.empty() ? "" : " ") + arch;
+    const bool real = arch.ends_with("-real");
+    const std::string sm = real ? arch.substr(0, arch.size() - 5) : arch;
+    gencode.push_back("--generate-code=arch=compute_" + sm +
+                      ",code=" + (real ? "sm_" + sm : "[compute_" + sm + ",sm_" + sm + "]"));
+  }
+  nvcc.push_back("-DENVPIN_SMOKE_ARCHS=\"" + archs_text + "\"");
+  nvcc.insert(nvcc.end(), gencode.begin(), gencode.end());
+  for (const char* a : {"-o", "/tmp/envpin-smoke/envpin-smoke", "/tmp/envpin-smoke/envpin_smoke.cu", "-ldl"})
+    nvcc.emplace_back(a);
+  f.code("nvcc", Code::dockerfile_args(nvcc));
+  f.text("archs", archs_text);
+  f.flag("after_stage", env.python_source == resolve::PythonSource::standalone);
+  f.code("smoke_copy", Code::dockerfile_args({"/tmp/envpin-smoke/envpin-smoke", kKernelSmokeInImage}));
+  return f;
+}
 
 }  // namespace
 
@@ -47,8 +84,10 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     cuda.code("cmake_architectures", Code::dockerfile(env.cuda->cmake_architectures));
     cuda.code("torch_arch_list", Code::dockerfile(env.cuda->torch_arch_list));
     d.section("cuda", cuda);
+    d.section("smoke", smoke_stage(m, env));
   } else {
     d.flag("cuda", false);
+    d.flag("smoke", false);
   }
 
   if (!m.apt.empty()) {
@@ -169,6 +208,13 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   d.code("workdir", Code::word(m.workdir.value, kPathChars));
   d.code("workdir_sh", Code::sh(m.workdir.value));
   d.code("check_env_copy", Code::dockerfile_args({m.outputs.check_env.value, "/usr/local/bin/envpin-check-env"}));
+  if (has_torch(m)) {
+    Fields f;
+    f.code("copy", Code::dockerfile_args({m.outputs.smoke_py.value, kFrameworkSmokeInImage}));
+    d.section("framework_smoke", f);
+  } else {
+    d.flag("framework_smoke", false);
+  }
   return {m.outputs.dockerfile.value, render_template("Dockerfile.mustache", d), false};
 }
 
@@ -182,6 +228,7 @@ std::vector<Copied> dockerfile_inputs(const manifest::Manifest& m, const resolve
       out.push_back({m.python->requirements->value, m.python->requirements_bytes});
   }
   out.push_back({check_env.path, check_env.bytes});
+  for (const Artifact& a : smoke(m, env)) out.push_back({a.path, a.bytes});
   return out;
 }
 

@@ -69,7 +69,9 @@ Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& e
   std::vector<Code> patterns;
   for (const auto& l : lines) patterns.push_back(Code::pattern_line(l));
   d.codes("excludes", patterns);
-  d.code("check_env_path", Code::word(m.outputs.check_env.value, "._-+@/"));
+  std::vector<Code> copied = {Code::word(m.outputs.check_env.value, "._-+@/")};
+  for (const Artifact& a : smoke(m, env)) copied.push_back(Code::word(a.path, "._-+@/"));
+  d.codes("copied", copied);
   return {m.outputs.dockerignore.value, render_template("dockerignore.mustache", d), false};
 }
 

@@ -37,14 +37,14 @@ std::string backslash_quoted(std::string_view s, std::string_view what) {
 
 std::string dockerfile_quote(std::string_view s) { return backslash_quoted(s, "Dockerfile value"); }
 
-std::string dockerfile_json_args(std::initializer_list<std::string_view> args) {
+std::string dockerfile_json_args(const std::vector<std::string>& args) {
   // Each word a JSON string (the serializer escapes '"' and '\\'): a Dockerfile reads the
   // array as JSON, so no word can split or end the instruction.
   std::string out = "[";
-  for (std::string_view a : args) {
+  for (const std::string& a : args) {
     if (diag::control_at(a) != std::string_view::npos)
       throw diag::Error("internal: a control character reached a Dockerfile argument " + diag::quote(a));
-    out += (out.size() > 1 ? ", " : "") + nlohmann::json(std::string(a)).dump();
+    out += (out.size() > 1 ? ", " : "") + nlohmann::json(a).dump();
   }
   return out + "]";
 }

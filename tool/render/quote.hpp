@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace envpin::render {
 
@@ -21,7 +21,7 @@ std::string dockerfile_quote(std::string_view s);
 // A Dockerfile exec-form argument list, ["a", "b"], for COPY and similar instructions: JSON,
 // so no value can split into more words or start a new line. Throws diag::Error on a control
 // character (the loader refuses them).
-std::string dockerfile_json_args(std::initializer_list<std::string_view> args);
+std::string dockerfile_json_args(const std::vector<std::string>& args);
 
 // A shell word for a container path that may refer to variables as ${NAME}, each
 // with a default: "${NAME:-default}" keeps a runtime override and falls back to the

@@ -18,6 +18,14 @@ Artifact dockerignore(const manifest::Manifest& m, const resolve::Environment& e
 Artifact rsync_exclude(const manifest::Manifest& m, const resolve::Environment& env);
 // .envpin/envpin.cmake: what EnvPin.cmake needs at configure time without running envpin.
 Artifact cmake_fragment(const manifest::Manifest& m, const resolve::Environment& env);
+// With cuda: .envpin/smoke/ (envpin's CUDA smoke program, the bytes of cmake/smoke/, which the
+// Dockerfile's smoke stage compiles); with torch: .envpin/smoke.py (the framework smoke).
+std::vector<Artifact> smoke(const manifest::Manifest& m, const resolve::Environment& env);
+// Where the image carries them (check_env --smoke runs them there).
+inline constexpr const char* kKernelSmokeInImage = "/usr/local/bin/envpin-smoke";
+inline constexpr const char* kFrameworkSmokeInImage = "/usr/local/share/envpin/smoke.py";
+// True when the manifest installs torch (python packages, requirements, or Debian's python3-torch).
+bool has_torch(const manifest::Manifest& m);
 // .envpin/run.sh and .envpin/job.sbatch, running jobs in `image`; none without a jobs section.
 std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image);
 
@@ -26,9 +34,9 @@ struct Copied {
   std::string path;
   std::string bytes;
 };
-// The files `dockerfile` copies from the build context: check_env, and requirements.lock (with a
-// lock) or the manifest's requirements file. Pure: the requirements file's bytes come from the
-// manifest loader.
+// The files `dockerfile` copies from the build context: check_env, the smoke artifacts, and
+// requirements.lock (with a lock) or the manifest's requirements file. Pure: the requirements file's bytes come from
+// the manifest loader.
 std::vector<Copied> dockerfile_inputs(const manifest::Manifest& m, const resolve::Environment& env,
                                       const Artifact& check_env);
 // The tag run.sh and devcontainer users get for the job image: envpin/<name>:<16 hex>, a digest

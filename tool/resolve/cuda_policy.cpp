@@ -342,7 +342,9 @@ class Policy {
     d.toolkit = c.toolkit;
     d.minor = std::string(c.release->minor);
     const std::string cudnn = req_.cudnn ? std::string(c.release->cudnn_part) + "-" : "";
-    d.base_image = "nvidia/cuda:" + c.toolkit + "-" + cudnn + req_.flavor + "-ubuntu" + d.os_version;
+    d.base_image = req_.repository + ":" + c.toolkit + "-" + cudnn + req_.flavor + "-ubuntu" + d.os_version;
+    // The smoke program is compiled by this toolkit's nvcc (cuDNN plays no part in it).
+    d.devel_image = req_.repository + ":" + c.toolkit + "-devel-ubuntu" + d.os_version;
     for (const manifest::Arch a : platforms_) d.platforms.push_back(manifest::Platform{a}.text());
     d.gpus = fleet_;
     d.sms = sms_;

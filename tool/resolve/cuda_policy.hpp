@@ -43,6 +43,7 @@ struct CudaRequest {
   std::string flavor = "runtime";                   // base, runtime, devel
   bool cudnn = false;
   std::optional<Input<bool>> forward_compat;  // cuda.forward_compat: true
+  std::string repository = "nvidia/cuda";     // cuda.repository: where nvidia/cuda's tags are pulled from
 };
 
 struct GpuTarget {
@@ -72,6 +73,7 @@ struct CudaDecision {
   std::string minor;                   // "12.4"
   std::string os_version;              // "22.04"
   std::string base_image;              // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
+  std::string devel_image;             // the same line's nvcc: "nvidia/cuda:12.4.1-devel-ubuntu22.04"
   std::vector<std::string> platforms;  // "linux/amd64"
   std::vector<GpuTarget> gpus;
   std::vector<int> sms;             // fleet SMs, ascending, unique

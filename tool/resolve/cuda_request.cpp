@@ -59,6 +59,7 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
              : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
                                                              : "runtime";
   r.cudnn = c.cudnn.value;
+  if (c.repository) r.repository = c.repository->value;
   if (c.forward_compat && c.forward_compat->value)
     r.forward_compat = Input<bool>{true, {"cuda.forward_compat", c.forward_compat->where}};
   if (!torch_pin(m) && m.python) {

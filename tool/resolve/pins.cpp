@@ -460,6 +460,11 @@ Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, 
     lock.uv_image = resolve_image(
         env.uv_image, env,
         m.python->uv_image ? std::optional(m.python->uv_image->where) : std::optional(m.python->version.where), o);
+  // The smoke stage's nvcc image is pinned like the base: its compiler builds what the image ships.
+  if (env.cuda)
+    lock.devel_image = env.cuda->devel_image == env.base_image
+                           ? lock.image
+                           : resolve_image(env.cuda->devel_image, env, m.cuda->version.where, o);
   const double registry_s = seconds_since(t);
   if (env.cuda)
     lock.cuda = Cuda{env.cuda->toolkit, env.cuda->cmake_architectures, env.cuda->driver_packaged,

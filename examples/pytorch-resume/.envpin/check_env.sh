@@ -3,10 +3,13 @@
 # Checks that this machine or container matches envpin.yaml, layer by layer:
 # system, GPU/driver/CUDA, Python packages, config (env, secrets, paths).
 #
-# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--help]
-# Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not check; 64 bad usage.
-# Environment: ENVPIN_PYTHON (interpreter, default python3), ENVPIN_MANIFEST (default
-# envpin.yaml in the current directory), ENVPIN_OS_RELEASE (default /etc/os-release).
+# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--smoke [--require-gpu]] [--help]
+# --smoke runs envpin's smoke programs too: without a GPU the CUDA kernel is a skip, a failure
+# with --require-gpu. Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not
+# check; 64 bad usage. Environment: ENVPIN_PYTHON (interpreter, default python3),
+# ENVPIN_MANIFEST (default envpin.yaml in the current directory), ENVPIN_OS_RELEASE
+# (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
+# default where the image has them).
 
 manifest_sha256='9e64c77c11327d8aa5dc96c0fd5fa59c11c3f8febbfc35283ef73a1624584a51'
 
@@ -15,15 +18,19 @@ n_ok=0
 n_mismatch=0
 n_skip=0
 quiet=0
+smoke=0
+require_gpu=0
 
 usage() {
-  sed -n '2,10s/^# \{0,1\}//p' "$0"
+  sed -n '2,13s/^# \{0,1\}//p' "$0"
 }
 
 for arg in "$@"; do
   case $arg in
     -q|--quiet) quiet=1 ;;
     --allow-no-gpu) : no GPU checks here ;;
+    --smoke) smoke=1 ;;
+    --require-gpu) require_gpu=1 ;;
     -h|--help) usage; exit 0 ;;
     *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
   esac
@@ -327,6 +334,30 @@ check_env_var() {
   fi
 }
 
+# --smoke: envpin's smoke programs, where the generated Dockerfile put them. Each prints a
+# "smoke: PASS|SKIP|FAIL: ..." line (the kernel on stdout, the framework smoke on stderr).
+smoke_summary() {
+  printf '%s\n' "$1" | sed -n 's/^smoke: [A-Z]*: //p' | tail -n 1
+}
+check_smoke() {
+
+  script=${ENVPIN_SMOKE_PY:-'/usr/local/share/envpin/smoke.py'}
+  if [ ! -f "$script" ]; then
+    unchecked smoke.framework "$script not found (the generated Dockerfile copies it into the image)"
+  else
+    device=auto
+    [ "$require_gpu" = 1 ] && device=cuda
+    out=$("${ENVPIN_PYTHON:-python3}" "$script" --device "$device" 2>&1 >/dev/null)
+    rc=$?
+    summary=$(smoke_summary "$out")
+    [ -n "$summary" ] || summary=$(printf '%s\n' "$out" | tail -n 1)
+    case $rc in
+      0) ok smoke.framework "$summary" ;;
+      *) mismatch smoke.framework "a forward and backward pass on $device" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
+    esac
+  fi
+}
+
 check_manifest
 
 check_os 'debian' '12'
@@ -341,6 +372,8 @@ if check_python '3.11'; then
   check_imports '--apt' 'python3-numpy' 'python3-torch' 'python3-venv'
 fi
 check_env_var PYTHONUNBUFFERED '1'
+
+[ "$smoke" = 0 ] || check_smoke
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
 exit "$status"

@@ -3,10 +3,13 @@
 # Checks that this machine or container matches envpin.yaml, layer by layer:
 # system, GPU/driver/CUDA, Python packages, config (env, secrets, paths).
 #
-# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--help]
-# Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not check; 64 bad usage.
-# Environment: ENVPIN_PYTHON (interpreter, default python3), ENVPIN_MANIFEST (default
-# envpin.yaml in the current directory), ENVPIN_OS_RELEASE (default /etc/os-release).
+# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--smoke [--require-gpu]] [--help]
+# --smoke runs envpin's smoke programs too: without a GPU the CUDA kernel is a skip, a failure
+# with --require-gpu. Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not
+# check; 64 bad usage. Environment: ENVPIN_PYTHON (interpreter, default python3),
+# ENVPIN_MANIFEST (default envpin.yaml in the current directory), ENVPIN_OS_RELEASE
+# (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
+# default where the image has them).
 
 manifest_sha256='dbb82006eb21bea2fb499d2689338af19852039b11586b7b7a1d51f58ba5178f'
 
@@ -15,18 +18,22 @@ n_ok=0
 n_mismatch=0
 n_skip=0
 quiet=0
+smoke=0
+require_gpu=0
 allow_no_gpu=0
 CUDA_TOOLKIT='13.0.1'
 forward_compat=0
 
 usage() {
-  sed -n '2,10s/^# \{0,1\}//p' "$0"
+  sed -n '2,13s/^# \{0,1\}//p' "$0"
 }
 
 for arg in "$@"; do
   case $arg in
     -q|--quiet) quiet=1 ;;
     --allow-no-gpu) allow_no_gpu=1 ;;
+    --smoke) smoke=1 ;;
+    --require-gpu) require_gpu=1 ;;
     -h|--help) usage; exit 0 ;;
     *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
   esac
@@ -421,6 +428,28 @@ $gpus
 GPUS
 }
 
+# --smoke: envpin's smoke programs, where the generated Dockerfile put them. Each prints a
+# "smoke: PASS|SKIP|FAIL: ..." line (the kernel on stdout, the framework smoke on stderr).
+smoke_summary() {
+  printf '%s\n' "$1" | sed -n 's/^smoke: [A-Z]*: //p' | tail -n 1
+}
+check_smoke() {
+  kernel=${ENVPIN_SMOKE_KERNEL:-'/usr/local/bin/envpin-smoke'}
+  if [ ! -x "$kernel" ]; then
+    unchecked smoke.kernel "$kernel not found (the Dockerfile's smoke stage builds it into the image)"
+  else
+    if [ "$require_gpu" = 1 ]; then out=$("$kernel" --require-gpu 2>&1); else out=$("$kernel" 2>&1); fi
+    rc=$?
+    summary=$(smoke_summary "$out")
+    case $rc in
+      0) ok smoke.kernel "$summary" ;;
+      125) skip smoke.kernel "$summary" ;;
+      *) mismatch smoke.kernel "the CUDA kernels to run and match the CPU" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
+    esac
+  fi
+
+}
+
 check_manifest
 
 check_os 'ubuntu' '24.04'
@@ -430,6 +459,8 @@ check_gpus '' '580.82.07' '580' '9.0 10.0' '9.0 10.0' '10.0'
 apt_want=''
 want_apt 'ca-certificates' ''
 check_apt
+
+[ "$smoke" = 0 ] || check_smoke
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
 exit "$status"

@@ -3,10 +3,13 @@
 # Checks that this machine or container matches envpin.yaml, layer by layer:
 # system, GPU/driver/CUDA, Python packages, config (env, secrets, paths).
 #
-# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--help]
-# Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not check; 64 bad usage.
-# Environment: ENVPIN_PYTHON (interpreter, default python3), ENVPIN_MANIFEST (default
-# envpin.yaml in the current directory), ENVPIN_OS_RELEASE (default /etc/os-release).
+# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--smoke [--require-gpu]] [--help]
+# --smoke runs envpin's smoke programs too: without a GPU the CUDA kernel is a skip, a failure
+# with --require-gpu. Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not
+# check; 64 bad usage. Environment: ENVPIN_PYTHON (interpreter, default python3),
+# ENVPIN_MANIFEST (default envpin.yaml in the current directory), ENVPIN_OS_RELEASE
+# (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
+# default where the image has them).
 
 manifest_sha256='2b364e7ef6a4e851a53f8915612fdb515f05bcd829a9e6639482ceffa6e07e31'
 
@@ -15,18 +18,22 @@ n_ok=0
 n_mismatch=0
 n_skip=0
 quiet=0
+smoke=0
+require_gpu=0
 allow_no_gpu=0
 CUDA_TOOLKIT='12.4.1'
 forward_compat=0
 
 usage() {
-  sed -n '2,10s/^# \{0,1\}//p' "$0"
+  sed -n '2,13s/^# \{0,1\}//p' "$0"
 }
 
 for arg in "$@"; do
   case $arg in
     -q|--quiet) quiet=1 ;;
     --allow-no-gpu) allow_no_gpu=1 ;;
+    --smoke) smoke=1 ;;
+    --require-gpu) require_gpu=1 ;;
     -h|--help) usage; exit 0 ;;
     *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
   esac
@@ -140,7 +147,7 @@ check_manifest() {
   fi
 }
 
-lock_digest='sha256:ca0dd8f6cf0be67479b35be73ab1599e91e3580f62d00f3085c851582778dc04'
+lock_digest='sha256:f90db436c70b7a2db2a421cbdb92ed3911807f9cd248de7e35946aa4c572f785'
 check_lock() {
   lock=${ENVPIN_LOCK:-envpin.lock}
   if [ ! -f "$lock" ]; then
@@ -716,6 +723,42 @@ $results
 EOF
 }
 
+# --smoke: envpin's smoke programs, where the generated Dockerfile put them. Each prints a
+# "smoke: PASS|SKIP|FAIL: ..." line (the kernel on stdout, the framework smoke on stderr).
+smoke_summary() {
+  printf '%s\n' "$1" | sed -n 's/^smoke: [A-Z]*: //p' | tail -n 1
+}
+check_smoke() {
+  kernel=${ENVPIN_SMOKE_KERNEL:-'/usr/local/bin/envpin-smoke'}
+  if [ ! -x "$kernel" ]; then
+    unchecked smoke.kernel "$kernel not found (the Dockerfile's smoke stage builds it into the image)"
+  else
+    if [ "$require_gpu" = 1 ]; then out=$("$kernel" --require-gpu 2>&1); else out=$("$kernel" 2>&1); fi
+    rc=$?
+    summary=$(smoke_summary "$out")
+    case $rc in
+      0) ok smoke.kernel "$summary" ;;
+      125) skip smoke.kernel "$summary" ;;
+      *) mismatch smoke.kernel "the CUDA kernels to run and match the CPU" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
+    esac
+  fi
+  script=${ENVPIN_SMOKE_PY:-'/usr/local/share/envpin/smoke.py'}
+  if [ ! -f "$script" ]; then
+    unchecked smoke.framework "$script not found (the generated Dockerfile copies it into the image)"
+  else
+    device=auto
+    [ "$require_gpu" = 1 ] && device=cuda
+    out=$("${ENVPIN_PYTHON:-python3}" "$script" --device "$device" 2>&1 >/dev/null)
+    rc=$?
+    summary=$(smoke_summary "$out")
+    [ -n "$summary" ] || summary=$(printf '%s\n' "$out" | tail -n 1)
+    case $rc in
+      0) ok smoke.framework "$summary" ;;
+      *) mismatch smoke.framework "a forward and backward pass on $device" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
+    esac
+  fi
+}
+
 check_manifest
 check_lock
 check_os 'ubuntu' '22.04'
@@ -734,6 +777,8 @@ if check_python '3.11.9'; then
   check_packages
   check_imports '--dist' 'numpy' 'torch' '--torch-cuda' '12.4' '--fleet' '8.0 9.0'
 fi
+
+[ "$smoke" = 0 ] || check_smoke
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
 exit "$status"

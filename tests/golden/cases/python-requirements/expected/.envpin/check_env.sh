@@ -3,10 +3,13 @@
 # Checks that this machine or container matches envpin.yaml, layer by layer:
 # system, GPU/driver/CUDA, Python packages, config (env, secrets, paths).
 #
-# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--help]
-# Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not check; 64 bad usage.
-# Environment: ENVPIN_PYTHON (interpreter, default python3), ENVPIN_MANIFEST (default
-# envpin.yaml in the current directory), ENVPIN_OS_RELEASE (default /etc/os-release).
+# Usage: check_env.sh [--quiet] [--allow-no-gpu] [--smoke [--require-gpu]] [--help]
+# --smoke runs envpin's smoke programs too: without a GPU the CUDA kernel is a skip, a failure
+# with --require-gpu. Exit status is a bitmask: 1 mismatch, 2 stale manifest, 4 could not
+# check; 64 bad usage. Environment: ENVPIN_PYTHON (interpreter, default python3),
+# ENVPIN_MANIFEST (default envpin.yaml in the current directory), ENVPIN_OS_RELEASE
+# (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
+# default where the image has them).
 
 manifest_sha256='5f24809620c25063cb56883b6d9359b87d7b1857fcc72aa5134e3130e167229a'
 
@@ -15,15 +18,19 @@ n_ok=0
 n_mismatch=0
 n_skip=0
 quiet=0
+smoke=0
+require_gpu=0
 
 usage() {
-  sed -n '2,10s/^# \{0,1\}//p' "$0"
+  sed -n '2,13s/^# \{0,1\}//p' "$0"
 }
 
 for arg in "$@"; do
   case $arg in
     -q|--quiet) quiet=1 ;;
     --allow-no-gpu) : no GPU checks here ;;
+    --smoke) smoke=1 ;;
+    --require-gpu) require_gpu=1 ;;
     -h|--help) usage; exit 0 ;;
     *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
   esac
@@ -470,6 +477,8 @@ if check_python '3.11.9'; then
   check_imports '--dist' 'fastapi' 'pydantic' 'tomli' 'uvicorn'
 fi
 check_env_var PORT '8080'
+
+[ "$smoke$require_gpu" = 00 ] || skip smoke "no smoke programs here: the manifest has neither cuda nor torch"
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
 exit "$status"
