@@ -36,6 +36,7 @@ Command context_command();
 Command scan_command();
 Command report_command();
 Command diff_command();
+Command smoke_command();
 Command check_command();
 Command hash_command();
 Command apt_lookup_command();

@@ -10,6 +10,7 @@
 #include "jobs/project.hpp"
 #include "lock/lock.hpp"
 #include "manifest/model.hpp"
+#include "report/smoke.hpp"
 
 namespace envpin::cli {
 
@@ -30,5 +31,9 @@ void require_pinned(const jobs::Project& p);
 
 // A project-relative artifact path as the user will type it.
 std::filesystem::path shown_path(const std::filesystem::path& root, const std::string& rel);
+
+// What `envpin smoke` and `envpin report --smoke` run for `m` (none: the kernel alone): the
+// kernel with a cuda section, .envpin/smoke.py with torch (diag::Error when it is missing).
+report::SmokeOptions smoke_options(const manifest::Manifest* m);
 
 }  // namespace envpin::cli

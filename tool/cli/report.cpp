@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/project.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
@@ -23,13 +24,15 @@ struct ReportOptions {
   std::string manifest;  // default: envpin.yaml when present
   std::string output;
   bool json = false;
+  bool smoke = false;
 };
 
 int report_cmd(const ReportOptions& o, Streams& io) {
   std::optional<manifest::Manifest> m;
   const std::string file = o.manifest.empty() ? "envpin.yaml" : o.manifest;
   if (!o.manifest.empty() || fs::exists(file)) m = manifest::load(file);
-  const nlohmann::json r = report::collect(m ? &*m : nullptr, report::options_from_environment());
+  nlohmann::json r = report::collect(m ? &*m : nullptr, report::options_from_environment());
+  if (o.smoke) r["smoke"] = report::run_smoke(smoke_options(m ? &*m : nullptr));
   const std::string text = o.json || !o.output.empty() ? r.dump(2) + "\n" : report::format(r);
   if (!o.output.empty()) {
     io::write_atomic(o.output, text, false);
@@ -103,6 +106,8 @@ Command report_command() {
                            "the manifest whose env, secrets and paths to report (default: envpin.yaml when present)");
             app.add_option("-o,--output", o->output, "write the JSON report to this file");
             app.add_flag("--json", o->json, "print JSON (schema envpin.report/1)");
+            app.add_flag("--smoke", o->smoke,
+                         "run the smoke tests too (as 'envpin smoke' does) and include their results and digests");
             return [o](Streams& io) { return report_cmd(*o, io); };
           }};
 }

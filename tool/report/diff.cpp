@@ -7,6 +7,7 @@
 
 #include "diag/error.hpp"
 #include "report/report.hpp"
+#include "report/smoke.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::report {
@@ -64,11 +65,14 @@ class Differ {
       : a_(a), b_(b), an_(std::move(an)), bn_(std::move(bn)) {}
 
   std::vector<Difference> run() {
-    system();
-    gpu();
-    python();
-    dpkg();
-    config();
+    if (is_report(a_) && is_report(b_)) {
+      system();
+      gpu();
+      python();
+      dpkg();
+      config();
+    }
+    smoke();
     // By verdict, then by what stops a GPU job first: torch against the GPU and driver, the
     // framework itself, the architecture and Python, the rest of the GPU layer, other packages.
     std::stable_sort(out_.begin(), out_.end(), [](const Difference& x, const Difference& y) {
@@ -206,6 +210,110 @@ class Differ {
     if (!only_b.empty()) add("risk", "python.only_in_b", "", names(only_b), "installed only on " + bn_);
   }
 
+  static bool is_report(const json& r) { return r.value("schema", "") == kSchema; }
+  static const json* smoke_of(const json& r) {
+    if (!is_report(r)) return &r;
+    return r.contains("smoke") && r["smoke"].is_object() ? &r["smoke"] : nullptr;
+  }
+  static std::string result_text(const json& p) {
+    const std::string result = p.value("result", "fail");
+    std::string text = p.value("summary", "");
+    if (text.empty()) text = p.value("message", "");
+    return result + (text.empty() ? "" : ": " + text);
+  }
+
+  // Smoke results (envpin smoke, envpin report --smoke): the integer kernel computes the same
+  // bits on every GPU and CPU, so its digests must be equal everywhere; the framework digest is
+  // comparable only for the same device model, torch build, seed and settings.
+  void smoke() {
+    const json* sa = smoke_of(a_);
+    const json* sb = smoke_of(b_);
+    if (!sa || !sb) {
+      if (sa || sb)
+        add("info", "smoke", sa ? "run" : "not run", sb ? "run" : "not run",
+            "smoke results in only one of them (envpin report --smoke)");
+      return;
+    }
+    kernel(sa->value("kernel", json::object()), sb->value("kernel", json::object()));
+    framework(sa->value("framework", json::object()), sb->value("framework", json::object()));
+  }
+
+  void kernel(const json& ka, const json& kb) {
+    if (ka.empty() || kb.empty()) return;
+    const std::string ra = ka.value("result", "fail"), rb = kb.value("result", "fail");
+    if (ra == "fail" || rb == "fail") {
+      add("breaks", "smoke.kernel", result_text(ka), result_text(kb),
+          "the CUDA smoke kernel fails on " + (ra == "fail" && rb == "fail" ? std::string("both")
+                                               : ra == "fail"               ? an_
+                                                                            : bn_));
+      return;
+    }
+    const std::string ca = ka.value("cpu_sha256", ""), cb = kb.value("cpu_sha256", "");
+    if (!ca.empty() && !cb.empty() && ca != cb) {
+      add("breaks", "smoke.kernel.cpu_sha256", ca, cb,
+          "the CPU reference differs: not the same smoke program, or a host that computes integers differently");
+      return;
+    }
+    const std::string ga = ka.value("gpu_sha256", ""), gb = kb.value("gpu_sha256", "");
+    if (!ga.empty() && !gb.empty() && ga != gb)
+      add("breaks", "smoke.kernel.gpu_sha256", ga, gb, "the integer kernel computes other bits on the two GPUs");
+    else if (ga.empty() != gb.empty())
+      add("info", "smoke.kernel", result_text(ka), result_text(kb),
+          "the kernel ran on a GPU only on " + (ga.empty() ? bn_ : an_) + "; the CPU references agree");
+  }
+
+  void framework(const json& fa, const json& fb) {
+    if (fa.empty() && fb.empty()) return;
+    if (fa.empty() || fb.empty()) {
+      add("info", "smoke.framework", fa.empty() ? "not run" : result_text(fa), fb.empty() ? "not run" : result_text(fb),
+          "the framework smoke ran on only one of them");
+      return;
+    }
+    const std::string ra = fa.value("result", "fail"), rb = fb.value("result", "fail");
+    if (ra != "pass" || rb != "pass") {
+      const bool failed = ra == "fail" || ra == "unavailable" || rb == "fail" || rb == "unavailable";
+      add(failed ? "breaks" : "info", "smoke.framework", result_text(fa), result_text(fb),
+          failed ? "the framework smoke does not run on " + (ra != "pass" && rb != "pass" ? std::string("both")
+                                                             : ra != "pass"               ? an_
+                                                                                          : bn_)
+                 : "it was skipped on one of them");
+      return;
+    }
+    const std::string da = fa.value("digest", ""), db = fb.value("digest", "");
+    if (da == db) return;
+    const auto shown = [](const json& f) {
+      return f.value("digest", "").substr(0, 12) + " (loss " + f.value("loss", "") + "; torch " + f.value("torch", "") +
+             ", " + f.value("cuda_variant", "") + ", " + f.value("device", "") + " " + f.value("device_name", "") +
+             ", seed " + std::to_string(f.value("seed", -1)) + ")";
+    };
+    // Why the two need not agree; with no reason left, they must.
+    std::vector<std::string> reasons;
+    const auto differs = [&](const char* key, const std::string& what) {
+      const std::string x = str(fa, json::json_pointer(std::string("/") + key));
+      const std::string y = str(fb, json::json_pointer(std::string("/") + key));
+      if (x != y) reasons.push_back(what + " (" + x + " vs " + y + ")");
+    };
+    differs("seed", "different seeds");
+    differs("torch", "different torch versions");
+    differs("cuda_variant", "different torch builds");
+    differs("device", "different devices");
+    differs("device_name", "different device models");
+    differs("capability", "different architectures");
+    differs("threads", "different thread counts (another reduction order)");
+    if (!fa.value("deterministic", false) || !fb.value("deterministic", false))
+      reasons.push_back("non-deterministic kernels on one side");
+    if (fa.value("tf32", false) || fb.value("tf32", false)) reasons.push_back("TF32 enabled on one side");
+    if (reasons.empty()) {
+      add("breaks", "smoke.framework.digest", shown(fa), shown(fb),
+          "the same device model, torch build, seed and settings computed different gradients: the compute chain "
+          "differs (a library, driver or hardware fault)");
+      return;
+    }
+    std::string why = "digests differ, as they may: ";
+    for (std::size_t i = 0; i < reasons.size(); ++i) why += (i ? "; " : "") + reasons[i];
+    add("info", "smoke.framework.digest", shown(fa), shown(fb), why);
+  }
+
   void dpkg() {
     const json& da = a_["packages"].value("dpkg", json::object());
     const json& db = b_["packages"].value("dpkg", json::object());
@@ -258,9 +366,11 @@ void check_schema(const json& r, const std::string& name) {
     throw diag::Error(name + " is not an envpin report (no \"schema\")", diag::Location{name, 0, 0},
                       "make it with 'envpin report --json --output " + name + "'");
   const std::string schema = r["schema"].get<std::string>();
+  if (schema == kSmokeSchema) return;  // smoke results alone (envpin smoke --json)
   if (schema != kSchema)
-    throw diag::Error(name + " is a report of schema " + schema + "; this envpin reads " + kSchema,
-                      diag::Location{name, 0, 0}, "make both reports with the same envpin version");
+    throw diag::Error(
+        name + " is a report of schema " + schema + "; this envpin reads " + kSchema + " and " + kSmokeSchema,
+        diag::Location{name, 0, 0}, "make both reports with the same envpin version");
   for (const char* layer : {"system", "gpu", "packages", "config"})
     if (!r.contains(layer) || !r[layer].is_object())
       throw diag::Error(name + " has no '" + layer + "' layer", diag::Location{name, 0, 0},

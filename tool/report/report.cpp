@@ -21,6 +21,7 @@
 #include "lock/lock.hpp"
 #include "manifest/requirement.hpp"
 #include "probe/gpu_probe.hpp"
+#include "report/smoke.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::report {
@@ -393,6 +394,13 @@ json collect(const manifest::Manifest* m, const ReportOptions& o) {
   return r;
 }
 
+static std::string indent(const std::string& lines) {
+  std::string out;
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);) out += "  " + line + "\n";
+  return out;
+}
+
 std::string format(const json& r) {
   std::ostringstream out;
   auto row = [&](const std::string& key, const std::string& value) {
@@ -441,6 +449,7 @@ std::string format(const json& r) {
     row("path." + k, v.value("path", "") + (v.value("exists", false) ? " exists" : " missing"));
   if (c.contains("lock_digest"))
     row("lock", c["lock_digest"].get<std::string>().empty() ? "none" : c["lock_digest"].get<std::string>());
+  if (r.contains("smoke")) out << "smoke\n" << indent(format_smoke(r["smoke"]));
   return out.str();
 }
 
