@@ -17,6 +17,7 @@ TEST_F(CudaCli, FlagsPrintTheDecisionAndWhy) {
   EXPECT_EQ(r.out,
             "CUDA 12.1.1\n"
             "  image          nvidia/cuda:12.1.1-runtime-ubuntu22.04\n"
+            "  smoke stage    nvidia/cuda:12.1.1-devel-ubuntu22.04 (nvcc)\n"
             "  platforms      linux/amd64\n"
             "  gpus           H100 (sm_90)\n"
             "  cmake archs    90\n"

@@ -229,7 +229,7 @@ TEST_F(ReportCli, DiffRejectsWhatIsNotAReport) {
   r = run("diff " + good + " future.json");
   EXPECT_EQ(r.err,
             "envpin: error: future.json: future.json is a report of schema envpin.report/9; this envpin "
-            "reads envpin.report/1\nenvpin: hint: make both reports with the same envpin version\n");
+            "reads envpin.report/1 and envpin.smoke/1\nenvpin: hint: make both reports with the same envpin version\n");
   r = run("diff missing.json " + good);
   EXPECT_EQ(r.code, 1);
 }

@@ -33,6 +33,7 @@ std::string format_decision(const CudaDecision& d) {
   };
   out << "CUDA " << d.toolkit << "\n";
   row("image", d.base_image);
+  if (!d.devel_image.empty()) row("smoke stage", d.devel_image + " (nvcc)");
   std::string platforms;
   for (const auto& p : d.platforms) platforms += (platforms.empty() ? "" : ", ") + p;
   row("platforms", platforms);
@@ -56,6 +57,7 @@ std::string decision_json(const CudaDecision& d) {
   j["toolkit"] = d.toolkit;
   j["minor"] = d.minor;
   j["base_image"] = d.base_image;
+  j["devel_image"] = d.devel_image;
   j["os"] = "ubuntu" + d.os_version;
   j["platforms"] = d.platforms;
   j["gpus"] = nlohmann::json::array();
