@@ -98,6 +98,56 @@ else
   fail "resume after a cut-off checkpoint"; grep -E 'envpin_ckpt|resumed|final' logs/cut.log; printf 'want: %s\n' "$WEIGHTS"
 fi
 
+# --- the framework smoke ---------------------------------------------------------------------------
+# .envpin/smoke.py on CPU with Debian's torch, in separate containers of the job image, run by envpin
+# itself (mounted in, with the one library the torch image lacks, as on a server where it is
+# installed): `envpin report --smoke` in two containers must give the same digest and diff must
+# find nothing; `envpin smoke --seed 1` gives another digest, and diff says why.
+step "the framework smoke in containers of the torch image"
+TORCH_IMAGE=$(sed -n 's/^image=//p' "$P/logs/good-ref.status")
+TOML_LIB=$(ldd "$ENVPIN" | awk '/libtomlplusplus/ { print $3 }')
+in_image() {
+  docker run --rm --network none -v "$ENVPIN:/usr/local/bin/envpin:ro" -v "$TOML_LIB:$TOML_LIB:ro" \
+    -v "$P:/workspace:ro" -w /workspace "$TORCH_IMAGE" "$@"
+}
+in_image envpin report --smoke --json >"$T/smoke-a.json" 2>"$T/smoke-a.err"
+in_image envpin report --smoke --json >"$T/smoke-b.json" 2>"$T/smoke-b.err"
+in_image envpin smoke --seed 1 --json >"$T/smoke-c.json" 2>"$T/smoke-c.err"
+if /usr/bin/python3 - "$T/smoke-a.json" "$T/smoke-b.json" "$T/smoke-c.json" >"$T/smoke.txt" 2>&1 <<'PYEOF'; then pass; else fail "framework smoke results"; cat "$T/smoke.txt" "$T"/smoke-*.err; fi
+import json, re, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:])
+fa, fb, fc = a["smoke"]["framework"], b["smoke"]["framework"], c["framework"]
+for f in (fa, fb, fc):
+    assert f["result"] == "pass" and f["exit"] == 0, f
+    assert f["device"] == "cpu" and f["cuda_variant"] == "cpu" and f["deterministic"] and not f["tf32"], f
+    assert re.fullmatch("[0-9a-f]{64}", f["digest"]), f
+assert fa["torch"] == a["packages"]["python"][0]["torch"]["version"], (fa["torch"], a["packages"]["python"][0])
+assert "kernel" not in a["smoke"], a["smoke"]  # no cuda section: no CUDA kernel to run
+assert fa["digest"] == fb["digest"] and fa["loss"] == fb["loss"], (fa, fb)
+assert fa["seed"] == 0 and fc["seed"] == 1 and fc["digest"] != fa["digest"], (fa, fc)
+print("torch %s, loss %s, digest %s; seed 1: loss %s, digest %s" % (fa["torch"], fa["loss"], fa["digest"], fc["loss"], fc["digest"]))
+PYEOF
+step "framework smoke: $(cat "$T/smoke.txt")"
+"$ENVPIN" diff "$T/smoke-a.json" "$T/smoke-b.json" >"$T/diff-ab.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && [ "$(cat "$T/diff-ab.out")" = "envpin diff: 0 breaks, 0 risks, 0 info" ]; then pass; else
+  fail "diff of two containers: exit $rc"; cat "$T/diff-ab.out"; fi
+"$ENVPIN" diff "$T/smoke-a.json" "$T/smoke-c.json" >"$T/diff-ac.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^info    smoke.framework.digest$' "$T/diff-ac.out" &&
+   grep -q '^    digests differ, as they may: different seeds (0 vs 1)$' "$T/diff-ac.out" &&
+   grep -q '^envpin diff: 0 breaks, 0 risks, 1 info$' "$T/diff-ac.out"; then pass; else
+  fail "diff with another seed: exit $rc"; cat "$T/diff-ac.out"; fi
+step "diff, seed 0 against seed 1: $(tr '\n' ' ' < "$T/diff-ac.out")"
+short=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["smoke"]["framework"]["digest"][:12])' "$T/smoke-a.json")
+in_image sh /usr/local/bin/envpin-check-env --smoke --allow-no-gpu >"$T/check-smoke.out" 2>&1
+if grep -q "^ok       smoke.framework          torch .* (CPU build) on cpu (.*): loss .*, digest $short (seed 0, deterministic)\$" "$T/check-smoke.out"; then
+  pass; else fail "check_env --smoke in the torch image"; cat "$T/check-smoke.out"; fi
+in_image sh /usr/local/bin/envpin-check-env --smoke --require-gpu --allow-no-gpu >"$T/check-gpu.out" 2>&1
+rc=$?
+if [ $((rc & 1)) = 1 ] && grep -q '^MISMATCH smoke.framework          expected a forward and backward pass on cuda, found no usable GPU' "$T/check-gpu.out"; then
+  pass; else fail "check_env --smoke --require-gpu in the torch image: exit $rc"; cat "$T/check-gpu.out"; fi
+
 # --- two nodes: torchrun in a container on each, under Slurm ---------------------------------------
 # The same example with jobs.launch: torchrun and jobs.nodes: 2, on a two-node Slurm cluster (two
 # slurmd on 127.0.0.1, distinct ports). Each node's run.sh starts its container with torchrun
@@ -116,7 +166,6 @@ cd "$D" || exit 1
 if [ "$(grep -v '^LABEL dev.envpin.manifest.sha256=' "$P/Dockerfile")" = "$(grep -v '^LABEL dev.envpin.manifest.sha256=' Dockerfile)" ] &&
    grep -q '^#SBATCH --nodes=2$' .envpin/job.sbatch && shellcheck -s sh .envpin/run.sh .envpin/job.sbatch; then
   pass; else fail "the two-node artifacts"; fi
-TORCH_IMAGE=$(sed -n 's/^image=//p' "$P/logs/good-ref.status")
 docker run -d --init --name envpin-e2e-ddp-net --network none "$TORCH_IMAGE" sleep 100000 >/dev/null ||
   fail "the network holder container"
 export ENVPIN_NETWORK=container:envpin-e2e-ddp-net ENVPIN_RDZV_HOST=127.0.0.1 GLOO_SOCKET_IFNAME=lo

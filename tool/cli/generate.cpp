@@ -38,6 +38,12 @@ int generate(const GenerateOptions& o, Streams& io) {
         "envpin.lock does not pin the uv image " + env.uv_image +
             " (another envpin wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest",
         std::nullopt));
+  if (env.lock && env.cuda && (!env.lock->devel_image || env.lock->devel_image->requested != env.cuda->devel_image))
+    env.warnings.push_back(diag::format_warning(
+        "envpin.lock does not pin the devel image " + env.cuda->devel_image +
+            " (an older envpin wrote it): the Dockerfile's smoke stage names it by tag; run 'envpin lock' to pin it "
+            "by digest",
+        std::nullopt));
   const std::vector<render::Artifact> artifacts = render::render_all(m, env);
   for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);

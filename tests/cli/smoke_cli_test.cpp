@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin smoke` and the lock's devel image. The smoke programs themselves run for real in the
+// e2e tests (tests/e2e/cuda_smoke.sh: the CUDA program in an image; resume_torch.sh: the
+// framework smoke with Debian's torch); here, what envpin makes of what they report.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_fixture.hpp"
+#include "manifest/load.hpp"
+
+namespace envpin {
+namespace {
+
+class SmokeCli : public Cli {};
+
+constexpr const char* kCudaTorch =
+    "envpin: 1\nname: s\ncuda: {version: '12.4', gpus: [H100]}\n"
+    "python: {version: '3.11', packages: [torch==2.4.1]}\n";
+
+TEST_F(SmokeCli, TheFrameworkSmokeMustHaveBeenGenerated) {
+  write("envpin.yaml", kCudaTorch);
+  const Result r = run("smoke");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: envpin.yaml: .envpin/smoke.py is missing: the framework smoke is generated with the other "
+            "artifacts\nenvpin: hint: run 'envpin generate --manifest envpin.yaml'\n");
+}
+
+TEST_F(SmokeCli, NothingToSmokeWithoutCudaOrTorch) {
+  write("envpin.yaml", "envpin: 1\nname: s\n");
+  const Result r = run("smoke");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("has neither a cuda section nor torch"), std::string::npos) << r.err;
+}
+
+// The generated smoke.py run by an interpreter whose torch cannot be imported: a failure, named.
+TEST_F(SmokeCli, ATorchThatDoesNotImportFailsTheFrameworkSmoke) {
+  write("envpin.yaml", kCudaTorch);
+  ASSERT_EQ(run("generate").code, 0);
+  write("fake/torch.py", "raise ImportError('libcudnn.so.9: cannot open shared object file')\n");
+  write("python", "#!/bin/sh\nPYTHONPATH=" + (dir_ / "fake").string() + " exec python3 \"$@\"\n");
+  fs::permissions(dir_ / "python", fs::perms::owner_all);
+  const Result r = run("smoke --device cpu --python ./python --json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "envpin.smoke/1");
+  EXPECT_EQ(j["kernel"]["result"], "skip");  // --device cpu
+  EXPECT_EQ(j["framework"]["result"], "fail");
+  EXPECT_EQ(j["framework"]["exit"], 1);
+  EXPECT_EQ(j["framework"]["message"],
+            "cannot import torch: ImportError: libcudnn.so.9: cannot open shared object file");
+  const Result text = run("smoke --device cpu --python ./python");
+  EXPECT_EQ(text.out,
+            "kernel     SKIP  --device cpu: the CUDA kernel runs only on a GPU\n"
+            "framework  FAIL  cannot import torch: ImportError: libcudnn.so.9: cannot open shared object file\n");
+}
+
+// A smoke program that prints no result is a failure, not a pass; its exit code is kept.
+TEST_F(SmokeCli, AKernelWithoutAResultLineFails) {
+  write("envpin.yaml", "envpin: 1\nname: s\ncuda: {version: '12.4', gpus: [H100]}\n");
+  write("kernel", "#!/bin/sh\necho 'Segmentation fault' >&2\nexit 139\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  const Result r = run("smoke --kernel ./kernel --json");
+  EXPECT_EQ(r.code, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kernel"]["result"], "fail");
+  EXPECT_EQ(j["kernel"]["exit"], 139);
+  EXPECT_EQ(j["kernel"]["message"], "./kernel exited 139 without a result: Segmentation fault");
+  EXPECT_FALSE(j.contains("framework"));
+  // Not found on PATH: unavailable, which is not a failure.
+  const Result none = run("smoke", "PATH=/nonexistent:/usr/bin:/bin");
+  EXPECT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("kernel     n/a   no envpin-smoke on PATH"), std::string::npos) << none.out;
+}
+
+// A lock written before the smoke stage existed pins no devel image: generate says so, and the
+// stage names the tag; a lock with it pins the stage by digest.
+TEST_F(SmokeCli, DevelImageUnpinnedByAnOldLockIsAWarning) {
+  write("envpin.yaml", "envpin: 1\nname: s\ncuda: {version: '12.4', gpus: [H100], repository: 127.0.0.1:5000/cuda}\n");
+  lock::Lock l = image_only_lock(manifest::load((dir_ / "envpin.yaml").string()));
+  lock::seal(l);
+  write("envpin.lock", lock::to_toml(l));
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.err,
+            "envpin: warning: envpin.lock does not pin the devel image 127.0.0.1:5000/cuda:12.4.1-devel-ubuntu22.04 "
+            "(an older envpin wrote it): the Dockerfile's smoke stage names it by tag; run 'envpin lock' to pin it by "
+            "digest\n");
+  EXPECT_NE(io::read_file(dir_ / "Dockerfile")
+                ->find("FROM --platform=linux/amd64 127.0.0.1:5000/cuda:12.4.1-devel-ubuntu22.04 AS envpin-smoke\n"),
+            std::string::npos);
+  const std::string d = "sha256:" + std::string(64, 'a');
+  l.devel_image = lock::Image{"127.0.0.1:5000/cuda:12.4.1-devel-ubuntu22.04",
+                              "127.0.0.1:5000/cuda:12.4.1-devel-ubuntu22.04@" + d,
+                              d,
+                              "application/vnd.docker.distribution.manifest.v2+json",
+                              {{"linux/amd64", d, "sha256:" + std::string(64, 'c')}}};
+  lock::seal(l);
+  write("envpin.lock", lock::to_toml(l));
+  r = run("generate");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(io::read_file(dir_ / "Dockerfile")
+                ->find("FROM --platform=linux/amd64 127.0.0.1:5000/cuda:12.4.1-devel-ubuntu22.04@" + d +
+                       " AS envpin-smoke\n"),
+            std::string::npos);
+  EXPECT_NE(io::read_file(dir_ / "envpin.lock")->find("\n[devel-image]\nrequested = "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace envpin
