@@ -53,6 +53,17 @@ TEST_F(SmokeCli, ATorchThatDoesNotImportFailsTheFrameworkSmoke) {
   EXPECT_EQ(text.out,
             "kernel     SKIP  --device cpu: the CUDA kernel runs only on a GPU\n"
             "framework  FAIL  cannot import torch: ImportError: libcudnn.so.9: cannot open shared object file\n");
+  // check --smoke runs the generated check_env's smoke rows with the project's smoke.py.
+  const Result check = run("check --smoke --allow-no-gpu", "ENVPIN_PYTHON=./python PATH=/nonexistent:/usr/bin:/bin");
+  EXPECT_EQ(check.code & 1, 1) << check.out;
+  EXPECT_NE(check.out.find("MISMATCH smoke.framework          expected a forward and backward pass on auto, found "
+                           "cannot import torch: ImportError: libcudnn.so.9: cannot open shared object file; fix: "),
+            std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("skip     smoke.kernel             /usr/local/bin/envpin-smoke not found"),
+            std::string::npos)
+      << check.out;
+  EXPECT_EQ(run("check --allow-no-gpu", "ENVPIN_PYTHON=./python").out.find("smoke."), std::string::npos);
 }
 
 // A smoke program that prints no result is a failure, not a pass; its exit code is kept.

@@ -37,6 +37,8 @@ struct CheckOptions {
   bool allow_no_gpu = false;
   bool deep = false;
   bool json = false;
+  bool smoke = false;
+  bool require_gpu = false;
 };
 
 struct Verdict {
@@ -207,6 +209,14 @@ int check(const CheckOptions& o, Streams& io) {
   io::write_atomic(temp, script, false);
   std::vector<std::string> argv = {"sh", temp};
   if (o.allow_no_gpu) argv.push_back("--allow-no-gpu");
+  if (o.smoke) argv.push_back("--smoke");
+  if (o.require_gpu) argv.push_back("--require-gpu");
+  // Outside the image, the smoke programs are the project's: envpin-smoke on PATH, .envpin/smoke.py.
+  if (o.smoke && !fs::exists(render::kKernelSmokeInImage))
+    if (const std::string k = io::find_on_path("envpin-smoke"); !k.empty())
+      ::setenv("ENVPIN_SMOKE_KERNEL", k.c_str(), 0);
+  if (o.smoke && !fs::exists(render::kFrameworkSmokeInImage))
+    ::setenv("ENVPIN_SMOKE_PY", (m.project_dir / m.outputs.smoke_py.value).c_str(), 0);
   const std::string cwd_manifest = fs::absolute(o.manifest).string();
   // The script compares the manifest in the current directory; point it at ours.
   ::setenv("ENVPIN_MANIFEST", cwd_manifest.c_str(), 0);
@@ -263,6 +273,10 @@ Command check_command() {
             app.add_option("-f,--manifest", o->manifest, "the manifest")->capture_default_str();
             app.add_flag("-q,--quiet", o->quiet, "print only problems and the summary");
             app.add_flag("--allow-no-gpu", o->allow_no_gpu, "GPU checks become skips on machines without a GPU");
+            app.add_flag("--smoke", o->smoke,
+                         "also run the smoke tests (the CUDA kernel, the framework smoke); a kernel without a GPU "
+                         "is a skip");
+            app.add_flag("--require-gpu", o->require_gpu, "with --smoke: no GPU is a mismatch, not a skip");
             app.add_flag("--deep", o->deep, "also hash installed Python files (RECORD) and deb files (md5sums); slow");
             app.add_flag("--json", o->json, "print the verdicts as JSON (schema envpin.check/1)");
             return [o](Streams& io) { return check(*o, io); };
