@@ -66,6 +66,29 @@ TEST_F(SmokeCli, ATorchThatDoesNotImportFailsTheFrameworkSmoke) {
   EXPECT_EQ(run("check --allow-no-gpu", "ENVPIN_PYTHON=./python").out.find("smoke."), std::string::npos);
 }
 
+// The kernel ran on a GPU here, so torch must compute on it too: a torch that sees no GPU fails
+// the framework smoke (torch here is a stand-in module; the e2e tests run Debian's).
+TEST_F(SmokeCli, TorchMustUseTheGpuTheKernelRanOn) {
+  write("envpin.yaml", kCudaTorch);
+  ASSERT_EQ(run("generate").code, 0);
+  write("fake/torch.py",
+        "__version__ = '2.4.1+cu124'\nclass version:\n    cuda = '12.4'\n"
+        "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n");
+  write("python", "#!/bin/sh\nPYTHONPATH=" + (dir_ / "fake").string() + " exec python3 \"$@\"\n");
+  fs::permissions(dir_ / "python", fs::perms::owner_all);
+  write("kernel",
+        "#!/bin/sh\necho 'smoke: PASS: NVIDIA H100 80GB HBM3 (sm_90): integer sha256 matches the CPU'\n"
+        "echo '{\"result\":\"pass\",\"sm\":90,\"gpu_sha256\":\"ab\",\"cpu_sha256\":\"ab\"}'\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  const Result r = run("smoke --kernel ./kernel --python ./python --json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kernel"]["result"], "pass");
+  EXPECT_EQ(j["framework"]["device"], "cuda");
+  EXPECT_EQ(j["framework"]["result"], "fail");
+  EXPECT_EQ(j["framework"]["summary"], "no usable GPU (torch.cuda.is_available() is False; torch CUDA 12.4)");
+}
+
 // A smoke program that prints no result is a failure, not a pass; its exit code is kept.
 TEST_F(SmokeCli, AKernelWithoutAResultLineFails) {
   write("envpin.yaml", "envpin: 1\nname: s\ncuda: {version: '12.4', gpus: [H100]}\n");

@@ -73,11 +73,16 @@ json run_smoke(const SmokeOptions& o) {
       const char* e = std::getenv("ENVPIN_PYTHON");
       python = e && *e ? e : "python3";
     }
-    std::vector<std::string> argv = {python, o.framework, "--device", o.device};
+    // The kernel just ran on a GPU here: torch must compute there too, not quietly on the CPU.
+    const bool gpu_here = s.contains("kernel") && s["kernel"].value("result", "") == "pass";
+    std::vector<std::string> argv = {python, o.framework, "--device",
+                                     o.device == "auto" && gpu_here ? "cuda" : o.device};
     if (o.seed) argv.insert(argv.end(), {"--seed", std::to_string(*o.seed)});
     s["framework"] = run_part(argv, true);
-    // Asked for the GPU and none is usable: a failure here, whatever the script calls it.
-    if (o.device == "cuda" && s["framework"].value("result", "") == "skip") s["framework"]["result"] = "fail";
+    // Asked for the GPU (or the kernel ran on one) and torch has none: a failure, whatever the
+    // script calls it.
+    if ((o.device == "cuda" || gpu_here) && s["framework"].value("result", "") == "skip")
+      s["framework"]["result"] = "fail";
   }
   return s;
 }

@@ -345,8 +345,12 @@ check_smoke() {
   if [ ! -f "$script" ]; then
     unchecked smoke.framework "$script not found (the generated Dockerfile copies it into the image)"
   else
+    # A GPU this machine shows must be the one torch computes on: a torch that cannot reach it fails.
     device=auto
-    [ "$require_gpu" = 1 ] && device=cuda
+    if [ "$require_gpu" = 1 ]; then
+      device=cuda
+
+    fi
     out=$("${ENVPIN_PYTHON:-python3}" "$script" --device "$device" 2>&1 >/dev/null)
     rc=$?
     summary=$(smoke_summary "$out")
