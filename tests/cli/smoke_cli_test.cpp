@@ -101,6 +101,17 @@ TEST_F(SmokeCli, AKernelWithoutAResultLineFails) {
   EXPECT_EQ(j["kernel"]["exit"], 139);
   EXPECT_EQ(j["kernel"]["message"], "./kernel exited 139 without a result: Segmentation fault");
   EXPECT_FALSE(j.contains("framework"));
+  // What a program prints is shown as one printable line: no escape sequence reaches the terminal,
+  // no invalid byte the JSON.
+  write("kernel",
+        "#!/bin/sh\nprintf 'smoke: PASS: \\033[2J\\377 cleared\\n'\n"
+        "printf '{\"result\":\"pass\",\"device\":\"\\\\u001b]0;owned\\\\u0007\"}\\n'\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  const Result hostile = run("smoke --kernel ./kernel");
+  EXPECT_EQ(hostile.code, 0) << hostile.err;
+  EXPECT_EQ(hostile.out, "kernel     PASS  \\x1b[2J\\xff cleared\n");
+  const Result hostile_json = run("smoke --kernel ./kernel --json");
+  EXPECT_EQ(nlohmann::json::parse(hostile_json.out)["kernel"]["device"], "\\x1b]0;owned\\x07");
   // Not found on PATH: unavailable, which is not a failure.
   const Result none = run("smoke", "PATH=/nonexistent:/usr/bin:/bin");
   EXPECT_EQ(none.code, 0) << none.err;

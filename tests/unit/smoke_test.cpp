@@ -199,6 +199,17 @@ TEST(SmokeDiff, AReportWithSmokeAgainstSmokeResultsComparesTheSmoke) {
             std::vector<std::string>{"breaks smoke.framework.digest"});
 }
 
+// A report from a server is hostile input: its values are printed as one printable line each.
+TEST(SmokeDiff, ValuesFromAReportCannotDriveTheTerminal) {
+  const json a = smoke(nullptr, framework(std::string(64, 'a')));
+  json evil = framework(std::string(64, 'b'));
+  evil["device_name"] = "H100\x1b]0;owned\x07\nBREAKS  nothing";
+  const std::string text = report::format_diff(report::diff(a, smoke(nullptr, evil), "a", "b"));
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("H100\\x1b]0;owned\\x07\\nBREAKS  nothing"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\nBREAKS"), std::string::npos) << text;
+}
+
 TEST(SmokeFormat, OneLinePerPartAndFailuresCount) {
   json s = smoke(kernel("skip", ""), framework(std::string(64, 'a')));
   s["framework"]["summary"] = "torch 2.4.1 on cuda";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "report/report.hpp"
 #include "report/smoke.hpp"
 #include "resolve/cuda_tables.hpp"
@@ -395,9 +396,11 @@ std::string format_diff(const std::vector<Difference>& d) {
   int breaks = 0, risks = 0, infos = 0;
   for (const auto& x : d) {
     std::string verdict = x.verdict == "breaks" ? "BREAKS" : x.verdict == "risk" ? "RISK" : "info";
-    out << verdict << std::string(8 - verdict.size(), ' ') << x.field << "\n    A: " << (x.a.empty() ? "-" : x.a)
-        << "\n    B: " << (x.b.empty() ? "-" : x.b) << "\n";
-    if (!x.why.empty()) out << "    " << x.why << "\n";
+    // The values come from report files, possibly a server's: one printable line each.
+    out << verdict << std::string(8 - verdict.size(), ' ') << diag::printable(x.field)
+        << "\n    A: " << (x.a.empty() ? "-" : diag::printable(x.a))
+        << "\n    B: " << (x.b.empty() ? "-" : diag::printable(x.b)) << "\n";
+    if (!x.why.empty()) out << "    " << diag::printable(x.why) << "\n";
     (x.verdict == "breaks" ? breaks : x.verdict == "risk" ? risks : infos)++;
   }
   out << "envpin diff: " << breaks << " breaks, " << risks << " risks, " << infos << " info\n";

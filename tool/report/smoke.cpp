@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "diag/text.hpp"
 #include "io/process.hpp"
 
 namespace envpin::report {
@@ -35,6 +36,16 @@ std::string summary_line(const std::string& text) {
   return found;
 }
 
+// What a program printed reaches terminals and reports: every string made one printable line
+// (an escape sequence or a stray byte in a device name or an error cannot rewrite the screen).
+void make_printable(json& j) {
+  if (j.is_string()) {
+    j = diag::printable(j.get<std::string>());
+  } else if (j.is_structured()) {
+    for (auto& v : j) make_printable(v);
+  }
+}
+
 json unavailable(const std::string& message) { return {{"result", "unavailable"}, {"message", message}}; }
 
 json run_part(const std::vector<std::string>& argv, bool summary_on_stderr) {
@@ -44,11 +55,14 @@ json run_part(const std::vector<std::string>& argv, bool summary_on_stderr) {
     std::string first = r.err.substr(0, r.err.find('\n'));
     if (first.empty()) first = r.out.substr(0, r.out.find('\n'));
     part = {{"result", "fail"},
-            {"message", argv[0] + (r.exit_code < 0 ? " could not run" : " exited " + std::to_string(r.exit_code)) +
-                            " without a result" + (first.empty() ? "" : ": " + first)}};
+            {"message",
+             argv[0] +
+                 (r.exit_code < 0 ? " could not run" : " exited " + std::to_string(r.exit_code) + " without a result") +
+                 (first.empty() ? "" : ": " + first)}};
   }
   part["exit"] = r.exit_code;
   if (!part.contains("summary")) part["summary"] = summary_line(summary_on_stderr ? r.err : r.out);
+  make_printable(part);
   return part;
 }
 
