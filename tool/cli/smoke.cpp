@@ -9,26 +9,11 @@
 #include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "manifest/load.hpp"
-#include "render/render.hpp"
 #include "report/smoke.hpp"
 
 namespace envpin::cli {
 
 namespace fs = std::filesystem;
-
-report::SmokeOptions smoke_options(const manifest::Manifest* m) {
-  report::SmokeOptions o;
-  o.run_kernel = !m || m->cuda.has_value();
-  if (m && render::has_torch(*m)) {
-    const fs::path script = m->project_dir / m->outputs.smoke_py.value;
-    if (!fs::is_regular_file(script))
-      throw diag::Error(shown_path(m->project_dir, m->outputs.smoke_py.value).generic_string() +
-                            " is missing: the framework smoke is generated with the other artifacts",
-                        diag::Location{m->file, 0, 0}, "run 'envpin generate --manifest " + m->file + "'");
-    o.framework = script.string();
-  }
-  return o;
-}
 
 namespace {
 

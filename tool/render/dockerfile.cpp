@@ -15,7 +15,8 @@ namespace {
 constexpr std::string_view kImageChars = "._/:@-";
 constexpr std::string_view kAptChars = "+.-:~=";
 constexpr std::string_view kPathChars = "._-+@/";
-constexpr const char* kSmokeDir = "/tmp/envpin-smoke/";
+// Where the smoke stage builds; nothing of it but the binary reaches the image.
+const std::string kSmokeDir = "/tmp/envpin-smoke/";
 
 // The smoke stage: nvcc of the image's CUDA line compiles envpin's smoke program for the fleet's
 // arch list, as CMake would for CUDA_ARCHITECTURES "80-real;90" (SASS for each, PTX for the plain
@@ -44,12 +45,11 @@ Fields smoke_stage(const manifest::Manifest& m, const resolve::Environment& env)
   }
   nvcc.push_back("-DENVPIN_SMOKE_ARCHS=\"" + archs_text + "\"");
   nvcc.insert(nvcc.end(), gencode.begin(), gencode.end());
-  for (const char* a : {"-o", "/tmp/envpin-smoke/envpin-smoke", "/tmp/envpin-smoke/envpin_smoke.cu", "-ldl"})
-    nvcc.emplace_back(a);
+  nvcc.insert(nvcc.end(), {"-o", kSmokeDir + "envpin-smoke", kSmokeDir + "envpin_smoke.cu", "-ldl"});
   f.code("nvcc", Code::dockerfile_args(nvcc));
   f.text("archs", archs_text);
   f.flag("after_stage", env.python_source == resolve::PythonSource::standalone);
-  f.code("smoke_copy", Code::dockerfile_args({"/tmp/envpin-smoke/envpin-smoke", kKernelSmokeInImage}));
+  f.code("smoke_copy", Code::dockerfile_args({kSmokeDir + "envpin-smoke", kKernelSmokeInImage}));
   return f;
 }
 
