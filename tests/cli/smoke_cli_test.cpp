@@ -103,15 +103,40 @@ TEST_F(SmokeCli, AKernelWithoutAResultLineFails) {
   EXPECT_FALSE(j.contains("framework"));
   // What a program prints is shown as one printable line: no escape sequence reaches the terminal,
   // no invalid byte the JSON.
-  write("kernel",
-        "#!/bin/sh\nprintf 'smoke: PASS: \\033[2J\\377 cleared\\n'\n"
-        "printf '{\"result\":\"pass\",\"device\":\"\\\\u001b]0;owned\\\\u0007\"}\\n'\n");
+  write(
+      "kernel",
+      "#!/bin/sh\nprintf 'smoke: PASS: \\033[2J\\377 cleared\\n'\n"
+      "printf '{\"result\":\"pass\",\"gpu_sha256\":\"ab\",\"cpu_sha256\":\"ab\",\"device\":\"\\\\u001b]0;owned\\\\u0007\"}\\n'\n");
   fs::permissions(dir_ / "kernel", fs::perms::owner_all);
   const Result hostile = run("smoke --kernel ./kernel");
   EXPECT_EQ(hostile.code, 0) << hostile.err;
   EXPECT_EQ(hostile.out, "kernel     PASS  \\x1b[2J\\xff cleared\n");
   const Result hostile_json = run("smoke --kernel ./kernel --json");
   EXPECT_EQ(nlohmann::json::parse(hostile_json.out)["kernel"]["device"], "\\x1b]0;owned\\x07");
+  // A program that says "pass" without the GPU digest equal to the CPU's has not passed.
+  write("kernel",
+        "#!/bin/sh\necho 'smoke: PASS: trust me'\n"
+        "echo '{\"result\":\"pass\",\"gpu_sha256\":\"\",\"cpu_sha256\":\"70382317f24e\"}'\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  const Result liar = run("smoke --kernel ./kernel");
+  EXPECT_EQ(liar.code, 1);
+  EXPECT_EQ(liar.out,
+            "kernel     FAIL  the program reported a pass, but its GPU digest '' is not the CPU reference "
+            "'70382317f24e'\n");
+  // check_env's smoke row does not take its word either.
+  const Result check = run("check --smoke --allow-no-gpu", "ENVPIN_SMOKE_KERNEL=./kernel");
+  EXPECT_EQ(check.code & 1, 1) << check.out;
+  EXPECT_NE(check.out.find("MISMATCH smoke.kernel             expected the GPU's integer digest equal to the CPU's, "
+                           "found GPU '', CPU '70382317f24e'"),
+            std::string::npos)
+      << check.out;
+  write("kernel",
+        "#!/bin/sh\necho 'smoke: PASS: H100 (sm_90): integer sha256 abab matches the CPU'\n"
+        "echo '{\"result\":\"pass\",\"gpu_sha256\":\"abab\",\"cpu_sha256\":\"abab\"}'\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  EXPECT_NE(run("check --smoke --allow-no-gpu", "ENVPIN_SMOKE_KERNEL=./kernel")
+                .out.find("ok       smoke.kernel             H100 (sm_90): integer sha256 abab matches the CPU\n"),
+            std::string::npos);
   // Not found on PATH: unavailable, which is not a failure.
   const Result none = run("smoke", "PATH=/nonexistent:/usr/bin:/bin");
   EXPECT_EQ(none.code, 0) << none.err;

@@ -80,6 +80,15 @@ json run_smoke(const SmokeOptions& o) {
           "'cmake --build . --target smoke' builds it (pass it with --kernel)");
     else
       s["kernel"] = o.device == "cuda" ? run_part({kernel, "--require-gpu"}, false) : run_part({kernel}, false);
+    // A pass is the GPU's integer digest equal to the CPU's; envpin checks that itself rather
+    // than take the program's word (another build of it, or a program that only says "pass").
+    json& k = s["kernel"];
+    const std::string gpu = k.value("gpu_sha256", ""), cpu = k.value("cpu_sha256", "");
+    if (k.value("result", "") == "pass" && (gpu.empty() || gpu != cpu)) {
+      k["result"] = "fail";
+      k["summary"] = "the program reported a pass, but its GPU digest '" + gpu.substr(0, 12) +
+                     "' is not the CPU reference '" + cpu.substr(0, 12) + "'";
+    }
   }
   if (!o.framework.empty()) {
     std::string python = o.python;

@@ -683,8 +683,16 @@ check_smoke() {
     if [ "$require_gpu" = 1 ]; then out=$("$kernel" --require-gpu 2>&1); else out=$("$kernel" 2>&1); fi
     rc=$?
     summary=$(smoke_summary "$out")
+    # A pass is the GPU's integer digest equal to the CPU's, checked here too.
+    gpu_sha=$(printf '%s\n' "$out" | sed -n 's/.*"gpu_sha256":"\([0-9a-f]*\)".*/\1/p' | tail -n 1)
+    cpu_sha=$(printf '%s\n' "$out" | sed -n 's/.*"cpu_sha256":"\([0-9a-f]*\)".*/\1/p' | tail -n 1)
     case $rc in
-      0) ok smoke.kernel "$summary" ;;
+      0)
+        if [ -n "$gpu_sha" ] && [ "$gpu_sha" = "$cpu_sha" ]; then
+          ok smoke.kernel "$summary"
+        else
+          mismatch smoke.kernel "the GPU's integer digest equal to the CPU's" "GPU '$gpu_sha', CPU '$cpu_sha'" "rebuild the image (its envpin-smoke is not envpin's program)"
+        fi ;;
       125) skip smoke.kernel "$summary" ;;
       *) mismatch smoke.kernel "the CUDA kernels to run and match the CPU" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
     esac
