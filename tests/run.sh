@@ -18,17 +18,21 @@ ENVPIN_REQUIRE_TOOLS=1 ctest --test-dir build --output-on-failure -j2
 # Hostile input once more, in a clang build with ASan+UBSan: the unit, golden and CLI tests (the
 # CLI tests run the sanitized binary), then the libFuzzer targets: the manifest over
 # tests/fuzz/corpus for ENVPIN_FUZZ_SECONDS (default 60), envpin init's readers over
-# tests/fuzz/init_corpus for half of that; seed ENVPIN_FUZZ_SEED (default 1: CI explores the same
+# tests/fuzz/init_corpus for half of that, the state files and program output envpin reads back
+# over tests/fuzz/state_corpus for a quarter; seed ENVPIN_FUZZ_SEED (default 1: CI explores the same
 # way each run; pick another for a long run). New inputs go to scratch directories, not the corpus.
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DENVPIN_BUILD_TESTS=ON -DENVPIN_FUZZ=ON >/dev/null
-cmake --build build-asan --target envpin_tests envpin_fuzz_manifest envpin_fuzz_init
+cmake --build build-asan --target envpin_tests envpin_fuzz_manifest envpin_fuzz_init envpin_fuzz_state
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build-asan/tests/envpin_tests --gtest_brief=1
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir "$scratch/manifest" "$scratch/init"
+mkdir "$scratch/manifest" "$scratch/init" "$scratch/state"
 ./build-asan/envpin_fuzz_manifest -max_total_time="${ENVPIN_FUZZ_SECONDS:-60}" -seed="${ENVPIN_FUZZ_SEED:-1}" \
   -max_len=4096 -timeout=10 \
   -print_final_stats=1 "$scratch/manifest" tests/fuzz/corpus
 ./build-asan/envpin_fuzz_init -max_total_time="$(( ${ENVPIN_FUZZ_SECONDS:-60} / 2 ))" -seed="${ENVPIN_FUZZ_SEED:-1}" \
   -max_len=8192 -timeout=10 \
   -print_final_stats=1 "$scratch/init" tests/fuzz/init_corpus
+./build-asan/envpin_fuzz_state -max_total_time="$(( ${ENVPIN_FUZZ_SECONDS:-60} / 4 ))" -seed="${ENVPIN_FUZZ_SEED:-1}" \
+  -max_len=200000 -timeout=10 \
+  -print_final_stats=1 "$scratch/state" tests/fuzz/state_corpus

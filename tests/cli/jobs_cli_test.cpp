@@ -3,10 +3,12 @@
 // engine: the refusals before anything starts, and reading the state run.sh keeps. Running
 // jobs for real (docker, Slurm) is tests/e2e/jobs.sh.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_fixture.hpp"
+#include "jobs/project.hpp"
 #include "lock/lock.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
@@ -27,17 +29,34 @@ class JobsCli : public Cli {
     ASSERT_EQ(run("generate").code, 0);
     fs::create_directories(dir_ / "ckpt");
   }
-  // A job's state as run.sh writes it.
+  // A job's state as run.sh writes it (the pid's start time as run.sh records it).
   void job(const std::string& id, const std::string& state, int pid, const std::string& exit_code = "",
-           const std::string& on = host()) {
+           const std::string& on = host(), const std::string& engine = "envpin-no-engine") {
     fs::create_directories(dir_ / "ckpt" / id);
     write("logs/" + id + ".status", "job=" + id + "\nstate=" + state + "\nexit=" + exit_code +
                                         "\nrestarts=1\nstarted=2026-11-30T06:00:00Z\npid=" + std::to_string(pid) +
-                                        "\nhost=" + on + "\nengine=envpin-no-engine\ncontainer=envpin-demo-" + id +
+                                        "\npid_start=" + jobs::process_start(pid) + "\nhost=" + on +
+                                        "\nengine=" + engine + "\ncontainer=envpin-demo-" + id +
                                         "\ncheckpoints=" + (dir_ / "ckpt" / id).string() +
                                         "\nlog=" + (dir_ / "logs" / (id + ".log")).string() + "\nreason=\n");
     write("logs/" + id + ".log", "starting at step 0\ncheckpoint at step 5\n");
   }
+  // A stand-in for a job's supervisor: the project's run.sh replaced by a loop that, on SIGTERM,
+  // records the job as stopped, as run.sh does; started as `sh <project>/.envpin/run.sh`. Its pid.
+  int supervisor(const std::string& id) {
+    write(".envpin/run.sh", "trap 'sed -i s/^state=running$/state=stopped/ logs/" + id +
+                                ".status; exit 0' TERM\nwhile :; do sleep 0.1; done\n");
+    const std::string pid =
+        shell("cd " + sh_quote(dir_.string()) + " && { sh " + sh_quote((dir_ / ".envpin/run.sh").string()) +
+              " >/dev/null 2>&1 </dev/null & echo $!; }");
+    started_.push_back(std::stoi(pid));
+    return started_.back();
+  }
+  void TearDown() override {
+    for (int pid : started_) ::kill(pid, SIGKILL);
+    Cli::TearDown();
+  }
+  std::vector<int> started_;
   static std::string host() {
     char name[256] = {};
     ::gethostname(name, sizeof name - 1);
@@ -194,9 +213,9 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   r = run("logs done");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out, "starting at step 0\ncheckpoint at step 5\n");
-  // Following a running job (this test's pid stands in for its supervisor): what is appended
-  // while it runs, up to the end of the job.
-  job("live", "running", static_cast<int>(::getpid()));
+  // Following a running job (a stand-in supervisor): what is appended while it runs, up to the
+  // end of the job.
+  job("live", "running", supervisor("live"));
   const std::string followed =
       shell("cd " + sh_quote(dir_.string()) +
             " && { ( sleep 0.5; echo 'step 2' >> logs/live.log; sleep 0.5;"
@@ -222,8 +241,8 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
   r = run("resume nope");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("there is no job 'nope'"), std::string::npos);
-  // A job whose supervisor runs (this test's own pid stands in for it) is not resumed twice.
-  job("busy", "running", static_cast<int>(::getpid()));
+  // A job whose supervisor runs (a stand-in) is not resumed twice.
+  job("busy", "running", supervisor("busy"));
   r = run("resume busy");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "envpin: error: job 'busy' is still running\nenvpin: hint: stop it first: envpin stop busy\n");
@@ -235,6 +254,122 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
             "envpin: error: job 'remote' runs on node-17, not here\n"
             "envpin: hint: stop it there, or with scancel when Slurm runs it\n");
   EXPECT_NE(run("jobs").out.find("remote                          running "), std::string::npos);
+}
+
+// An engine on PATH that answers like docker and records each `run`'s words, NUL-separated.
+constexpr const char* kFakeEngine =
+    "#!/bin/sh\ncase $1 in\n  version | image | rm | stop) exit 0 ;;\n  container | ps) exit 1 ;;\n"
+    "  run) shift; for a in \"$@\"; do printf '%s\\0' \"$a\"; done >> \"$FAKE_RUNS\"; printf '\\n' >> \"$FAKE_RUNS\";"
+    " exit 0 ;;\nesac\nexit 0\n";
+
+TEST_F(JobsCli, TheSavedCommandIsDataNeverShellCode) {
+  project();
+  write("bin/docker", kFakeEngine);
+  fs::permissions(dir_ / "bin/docker", fs::perms::owner_all);
+  const std::string env =
+      "ENVPIN_ENGINE=" + sh_quote((dir_ / "bin/docker").string()) + " FAKE_RUNS=" + sh_quote((dir_ / "runs").string());
+  const auto run_sh = [&](const std::string& args) {
+    return shell("cd " + sh_quote(dir_.string()) + " && env " + env + " sh .envpin/run.sh " + args +
+                 " >/dev/null 2>run.err; echo $?");
+  };
+  // Words that a shell would act on, a newline inside and at the end of a word, an empty word.
+  const std::vector<std::string> words = {
+      "python3", "-c", "print('$(touch CANARY)`touch CANARY`')", "a\nb", "100%0A%", "", "end\n"};
+  std::string quoted;
+  for (const auto& w : words) quoted += " " + sh_quote(w);
+  ASSERT_EQ(run_sh("--job-id j1 --" + quoted), "0\n") << *io::read_file(dir_ / "run.err");
+  EXPECT_EQ(io::read_file(dir_ / "logs/j1.args")->substr(0, 14), "envpin-args/1\n");
+  // Resumed, the job gets exactly its words again.
+  ASSERT_EQ(run_sh("--job-id j1 --resume"), "0\n") << *io::read_file(dir_ / "run.err");
+  const std::string runs = *io::read_file(dir_ / "runs");
+  const auto tail_of = [&](const std::string& line) {
+    std::vector<std::string> argv;
+    for (std::size_t at = 0; at < line.size();) {
+      const std::size_t end = std::min(line.find('\0', at), line.size());
+      argv.push_back(line.substr(at, end - at));
+      at = end + 1;
+    }
+    return std::vector<std::string>(argv.end() - static_cast<long>(std::min(argv.size(), words.size())), argv.end());
+  };
+  const std::size_t first_end = runs.find("\0\n", 0, 2);
+  ASSERT_NE(first_end, std::string::npos);
+  EXPECT_EQ(tail_of(runs.substr(0, first_end + 1)), words);
+  EXPECT_EQ(tail_of(runs.substr(first_end + 2, runs.size() - first_end - 3)), words);
+  EXPECT_FALSE(fs::exists(dir_ / "CANARY"));
+  // A planted args file (the old `set -- ...` form that run.sh sourced) is refused, not run:
+  // through run.sh and through `envpin resume`.
+  write("logs/j1.args", "set -- true; touch CANARY\n");
+  EXPECT_EQ(run_sh("--job-id j1 --resume"), "2\n");
+  EXPECT_NE(io::read_file(dir_ / "run.err")->find("is not a command saved by this run.sh"), std::string::npos)
+      << *io::read_file(dir_ / "run.err");
+  const Result r = run("resume --force j1", env);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "CANARY"));
+  // An encoded file with a stray '%' is refused too.
+  write("logs/j1.args", "envpin-args/1\ntrue\n%2\n");
+  EXPECT_EQ(run_sh("--job-id j1 --resume"), "2\n");
+  EXPECT_NE(io::read_file(dir_ / "run.err")->find("holds a '%' that is not %25 or %0A"), std::string::npos);
+}
+
+TEST_F(JobsCli, StopSignalsOnlyTheJobsOwnSupervisor) {
+  project();
+  write("bin/docker", kFakeEngine);
+  fs::permissions(dir_ / "bin/docker", fs::perms::owner_all);
+  // A project file named like the engine's subcommand, and a status whose engine= names it.
+  write("evil", "#!/bin/sh\ntouch CANARY\n");
+  fs::permissions(dir_ / "evil", fs::perms::owner_all);
+  const std::string env = "PATH=" + sh_quote((dir_ / "bin").string()) + ":/usr/bin:/bin";
+  // The status names this test's own process (alive, but not the project's run.sh): it is not
+  // signalled (the test would die of SIGTERM), the job is lost, and the container is stopped
+  // with the engine from PATH, never the status's.
+  job("mine", "running", static_cast<int>(::getpid()), "", host(), (dir_ / "evil").string());
+  Result r = run("stop mine", env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "envpin: note: the recorded supervisor of job mine (pid " + std::to_string(::getpid()) +
+                       ") is gone or is not this project's run.sh; nothing was signalled\n");
+  EXPECT_EQ(r.out, "stopped container envpin-demo-mine of job mine\n");
+  EXPECT_FALSE(fs::exists(dir_ / "CANARY"));
+  EXPECT_NE(run("jobs").out.find("mine                            lost "), std::string::npos);
+  // pid 1 with its own start time: not the supervisor either.
+  job("init", "running", 1);
+  EXPECT_NE(run("jobs").out.find("init                            lost "), std::string::npos);
+  // The real supervisor (a stand-in run.sh of this project) is signalled and stops.
+  const int pid = supervisor("real");
+  job("real", "running", pid);
+  r = run("stop real", env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "stopped job real (exit ); continue it with: envpin resume real\n");
+  // A pid whose start time does not match (a reused pid) is not it.
+  const int other = supervisor("again");
+  write("logs/again.status", "job=again\nstate=running\npid=" + std::to_string(other) + "\npid_start=1\n");
+  r = run("stop again", env);
+  EXPECT_NE(r.err.find("nothing was signalled"), std::string::npos) << r.err;
+  EXPECT_EQ(::kill(other, 0), 0);  // still running
+}
+
+TEST_F(JobsCli, StatusFilesAreShownAsData) {
+  project();
+  job("ok", "exited", 1, "0");
+  // Terminal escapes (a window title, clear-screen, colour) and a bidi override in a status.
+  write("logs/evil.status", "job=evil\nstate=exited\nreason=\x1b]0;owned\x07\x1b[2J\x1b[31mred\n");
+  write("logs/bidi.status",
+        "job=bidi\nstate=exited\nreason=\xe2\x80\xae"
+        "deggol\n");
+  write("logs/junk.status", std::string(70000, 'x'));
+  const Result r = run("jobs");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xe2\x80\xae"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("evil                            unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  line 3: 'reason' holds an escape character\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  line 3: 'reason' holds the bidirectional control U+202E\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("junk                            unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok                              exited     0"), std::string::npos) << r.out;
+  // Acting on such a job is one located error.
+  const Result stop = run("stop evil");
+  EXPECT_EQ(stop.code, 1);
+  EXPECT_EQ(stop.err.substr(0, stop.err.find('\n')),
+            "envpin: error: logs/evil.status:3:8: 'reason' holds an escape character");
 }
 
 }  // namespace

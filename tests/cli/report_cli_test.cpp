@@ -232,6 +232,15 @@ TEST_F(ReportCli, DiffRejectsWhatIsNotAReport) {
             "reads envpin.report/1 and envpin.smoke/1\nenvpin: hint: make both reports with the same envpin version\n");
   r = run("diff missing.json " + good);
   EXPECT_EQ(r.code, 1);
+  // 70,000 levels in 140 KB (a smoke result file as anyone may write it): one located line, not
+  // a stack overflow.
+  write("deep.json",
+        "{\"schema\": \"envpin.smoke/1\", \"kernel\": " + std::string(70000, '[') + std::string(70000, ']') + "}");
+  r = run("diff deep.json " + good);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: deep.json: the JSON nests deeper than 64 levels, which no envpin report does\n"
+            "envpin: hint: make it with 'envpin report --json --output deep.json'\n");
 }
 
 }  // namespace

@@ -113,6 +113,14 @@ TEST_F(SmokeCli, AKernelWithoutAResultLineFails) {
   EXPECT_EQ(hostile.out, "kernel     PASS  \\x1b[2J\\xff cleared\n");
   const Result hostile_json = run("smoke --kernel ./kernel --json");
   EXPECT_EQ(nlohmann::json::parse(hostile_json.out)["kernel"]["device"], "\\x1b]0;owned\\x07");
+  // A result line nested 70,000 levels deep is no result (it once overflowed the stack).
+  write("kernel",
+        "#!/bin/sh\necho 'smoke: PASS: deep'\nprintf '{\"result\":\"pass\",\"device\":'\n"
+        "head -c 70000 /dev/zero | tr '\\0' '['\nhead -c 70000 /dev/zero | tr '\\0' ']'\necho '}'\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  const Result deep = run("smoke --kernel ./kernel --json");
+  EXPECT_EQ(deep.code, 1) << deep.err;
+  EXPECT_EQ(nlohmann::json::parse(deep.out)["kernel"]["result"], "fail") << deep.out.substr(0, 300);
   // A program that says "pass" without the GPU digest equal to the CPU's has not passed.
   write("kernel",
         "#!/bin/sh\necho 'smoke: PASS: trust me'\n"
@@ -137,6 +145,23 @@ TEST_F(SmokeCli, AKernelWithoutAResultLineFails) {
   EXPECT_NE(run("check --smoke --allow-no-gpu", "ENVPIN_SMOKE_KERNEL=./kernel")
                 .out.find("ok       smoke.kernel             H100 (sm_90): integer sha256 abab matches the CPU\n"),
             std::string::npos);
+  // What the program says reaches the terminal escaped through check and the script itself: a
+  // window title, clear-screen, colour, a C1 control and a right-to-left override.
+  write("kernel",
+        "#!/bin/sh\nprintf 'smoke: PASS: \\033]0;owned\\007\\033[2J\\033[31mH100 \\302\\233 \\342\\200\\256ok\\n'\n"
+        "echo '{\"result\":\"pass\",\"gpu_sha256\":\"abab\",\"cpu_sha256\":\"abab\"}'\n");
+  fs::permissions(dir_ / "kernel", fs::perms::owner_all);
+  const std::string escaped = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mH100 \\x9b \\u202eok";
+  const Result escapes = run("check --smoke --allow-no-gpu", "ENVPIN_SMOKE_KERNEL=./kernel");
+  EXPECT_NE(escapes.out.find("ok       smoke.kernel             " + escaped + "\n"), std::string::npos) << escapes.out;
+  EXPECT_EQ(escapes.out.find('\x1b'), std::string::npos);
+  ASSERT_EQ(run("generate").code, 0);
+  const std::string script =
+      shell("cd " + sh_quote(dir_.string()) +
+            " && ENVPIN_SMOKE_KERNEL=./kernel sh .envpin/check_env.sh --smoke --allow-no-gpu 2>&1");
+  EXPECT_NE(script.find("ok       smoke.kernel             " + escaped + "\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find('\x1b'), std::string::npos);
+  EXPECT_EQ(script.find("\xe2\x80\xae"), std::string::npos);
   // Not found on PATH: unavailable, which is not a failure.
   const Result none = run("smoke", "PATH=/nonexistent:/usr/bin:/bin");
   EXPECT_EQ(none.code, 0) << none.err;

@@ -391,6 +391,13 @@ const ErrorCase kErrors[] = {
     {"gpu_line_separator", "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [\"A100\\L\"]}\n",
      "envpin: error: envpin.yaml:3:32: 'cuda.gpus item' holds the character U+2028 at byte 5\n"
      "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    // A right-to-left override hides what the Dockerfile's RUN line really says.
+    {"env_bidi_override", "envpin: 1\nname: x\nenv: {A: \"x\\u202Ey\"}\n",
+     "envpin: error: envpin.yaml:3:10: 'env.A' holds the bidirectional control U+202E at byte 2\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"apt_bidi_isolate", "envpin: 1\nname: x\napt: [\"curl\\u2066\"]\n",
+     "envpin: error: envpin.yaml:3:7: 'apt item' holds the bidirectional control U+2066 at byte 5\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
     // Found by the libFuzzer run: yaml-cpp makes "\N" (NEL) a bare 0x85 byte, not UTF-8.
     {"yaml_escape_not_utf8", "envpin: 1\nname: x\nenv: {A: \"a\\Nb\"}\n",
      "envpin: error: envpin.yaml:3:10: 'env.A' holds the byte 0x85 at byte 2, which is not UTF-8\n"

@@ -63,6 +63,27 @@ TEST(Compare, ProjectPathsAndLines) {
     EXPECT_THROW(parse_compare(bad), diag::Error) << bad;
 }
 
+// A sidecar is data: sha256sum's line, of which only the digest's bytes are read.
+TEST_F(CheckpointDir, SidecarsAreReadAsSha256sumLinesOnly) {
+  const std::string hex = pin::sha256_hex("a");
+  write("a.pt", "a");
+  write("a.pt.sha256", hex);  // no name: fine
+  write("b.pt", "b");
+  write("b.pt.sha256", pin::sha256_hex("b") + std::string(1 << 20, 'f'));  // 1 MiB glued on: not a digest
+  write("c.pt", "c");
+  write("c.pt.sha256", pin::sha256_hex("c").substr(0, 63) + "X  c.pt\n");
+  write("d.pt", "d");
+  write("d.pt.sha256", "\x1b]0;x\x07" + pin::sha256_hex("d"));
+  const auto files = list_checkpoints(dir_);
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_EQ(files[0].sidecar_sha256, hex);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_TRUE(files[i].has_sidecar);
+    EXPECT_EQ(files[i].sidecar_sha256, "") << files[i].name;
+    EXPECT_FALSE(sidecar_matches(dir_, files[i])) << files[i].name;
+  }
+}
+
 TEST_F(CheckpointDir, LastCompleteSkipsACheckpointCutOffMidWrite) {
   checkpoint("ckpt-10.pt", "ten", "ten");
   age("ckpt-10.pt", 20);

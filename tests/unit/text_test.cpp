@@ -25,10 +25,24 @@ TEST(Text, ControlCharacters) {
   EXPECT_EQ(describe_char_at("\x1b", 0), "an escape character");
   EXPECT_EQ(describe_char_at("\xe2\x80\xa9", 0), "the character U+2029");
   EXPECT_EQ(describe_char_at("\x01", 0), "the control character 0x01");
+  // Bidirectional controls reorder what a reviewer sees (RLO, RLI, PDI, LRM, ALM): controls too;
+  // the characters around them are not.
+  EXPECT_EQ(control_at("a\xe2\x80\xae"
+                       "b"),
+            1u);                                // U+202E RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(control_at("a\xe2\x80\xaa"), 1u);   // U+202A
+  EXPECT_EQ(control_at("ab\xe2\x81\xa7"), 2u);  // U+2067 RIGHT-TO-LEFT ISOLATE
+  EXPECT_EQ(control_at("\xe2\x81\xa9"), 0u);    // U+2069
+  EXPECT_EQ(control_at("\xe2\x80\x8f"), 0u);    // U+200F RIGHT-TO-LEFT MARK
+  EXPECT_EQ(control_at("\xd8\x9c"), 0u);        // U+061C ARABIC LETTER MARK
+  EXPECT_EQ(control_at("\xe2\x80\xa9x\xe2\x80\xaf"), 0u);
+  EXPECT_EQ(control_at("\xe2\x80\xaf\xe2\x81\xa5\xe2\x80\x8d"), std::string_view::npos);  // U+202F, U+2065, ZWJ
+  EXPECT_EQ(describe_char_at("\xe2\x80\xae", 0), "the bidirectional control U+202E");
 }
 
 TEST(Text, PrintableAndQuoted) {
   EXPECT_EQ(printable("a\nb\te\x1b[31m\xff\xe2\x80\xa8"), "a\\nb\\te\\x1b[31m\\xff\\u2028");
+  EXPECT_EQ(printable("if (admin) \xe2\x80\xae} \xe2\x81\xa6x"), "if (admin) \\u202e} \\u2066x");
   EXPECT_EQ(quote("it"), "'it'");
   EXPECT_EQ(quote(std::string(200, 'x'), 10), "'xxxxxxxxxx...' (200 bytes)");
   // A cut never splits a UTF-8 sequence.

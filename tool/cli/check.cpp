@@ -18,7 +18,9 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "diag/cursor.hpp"
+#include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_input.hpp"
 #include "io/process.hpp"
 #include "lock/lock.hpp"
 #include "manifest/load.hpp"
@@ -70,7 +72,10 @@ std::vector<Verdict> deep_python(const std::string& python, const std::vector<st
   std::vector<Verdict> out;
   const auto r = io::run_process({python, "-c", "import sys, json; print(json.dumps(sys.path))"});
   if (r.exit_code != 0) return {{"skip", "deep.python", python + " did not run; not checked"}};
-  for (const auto& entry : nlohmann::json::parse(r.out)) {
+  const nlohmann::json path = io::parse_bounded_json(r.out);
+  if (!path.is_array()) return {{"skip", "deep.python", python + " did not print its sys.path; not checked"}};
+  for (const auto& entry : path) {
+    if (!entry.is_string()) continue;
     const fs::path dir = entry.get<std::string>();
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
@@ -248,7 +253,8 @@ int check(const CheckOptions& o, Streams& io) {
   if (o.json) {
     nlohmann::json j = {{"schema", "envpin.check/1"}, {"status", status}, {"verdicts", nlohmann::json::array()}};
     for (const auto& v : verdicts)
-      j["verdicts"].push_back({{"status", v.status}, {"name", v.name}, {"detail", v.detail}});
+      j["verdicts"].push_back(
+          {{"status", v.status}, {"name", diag::printable(v.name)}, {"detail", diag::printable(v.detail)}});
     io.out << j.dump(2) << "\n";
     return status;
   }
@@ -256,9 +262,11 @@ int check(const CheckOptions& o, Streams& io) {
     if (o.quiet && (v.status == "ok" || v.status == "skip")) continue;
     std::string name_col = v.name;
     name_col.resize(std::max<std::size_t>(24, name_col.size()), ' ');
+    // The details quote programs and files (a smoke program's line, a package's version): one
+    // printable line each, as envpin prints all such text.
     io.out << diag::paint_verdict(io.out_term, v.status)
-           << std::string(8 - std::min<std::size_t>(8, v.status.size()), ' ') << " " << name_col << " " << v.detail
-           << "\n";
+           << std::string(8 - std::min<std::size_t>(8, v.status.size()), ' ') << " " << diag::printable(name_col) << " "
+           << diag::printable(v.detail) << "\n";
   }
   io.out << "envpin check: " << ok << " ok, " << bad << " mismatch, " << skipped << " skipped\n";
   return status;

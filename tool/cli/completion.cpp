@@ -265,6 +265,8 @@ std::string man_page(const CliSpec& spec) {
       << "when set (to anything), no colour on a terminal either.\n"
       << ".TP\n.B ENVPIN_NET_TIMEOUT\n"
       << "seconds a registry or index may stay silent (default 30).\n"
+      << ".TP\n.B ENVPIN_LOCK_WAIT\n"
+      << "seconds to wait for another envpin writing the same project (default 30).\n"
       << ".TP\n.B ENVPIN_ENGINE\n"
       << "docker or podman, for jobs and the lock's apt step.\n"
       << ".SH FILES\n"

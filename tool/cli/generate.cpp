@@ -31,6 +31,9 @@ struct GenerateOptions {
 
 int generate(const GenerateOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
+  // Read and written by one envpin at a time: the lock beside the manifest and every artifact.
+  const ProjectLock project_lock(m.project_dir, &io.err);
+  const ProjectLock output_lock(o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir), &io.err);
   resolve::Environment env = resolve::resolve(m);
   env.lock = load_lock(m, o.lock);
   if (env.lock && !env.uv_image.empty() && (!env.lock->uv_image || env.lock->uv_image->requested != env.uv_image))

@@ -12,6 +12,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/project.hpp"
 #include "diag/text.hpp"
 #include "init/init.hpp"
 #include "io/atomic_file.hpp"
@@ -56,6 +57,7 @@ std::string name_from(const fs::path& dir) {
 int run_init(const InitOptions& o, Streams& io) {
   const fs::path out(o.output);
   const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const ProjectLock project_lock(dir, &io.err);  // one writer of the project at a time
   std::error_code ec;
   if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
     throw Error(out.generic_string() + " already exists", std::nullopt,

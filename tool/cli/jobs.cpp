@@ -23,6 +23,8 @@
 #include "cli/commands.hpp"
 #include "cli/job_command.hpp"
 #include "cli/project.hpp"
+#include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "io/process.hpp"
 #include "jobs/checkpoints.hpp"
 #include "jobs/project.hpp"
@@ -34,12 +36,15 @@ namespace {
 namespace fs = std::filesystem;
 using diag::Error;
 
-int run_job(const JobOptions& o, Streams&) {
+int run_job(const JobOptions& o, Streams& io) {
   const jobs::Project p = jobs::load_project(o.manifest);
   jobs::check_job_id(o.job_id);
   if (o.command.empty())
     throw Error("no command to run", std::nullopt, "put it after '--': envpin run -- python train.py --epochs 10");
-  require_pinned(p);
+  {
+    const ProjectLock project_lock(p.m.project_dir, &io.err);  // no generate or lock midway through the check
+    require_pinned(p);
+  }
   std::vector<std::string> args;
   if (!o.job_id.empty()) args.insert(args.end(), {"--job-id", o.job_id});
   if (o.detach) args.push_back("--detach");
@@ -48,10 +53,10 @@ int run_job(const JobOptions& o, Streams&) {
   return jobs::exec_run_script(p, args);
 }
 
-int resume_job(const JobOptions& o, Streams&) {
+int resume_job(const JobOptions& o, Streams& io) {
   const jobs::Project p = jobs::load_project(o.manifest);
   const auto status = jobs::job_status(p, o.job_id);
-  if (jobs::active(jobs::field(status, "state")) && jobs::supervisor_alive(status))
+  if (jobs::active(jobs::field(status, "state")) && jobs::supervisor_alive(p, status))
     throw Error("job '" + o.job_id + "' is still " + jobs::field(status, "state"), std::nullopt,
                 "stop it first: envpin stop " + o.job_id);
   // A job that finished is done: resuming it would run it again over its final checkpoint.
@@ -60,7 +65,10 @@ int resume_job(const JobOptions& o, Streams&) {
                     "' finished successfully (exit 0); resuming it would run it again over its "
                     "final checkpoint",
                 std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
-  require_pinned(p);
+  {
+    const ProjectLock project_lock(p.m.project_dir, &io.err);
+    require_pinned(p);
+  }
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
   if (o.detach) args.push_back("--detach");
   return jobs::exec_run_script(p, args);
@@ -111,12 +119,33 @@ int list_jobs(const JobOptions& o, Streams& io) {
   std::sort(files.begin(), files.end());
   nlohmann::json out = nlohmann::json::array();
   for (const fs::path& f : files) {
-    auto s = jobs::read_status(f);
+    jobs::Status s;
+    try {
+      s = jobs::read_status(f);
+    } catch (const Error& e) {
+      // One file that is not run.sh's does not hide the others: shown as unreadable, with why.
+      out.push_back(
+          {{"job", f.stem().string()},
+           {"state", "unreadable"},
+           {"exit", ""},
+           {"restarts", ""},
+           {"started", ""},
+           {"last_checkpoint", ""},
+           {"last_checkpoint_age_s", nullptr},
+           {"checkpoints", ""},
+           {"log", ""},
+           {"container", ""},
+           {"reason",
+            (e.where() && e.where()->line > 0 ? "line " + std::to_string(e.where()->line) + ": " : "") + e.message()}});
+      continue;
+    }
     // Nodes other than the first of a multi-node job keep <job>.nodeN.status: shown with the job.
     if (!s["node"].empty() && !s["node"].starts_with("0/")) continue;
-    const auto [checkpoint, age] = jobs::last_checkpoint(s["checkpoints"]);
+    // The directory run.sh made for this job (<checkpoints>/<job>), not any the file names.
+    const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
+    const auto [checkpoint, age] = jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string());
     out.push_back({{"job", s["job"]},
-                   {"state", jobs::shown_state(s)},
+                   {"state", jobs::shown_state(p, s)},
                    {"exit", s["exit"]},
                    {"restarts", s["restarts"]},
                    {"started", s["started"]},
@@ -124,7 +153,7 @@ int list_jobs(const JobOptions& o, Streams& io) {
                    {"last_checkpoint_age_s", checkpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(age)},
                    {"checkpoints", s["checkpoints"]},
                    {"log", s["log"]},
-                   {"container", s["container"]},
+                   {"container", jobs::container_name(p, s["job"].empty() ? f.stem().string() : s["job"])},
                    {"reason", s["reason"]}});
   }
   if (o.json) {
@@ -135,7 +164,9 @@ int list_jobs(const JobOptions& o, Streams& io) {
     io.out << "no jobs in " << p.logs.generic_string() << "\n";
     return kOk;
   }
-  auto cell = [](std::string s, std::size_t width) {
+  // Every value came from a file anyone may have edited: one printable line each.
+  auto cell = [](const std::string& raw, std::size_t width) {
+    const std::string s = diag::printable(raw);
     return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
   };
   io.out << cell("JOB", 32) << cell("STATE", 11) << cell("EXIT", 5) << cell("RESTARTS", 9) << cell("STARTED", 21)
@@ -145,7 +176,8 @@ int list_jobs(const JobOptions& o, Streams& io) {
     if (!ck.empty()) ck += " (" + std::to_string(j["last_checkpoint_age_s"].get<long>()) + " s ago)";
     io.out << cell(j["job"], 32) << cell(j["state"], 11) << cell(j["exit"], 5) << cell(j["restarts"], 9)
            << cell(j["started"], 21) << (ck.empty() ? "-" : ck) << "\n";
-    if (!j["reason"].get<std::string>().empty()) io.out << "  " << j["reason"].get<std::string>() << "\n";
+    if (!j["reason"].get<std::string>().empty())
+      io.out << "  " << diag::printable(j["reason"].get<std::string>()) << "\n";
   }
   return kOk;
 }
@@ -166,7 +198,7 @@ int job_logs(const JobOptions& o, Streams& io) {
   print_new();
   while (!o.no_follow) {
     const auto s = jobs::read_status(p.logs / (o.job_id + ".status"));
-    const bool ended = !jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(s);
+    const bool ended = !jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(p, s);
     std::this_thread::sleep_for(std::chrono::milliseconds(ended ? 0 : 200));
     print_new();  // after an end too: what was written before the state changed
     if (ended) break;
@@ -178,24 +210,28 @@ int stop_job(const JobOptions& o, Streams& io) {
   const jobs::Project p = jobs::load_project(o.manifest);
   auto s = jobs::job_status(p, o.job_id);
   if (!jobs::on_this_host(s))
-    throw Error("job '" + o.job_id + "' runs on " + s["host"] + ", not here", std::nullopt,
+    throw Error("job '" + o.job_id + "' runs on " + diag::printable(s["host"]) + ", not here", std::nullopt,
                 "stop it there, or with scancel when Slurm runs it");
-  const int pid = std::atoi(s["pid"].c_str());
   const int timeout = p.m.jobs->stop_timeout.value + 15;
-  if (jobs::active(s["state"]) && jobs::supervisor_alive(s) && pid > 0) {
+  if (jobs::active(s["state"]) && jobs::supervisor_alive(p, s)) {
     s = jobs::stop_supervisor(p, o.job_id, timeout);
     io.out << "stopped job " << o.job_id << " (exit " << s["exit"] << "); continue it with: envpin resume " << o.job_id
            << "\n";
     return kOk;
   }
-  // No supervisor (it was killed, or the job ran on another machine's Slurm): the container, if any.
-  const std::string engine = s.count("engine") && !s["engine"].empty() ? s["engine"] : jobs::container_engine();
-  const auto r = io::run_process({engine, "stop", "-t", std::to_string(p.m.jobs->stop_timeout.value), s["container"]});
+  if (jobs::active(s["state"]) && !s["pid"].empty())
+    io.err << "envpin: note: the recorded supervisor of job " << o.job_id << " (pid " << s["pid"]
+           << ") is gone or is not this project's run.sh; nothing was signalled\n";
+  // No supervisor (it was killed, or the job ran on another machine's Slurm): the container, if
+  // any. The engine and the container's name come from the project and PATH, never the status.
+  const std::string container = jobs::container_name(p, o.job_id);
+  const auto r = io::run_process(
+      {jobs::container_engine(), "stop", "-t", std::to_string(p.m.jobs->stop_timeout.value), container});
   if (r.exit_code == 0) {
-    io.out << "stopped container " << s["container"] << " of job " << o.job_id << "\n";
+    io.out << "stopped container " << container << " of job " << o.job_id << "\n";
     return kOk;
   }
-  throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(s) +
+  throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(p, s) +
                   (s["exit"].empty() ? "" : ", exit " + s["exit"]) + ")",
               std::nullopt, "continue it with: envpin resume " + o.job_id);
 }
@@ -205,7 +241,10 @@ int submit_job(const JobOptions& o, Streams& io) {
   jobs::check_job_id(o.job_id);
   if (o.command.empty())
     throw Error("no command to submit", std::nullopt, "put it after '--': envpin submit -- python train.py");
-  require_pinned(p);
+  {
+    const ProjectLock project_lock(p.m.project_dir, &io.err);
+    require_pinned(p);
+  }
   if (!o.job_id.empty() && !o.resume && fs::exists(p.logs / (o.job_id + ".status")))
     throw Error("job id '" + o.job_id + "' is already in use", std::nullopt,
                 "choose another --job-id, or continue that job with: envpin submit --resume --job-id " + o.job_id);

@@ -37,6 +37,9 @@ fs::path lock_path(const manifest::Manifest& m, const std::string& given) {
 
 int lock(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
+  // One writer of the lock pair at a time (held through resolution: what is written is what
+  // this run read).
+  const ProjectLock project_lock(lock_path(m, o.lock).parent_path(), &io.err);
   const resolve::Environment env = resolve::resolve(m);
   for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   resolve::ResolveOptions ro;
@@ -94,7 +97,7 @@ std::string entry_at(const std::string& text, int line) {
 int verify(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const fs::path path = lock_path(m, o.lock);
-  io::recover_commit(commit_journal(path.parent_path()));
+  recover_commit(path.parent_path());
   const std::string shown = path.lexically_normal().generic_string();
   const auto text = io::read_file(path);
   if (!text) throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");

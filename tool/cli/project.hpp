@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "jobs/project.hpp"
@@ -25,6 +26,26 @@ void check_requirements_lock(const lock::Lock& l, const std::filesystem::path& l
 // The journal of a multi-file write in `dir` (generate's artifacts, the lock pair): see
 // io::write_all_atomic.
 std::filesystem::path commit_journal(const std::filesystem::path& dir);
+
+// One envpin at a time writes a project: an exclusive flock(2) on the project directory itself
+// (nothing is created in it), held until destroyed. Taken again by the same process, it is the
+// same lock. Another envpin holding it is waited for up to ENVPIN_LOCK_WAIT seconds (default 30,
+// 0 for no wait); then diag::Error names it: "another envpin (pid N) is writing ...". Used by
+// generate, lock, init -o, the job commands' checks before a start, and by any reader that finds
+// a journal to complete.
+class ProjectLock {
+ public:
+  ProjectLock(const std::filesystem::path& dir, std::ostream* waiting_note = nullptr);
+  ~ProjectLock();
+  ProjectLock(const ProjectLock&) = delete;
+  ProjectLock& operator=(const ProjectLock&) = delete;
+
+ private:
+  std::string key_;
+};
+
+// io::recover_commit of the journal in `dir`, under the ProjectLock when there is one to complete.
+void recover_commit(const std::filesystem::path& dir);
 
 // Jobs run the pinned image: a lock that is current, and generated files that match it.
 void require_pinned(const jobs::Project& p);

@@ -9,6 +9,7 @@
 #include "cli/project.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_input.hpp"
 #include "io/process.hpp"
 #include "manifest/load.hpp"
 #include "report/diff.hpp"
@@ -54,8 +55,15 @@ nlohmann::json read_report(const std::string& file) {
   if (!text)
     throw diag::Error("cannot read " + file, diag::Location{file, 0, 0},
                       "make it with 'envpin report --json --output " + file + "'");
+  bool too_deep = false;
+  nlohmann::json j = io::parse_bounded_json(*text, &too_deep);
+  if (too_deep)
+    throw diag::Error(
+        "the JSON nests deeper than " + std::to_string(io::kMaxJsonDepth) + " levels, which no envpin report does",
+        diag::Location{file, 0, 0}, "make it with 'envpin report --json --output " + file + "'");
+  if (!j.is_discarded()) return j;
   try {
-    return nlohmann::json::parse(*text);
+    return nlohmann::json::parse(*text);  // not JSON: for the parser's own words on where
   } catch (const nlohmann::json::parse_error& e) {
     throw diag::Error("not JSON: " + std::string(e.what()), diag::Location{file, 0, 0},
                       "make it with 'envpin report --json --output " + file + "'");
@@ -73,9 +81,9 @@ std::pair<nlohmann::json, nlohmann::json> here_and_there(const DiffOptions& o) {
     throw diag::Error("envpin is not installed on " + t.host + " (or " + diag::quote(t.path) + " is missing)",
                       std::nullopt, "install it there, or set ENVPIN_REMOTE_ENVPIN to its path");
   if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, t, "envpin report on");
-  try {
-    return {std::move(here), nlohmann::json::parse(r.out)};
-  } catch (const nlohmann::json::parse_error&) {
+  nlohmann::json there = io::parse_bounded_json(r.out);
+  if (!there.is_discarded()) return {std::move(here), std::move(there)};
+  {
     throw diag::Error("envpin report on " + t.destination + " did not print a report", std::nullopt,
                       "run 'envpin remote " + o.host + " -- report --json' to see what it prints");
   }

@@ -66,7 +66,7 @@ class CheckRun {
   fs::path log() const { return p_.logs / (id_ + ".log"); }
   fs::path checkpoints() const { return checkpoint_root(p_, slurm()) / id_; }
   jobs::CheckpointWatch& watch() { return watch_; }
-  std::map<std::string, std::string> status() const { return jobs::read_status(status_file()); }
+  jobs::Status status() const { return jobs::read_status(status_file()); }
   // How an interruption is made, for the messages.
   std::string interruption() const { return slurm() ? "scontrol requeue" : "SIGKILL"; }
 
@@ -118,7 +118,8 @@ class CheckRun {
   bool ended() const {
     if (slurm()) return slurm_terminal(slurm_state().first);
     const auto s = status();
-    return !jobs::field(s, "state").empty() && (!jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(s));
+    return !jobs::field(s, "state").empty() &&
+           (!jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(p_, s));
   }
 
   // Empty when it finished with exit 0; else what happened.
@@ -131,7 +132,7 @@ class CheckRun {
     }
     const auto s = status();
     if (jobs::field(s, "state") == "exited" && jobs::field(s, "exit") == "0") return "";
-    return jobs::shown_state(s) + (jobs::field(s, "exit").empty() ? "" : " with exit " + jobs::field(s, "exit")) +
+    return jobs::shown_state(p_, s) + (jobs::field(s, "exit").empty() ? "" : " with exit " + jobs::field(s, "exit")) +
            (jobs::field(s, "reason").empty() ? "" : ": " + jobs::field(s, "reason"));
   }
 
@@ -146,11 +147,11 @@ class CheckRun {
   // The supervisor and the container SIGKILLed.
   void kill_hard() const {
     const auto s = status();
-    const int pid = std::atoi(jobs::field(s, "pid").c_str());
-    if (pid > 0) ::kill(pid, SIGKILL);
-    io::run_process({engine_, "kill", "-s", "KILL", jobs::field(s, "container")});
+    jobs::signal_supervisor(p_, s, SIGKILL);  // only when it is verifiably the job's run.sh
+    const std::string container = jobs::container_name(p_, id_);
+    io::run_process({engine_, "kill", "-s", "KILL", container});
     for (int i = 0; i < 150; ++i) {  // the container gone (run --rm), so a resume can reuse its name
-      const auto r = io::run_process({engine_, "ps", "-q", "--filter", "name=^/?" + jobs::field(s, "container") + "$"});
+      const auto r = io::run_process({engine_, "ps", "-q", "--filter", "name=^/?" + container + "$"});
       if (r.exit_code != 0 || r.out.empty()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }

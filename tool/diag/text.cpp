@@ -46,8 +46,16 @@ unsigned code_point(std::string_view s, std::size_t i, std::size_t n) {
   return cp;
 }
 
+// The bidirectional formatting characters (Unicode's Bidi_Control property: U+061C, U+200E,
+// U+200F, U+202A..U+202E, U+2066..U+2069). Invisible, they reorder what a reader sees around them
+// ("Trojan Source", CVE-2021-42574), so they are treated as controls everywhere.
+bool is_bidi_control(unsigned cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
 bool is_control(unsigned cp) {
-  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || is_bidi_control(cp);
 }
 
 std::string hex(const char* format, unsigned v) {
@@ -104,6 +112,7 @@ std::string describe_char_at(std::string_view s, std::size_t at) {
     case 0x1B:
       return "an escape character";
     default:
+      if (is_bidi_control(cp)) return hex("the bidirectional control U+%04X", cp);
       return hex(cp < 0x100 ? "the control character 0x%02x" : "the character U+%04X", cp);
   }
 }

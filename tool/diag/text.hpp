@@ -14,8 +14,9 @@ namespace envpin::diag {
 std::size_t invalid_utf8_at(std::string_view s);
 
 // The byte offset of the first character that breaks a single line or drives a terminal:
-// C0 controls (newline, NUL, ESC, tab ...), DEL, C1 controls (U+0080..U+009F) and the Unicode
-// line and paragraph separators (U+2028, U+2029); npos when there is none. `s` must be UTF-8.
+// C0 controls (newline, NUL, ESC, tab ...), DEL, C1 controls (U+0080..U+009F), the Unicode
+// line and paragraph separators (U+2028, U+2029) and the bidirectional controls (U+061C, U+200E,
+// U+200F, U+202A..U+202E, U+2066..U+2069); npos when there is none. `s` must be UTF-8.
 std::size_t control_at(std::string_view s);
 
 // A name for the character at `s[at]` as control_at or invalid_utf8_at found it, e.g.

@@ -7,6 +7,7 @@
 
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_input.hpp"
 #include "pin/sha256.hpp"
 
 namespace envpin::io {
@@ -31,7 +32,7 @@ std::map<std::string, std::string> read_record(const fs::path& file) {
     return out;
   }
   if (!text) return out;
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  const nlohmann::json j = parse_bounded_json(*text);
   if (!j.is_object() || !j.contains("files") || !j["files"].is_object()) return out;
   for (const auto& [path, sum] : j["files"].items())
     if (sum.is_string()) out[path] = sum.get<std::string>();

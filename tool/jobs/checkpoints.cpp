@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string_view>
 #include <system_error>
 
 #include "diag/error.hpp"
@@ -20,15 +21,20 @@ bool temporary(std::string_view base) {
          base.ends_with(".partial");
 }
 
-// The hex digest a sidecar names (its first word), or empty when it is not one.
+// The hex digest a sidecar names, or empty when it is not one. A sidecar is sha256sum's line:
+// 64 lowercase hex digits, then the end, or whitespace and a name; only its first 65 bytes are
+// read, whatever the file holds.
 std::string read_sidecar(const fs::path& file) {
-  std::ifstream in(file);
-  std::string hex;
-  in >> hex;
-  const bool ok = hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
-                    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-                  });
-  return ok ? hex : std::string();
+  std::ifstream in(file, std::ios::binary);
+  char head[65] = {};
+  in.read(head, sizeof head);
+  const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+  const std::string_view hex = text.substr(0, 64);
+  const bool ok =
+      hex.size() == 64 &&
+      std::all_of(hex.begin(), hex.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }) &&
+      (text.size() == 64 || text[64] == ' ' || text[64] == '\n' || text[64] == '\t');
+  return ok ? std::string(hex) : std::string();
 }
 
 // Newest first: modification time, then name.

@@ -2,6 +2,7 @@
 #include "jobs/project.hpp"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "diag/error.hpp"
@@ -59,15 +62,110 @@ void check_job_id(const std::string& id) {
                 "use letters, digits, '.', '_' and '-', starting with a letter or digit");
 }
 
-std::map<std::string, std::string> read_status(const fs::path& file) {
-  std::map<std::string, std::string> status;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);)
-    if (const auto eq = line.find('='); eq != std::string::npos) status[line.substr(0, eq)] = line.substr(eq + 1);
+namespace {
+
+// One value's rule: which bytes it may hold and how long it may be.
+struct StatusKey {
+  const char* name;
+  std::size_t max;
+  bool (*ok)(std::string_view);
+};
+
+bool digits(std::string_view v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos; }
+bool digits_or_empty(std::string_view v) { return v.empty() || digits(v); }
+bool text(std::string_view) { return true; }  // printable: checked for every value
+bool word(std::string_view v) { return diag::only_ascii(v, "._-"); }
+bool image_ref(std::string_view v) { return diag::only_ascii(v, "._-/:@+"); }
+bool engine_path(std::string_view v) { return diag::only_ascii(v, "._-/+"); }
+bool timestamp(std::string_view v) { return v.find_first_not_of("0123456789-:TZ") == std::string_view::npos; }
+bool state_name(std::string_view v) {
+  return v == "running" || v == "restarting" || v == "exited" || v == "failed" || v == "stopped";
+}
+bool node_of(std::string_view v) {
+  const auto slash = v.find('/');
+  return slash != std::string_view::npos && digits(v.substr(0, slash)) && digits(v.substr(slash + 1));
+}
+bool absolute_path(std::string_view v) { return v.empty() || v.front() == '/'; }
+
+// The keys .envpin/run.sh writes (templates/run.sh.mustache, write_status), and nothing else.
+constexpr StatusKey kStatusKeys[] = {
+    {"job", 120, word},
+    {"state", 16, state_name},
+    {"exit", 3, digits_or_empty},
+    {"restarts", 9, digits},
+    {"max_restarts", 9, digits},
+    {"started", 32, timestamp},
+    {"pid", 10, digits_or_empty},
+    {"pid_start", 20, digits_or_empty},
+    {"host", 255, word},
+    {"engine", 4096, engine_path},
+    {"container", 300, word},
+    {"image", 1024, image_ref},
+    {"checkpoints", 4096, absolute_path},
+    {"node", 21, node_of},
+    {"log", 4096, absolute_path},
+    {"reason", 4096, text},
+};
+
+constexpr std::uintmax_t kMaxStatus = 64 * 1024;
+
+Error status_error(const fs::path& file, int line, std::size_t column, const std::string& what) {
+  return Error(what, Location{file.generic_string(), line, static_cast<int>(column)},
+               "the file is not as run.sh writes it (edited by hand?): remove it, or restore it from the job's run");
+}
+
+}  // namespace
+
+Status parse_status(const std::string& content, const fs::path& file) {
+  Status status;
+  std::size_t begin = 0;
+  int line = 0;
+  while (begin < content.size()) {
+    ++line;
+    const std::size_t eol = content.find('\n', begin);
+    const std::string_view row =
+        std::string_view(content).substr(begin, eol == std::string::npos ? std::string::npos : eol - begin);
+    begin = eol == std::string::npos ? content.size() : eol + 1;
+    const std::size_t eq = row.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw status_error(file, line, 1, "a line of the job's status is not key=value");
+    const std::string key(row.substr(0, eq));
+    const std::string_view value = row.substr(eq + 1);
+    const StatusKey* rule = nullptr;
+    for (const StatusKey& k : kStatusKeys)
+      if (key == k.name) rule = &k;
+    if (!rule) throw status_error(file, line, 1, diag::quote(key, 40) + " is not a key of a job's status");
+    if (status.count(key)) throw status_error(file, line, 1, "'" + key + "' appears twice in the job's status");
+    if (const std::size_t bad = diag::invalid_utf8_at(value); bad != std::string_view::npos)
+      throw status_error(file, line, eq + 2 + bad,
+                         "'" + key + "' holds " + diag::describe_char_at(value, bad) + ", which is not UTF-8");
+    if (const std::size_t bad = diag::control_at(value); bad != std::string_view::npos)
+      throw status_error(file, line, eq + 2 + bad, "'" + key + "' holds " + diag::describe_char_at(value, bad));
+    if (value.size() > rule->max || !rule->ok(value))
+      throw status_error(file, line, eq + 2,
+                         "'" + key + "' is " + diag::quote(value, 60) + ", not a value run.sh writes");
+    status.emplace(key, std::string(value));
+  }
+  // <job>.status or <job>.nodeN.status: the job it names is the file's own.
+  const std::string stem = file.stem().string();
+  const std::string job = field(status, "job");
+  if (!job.empty() && job != stem &&
+      !(stem.starts_with(job + ".node") && digits(std::string_view(stem).substr(job.size() + 5))))
+    throw status_error(file, 1, 1, "the status names job " + diag::quote(job, 60) + ", not " + diag::quote(stem, 60));
   return status;
 }
 
-std::map<std::string, std::string> job_status(const Project& p, const std::string& id) {
+Status read_status(const fs::path& file) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(file, ec);  // run.sh never writes a symlink
+  if (!fs::exists(st)) return {};
+  if (!fs::is_regular_file(st) || fs::file_size(file, ec) > kMaxStatus)
+    throw status_error(file, 0, 0, "the job's status is not a regular file of at most 64 KiB");
+  const auto content = io::read_file(file);
+  return content ? parse_status(*content, file) : Status{};
+}
+
+Status job_status(const Project& p, const std::string& id) {
   check_job_id(id);
   const fs::path file = p.logs / (id + ".status");
   if (!fs::exists(file))
@@ -78,30 +176,93 @@ std::map<std::string, std::string> job_status(const Project& p, const std::strin
 
 bool active(const std::string& state) { return state == "running" || state == "restarting"; }
 
-std::string field(const std::map<std::string, std::string>& s, const std::string& key) {
+std::string field(const Status& s, const std::string& key) {
   const auto it = s.find(key);
   return it == s.end() ? std::string() : it->second;
 }
 
-bool on_this_host(const std::map<std::string, std::string>& s) {
+bool on_this_host(const Status& s) {
   utsname u{};
   ::uname(&u);
   return field(s, "host").empty() || field(s, "host") == u.nodename;
 }
 
-bool supervisor_alive(const std::map<std::string, std::string>& s) {
-  if (!on_this_host(s)) return true;
-  const int pid = std::atoi(field(s, "pid").c_str());
-  if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
-  // A killed process lingers as a zombie until its parent (often init) reaps it: not alive.
-  const auto stat = io::read_file("/proc/" + std::to_string(pid) + "/stat");
+std::string process_start(int pid) {
+  if (pid <= 0) return "";
+  std::optional<std::string> stat;
+  try {
+    stat = io::read_file("/proc/" + std::to_string(pid) + "/stat");
+  } catch (const Error&) {
+    return "";
+  }
   const auto paren = stat ? stat->rfind(") ") : std::string::npos;
-  return paren == std::string::npos || stat->compare(paren + 2, 1, "Z") != 0;
+  if (paren == std::string::npos) return "";
+  // After the command's name: state (field 3) ... starttime (field 22).
+  std::istringstream in(stat->substr(paren + 2));
+  std::vector<std::string> fields;
+  for (std::string w; fields.size() < 20 && in >> w;) fields.push_back(w);
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return "";
+  return fields[19];
 }
 
-std::string shown_state(const std::map<std::string, std::string>& s) {
+bool is_supervisor(const Project& p, int pid, const std::string& start) {
+  if (pid <= 1 || start.empty() || process_start(pid) != start) return false;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::optional<std::string> cmdline;
+  try {
+    cmdline = io::read_file(proc + "/cmdline");
+  } catch (const Error&) {
+    return false;
+  }
+  if (!cmdline) return false;
+  std::vector<std::string> argv;
+  for (std::size_t at = 0; at < cmdline->size() && argv.size() < 2;) {
+    const std::size_t end = std::min(cmdline->find('\0', at), cmdline->size());
+    argv.push_back(cmdline->substr(at, end - at));
+    at = end + 1;
+  }
+  if (argv.size() < 2 || argv[1].empty()) return false;
+  std::error_code ec;
+  fs::path script = argv[1];
+  if (script.is_relative()) {
+    const fs::path cwd = fs::read_symlink(proc + "/cwd", ec);
+    if (ec) return false;
+    script = cwd / script;
+  }
+  const fs::path ours = fs::weakly_canonical(fs::absolute(p.run_script, ec), ec);
+  if (ec || fs::weakly_canonical(script, ec) != ours || ec) return false;
+  return process_start(pid) == start;  // still the same process after the look at it
+}
+
+bool supervisor_alive(const Project& p, const Status& s) {
+  if (!on_this_host(s)) return true;
+  const std::string pid = field(s, "pid");
+  return !pid.empty() && pid.size() <= 9 && is_supervisor(p, std::stoi(pid), field(s, "pid_start"));
+}
+
+std::string shown_state(const Project& p, const Status& s) {
   const std::string state = field(s, "state").empty() ? "?" : field(s, "state");
-  return active(state) && !supervisor_alive(s) ? "lost" : state;
+  return active(state) && !supervisor_alive(p, s) ? "lost" : state;
+}
+
+std::string container_name(const Project& p, const std::string& id) {
+  check_job_id(id);
+  return "envpin-" + p.m.name.value + "-" + id;
+}
+
+bool signal_supervisor(const Project& p, const Status& s, int sig) {
+  const std::string pid_text = field(s, "pid");
+  if (!on_this_host(s) || pid_text.empty() || pid_text.size() > 9) return false;
+  const int pid = std::stoi(pid_text);
+  // A pidfd holds on to the process looked at: if it ends and its pid is reused before the
+  // signal, the signal reaches nobody rather than the newcomer.
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0 && errno != ENOSYS) return false;
+  const bool ours = is_supervisor(p, pid, field(s, "pid_start"));
+  bool sent = false;
+  if (ours) sent = fd >= 0 ? ::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0 : ::kill(pid, sig) == 0;
+  if (fd >= 0) ::close(fd);
+  return sent;
 }
 
 std::pair<std::string, long> last_checkpoint(const std::string& dir) {
@@ -112,10 +273,12 @@ std::pair<std::string, long> last_checkpoint(const std::string& dir) {
   return {last->name, static_cast<long>(age.count())};
 }
 
-std::map<std::string, std::string> stop_supervisor(const Project& p, const std::string& id, int timeout_s) {
+Status stop_supervisor(const Project& p, const std::string& id, int timeout_s) {
   auto s = job_status(p, id);
-  const int pid = std::atoi(field(s, "pid").c_str());
-  if (pid > 0) ::kill(pid, SIGTERM);
+  if (!signal_supervisor(p, s, SIGTERM))
+    throw Error("the recorded supervisor of job '" + id + "' (pid " + field(s, "pid") +
+                    ") is gone or is not this project's run.sh; nothing was signalled",
+                std::nullopt, "look at 'envpin jobs'; a lost job continues with: envpin resume " + id);
   for (int i = 0; i < timeout_s * 5; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     s = read_status(p.logs / (id + ".status"));

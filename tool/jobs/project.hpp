@@ -28,23 +28,45 @@ std::string container_engine();
 // Letters, digits, '.', '_' and '-', starting with a letter or digit (empty: none given).
 void check_job_id(const std::string& id);
 
-std::map<std::string, std::string> read_status(const std::filesystem::path& file);
-std::map<std::string, std::string> job_status(const Project& p, const std::string& id);
-std::string field(const std::map<std::string, std::string>& s, const std::string& key);
+// A job's state as run.sh writes it to <logs>/<job>.status. The file is data that anyone with
+// write access to the logs directory may have edited, so it is read with a grammar: at most
+// 64 KiB, one `key=value` a line, only the keys run.sh writes, each at most once, each value in
+// its own charset (numbers, an id, a path, printable text). The job name must be the file's own.
+// A missing file is an empty status; one that breaks the grammar throws diag::Error at its
+// file:line:col.
+using Status = std::map<std::string, std::string>;
+Status read_status(const std::filesystem::path& file);
+// The same for text already read (`file` names it in errors); for tests and the fuzzer.
+Status parse_status(const std::string& text, const std::filesystem::path& file);
+Status job_status(const Project& p, const std::string& id);
+std::string field(const Status& s, const std::string& key);
 bool active(const std::string& state);
 // Whether the job's supervisor ran on this machine (a Slurm job runs on a compute node).
-bool on_this_host(const std::map<std::string, std::string>& s);
-// Whether the supervisor (run.sh) recorded in the status still runs; unknown (true) for another host.
-bool supervisor_alive(const std::map<std::string, std::string>& s);
+bool on_this_host(const Status& s);
+// When the process `pid` started, in clock ticks since boot (/proc/PID/stat, field 22); empty
+// when there is no such process or it is a zombie.
+std::string process_start(int pid);
+// Whether `pid` is verifiably this project's supervisor: it runs `sh RUN_SCRIPT ...` (argv[1],
+// resolved against the process's working directory, is p.run_script) and started at `start`
+// (a reused pid starts later). Only such a process is ever signalled.
+bool is_supervisor(const Project& p, int pid, const std::string& start);
+// Whether the supervisor (run.sh) recorded in the status still runs; unknown (true) for another
+// host. A pid that is not verifiably the supervisor counts as gone.
+bool supervisor_alive(const Project& p, const Status& s);
 // The state to show: a job whose supervisor vanished while running is "lost".
-std::string shown_state(const std::map<std::string, std::string>& s);
+std::string shown_state(const Project& p, const Status& s);
+// Sends `sig` to the recorded supervisor when it is verifiably this project's (is_supervisor,
+// through a pidfd so a pid reused meanwhile is never hit); whether it was sent.
+bool signal_supervisor(const Project& p, const Status& s, int sig);
+// The job's container name as run.sh makes it (envpin-<name>-<job>), never taken from the status.
+std::string container_name(const Project& p, const std::string& id);
 // The newest complete checkpoint in `dir` (its sha256 sidecar verified when there is one: a file
 // cut off mid-write is not the last checkpoint) and its age in seconds; empty when none.
 std::pair<std::string, long> last_checkpoint(const std::string& dir);
 
-// SIGTERM to the job's supervisor, then its status once it left the running states, waiting
-// up to `timeout_s`; throws when it is still running then.
-std::map<std::string, std::string> stop_supervisor(const Project& p, const std::string& id, int timeout_s);
+// SIGTERM to the job's supervisor (verified as is_supervisor says), then its status once it left
+// the running states, waiting up to `timeout_s`; throws when it is still running then.
+Status stop_supervisor(const Project& p, const std::string& id, int timeout_s);
 
 // Runs .envpin/run.sh with `args` attached to this terminal; its exit status.
 int exec_run_script(const Project& p, std::vector<std::string> args);

@@ -32,6 +32,11 @@ struct Curl {
   ENVPIN_CURL_FN(easy_strerror);
   ENVPIN_CURL_FN(slist_append);
   ENVPIN_CURL_FN(slist_free_all);
+  ENVPIN_CURL_FN(url);
+  ENVPIN_CURL_FN(url_set);
+  ENVPIN_CURL_FN(url_get);
+  ENVPIN_CURL_FN(url_cleanup);
+  ENVPIN_CURL_FN(free);
 #undef ENVPIN_CURL_FN
   // Once per process, before any other call (curl_global_init is not thread-safe); envpin's
   // requests all come after it. Never cleaned up: the process ends first.
@@ -91,7 +96,10 @@ long network_timeout_s() {
   return std::stol(v);
 }
 
-Response fetch(const Request& request, const HttpOptions& options) {
+namespace {
+
+// One request, redirects not followed: a 3xx comes back with its target in redirect_url.
+Response fetch_once(const Request& request, const HttpOptions& options, std::string& redirect_url) {
   const Curl& api = curl_api();
   long delay_ms = options.backoff_ms;
   std::string last_error;
@@ -114,8 +122,8 @@ Response fetch(const Request& request, const HttpOptions& options) {
       api.easy_setopt(curl.get(), CURLOPT_POSTFIELDS, request.body.data());
       api.easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
     }
-    api.easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
-    api.easy_setopt(curl.get(), CURLOPT_MAXREDIRS, 5L);
+    // Redirects are followed by fetch(), which decides what may go to another origin.
+    api.easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 0L);
     api.easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, std::min(options.connect_timeout_s, options.stall_s));
     api.easy_setopt(curl.get(), CURLOPT_TIMEOUT, options.timeout_s);
     // Less than one byte a second for stall_s seconds: the server is not answering.
@@ -131,6 +139,9 @@ Response fetch(const Request& request, const HttpOptions& options) {
     const CURLcode code = api.easy_perform(curl.get());
     if (code == CURLE_OK) {
       api.easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &response.status);
+      char* location = nullptr;
+      api.easy_getinfo(curl.get(), CURLINFO_REDIRECT_URL, &location);
+      redirect_url = location ? location : "";
       if (!retryable(response.status) || attempt == options.attempts) return response;
       last_error = "HTTP " + std::to_string(response.status);
       const std::string retry_after = response.header("retry-after");
@@ -157,6 +168,69 @@ Response fetch(const Request& request, const HttpOptions& options) {
   throw diag::Error(
       "cannot reach " + request.url + ": " + last_error, std::nullopt,
       "check that the server is up and the address is right (--timeout or ENVPIN_NET_TIMEOUT sets the wait)");
+}
+
+// scheme://host:port of `url` as libcurl parses it (default ports filled in, host lowercase);
+// empty when it cannot be parsed.
+std::string origin(const std::string& url) {
+  const Curl& api = curl_api();
+  std::unique_ptr<CURLU, decltype(&::curl_url_cleanup)> u(api.url(), api.url_cleanup);
+  if (!u || api.url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
+  std::string out;
+  for (const auto& [part, flags] : {std::pair{CURLUPART_SCHEME, 0u}, std::pair{CURLUPART_HOST, 0u},
+                                    std::pair{CURLUPART_PORT, static_cast<unsigned>(CURLU_DEFAULT_PORT)}}) {
+    char* text = nullptr;
+    if (api.url_get(u.get(), part, &text, flags) != CURLUE_OK || !text) return "";
+    std::string value = text;
+    api.free(text);
+    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+    out += (out.empty() ? "" : part == CURLUPART_HOST ? "://" : ":") + value;
+  }
+  return out;
+}
+
+// A header that proves who sends the request (a token, a password, a session).
+bool credential_header(const std::string& header) {
+  std::string name = header.substr(0, header.find(':'));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return name == "authorization" || name == "proxy-authorization" || name == "cookie" ||
+         name.find("token") != std::string::npos || name.find("auth") != std::string::npos;
+}
+
+constexpr int kMaxRedirects = 5;
+
+}  // namespace
+
+Response fetch(const Request& request, const HttpOptions& options) {
+  Request current = request;
+  for (int hop = 0;; ++hop) {
+    std::string next;
+    Response response = fetch_once(current, options, next);
+    const long s = response.status;
+    if (s < 300 || s > 399 || next.empty()) return response;
+    if (hop == kMaxRedirects)
+      throw diag::Error("more than " + std::to_string(kMaxRedirects) + " redirects from " + request.url +
+                            " (the last to " + diag::quote(next) + ")",
+                        std::nullopt, "give envpin the URL the server really answers at");
+    if (origin(next).empty() || origin(next) != origin(current.url)) {
+      // Another origin: credentials and a request body (a job script, its environment) never
+      // follow; where the caller allows it, a request without them does.
+      const bool sensitive =
+          !current.body.empty() || std::any_of(current.headers.begin(), current.headers.end(), credential_header);
+      if (sensitive && !request.drop_credentials_across_origins)
+        throw diag::Error(current.url + " redirected (HTTP " + std::to_string(s) + ") to " + diag::quote(next) +
+                              ", another origin: envpin does not send its credentials or the request there",
+                          std::nullopt,
+                          "give envpin the server's own URL; if the redirect is meant, use its target directly");
+      std::erase_if(current.headers, credential_header);
+    }
+    // 303, and 301/302 after a POST as browsers and curl do: the next request is a GET.
+    if (s == 303 || ((s == 301 || s == 302) && current.method == "POST")) {
+      current.method = "GET";
+      current.body.clear();
+    }
+    current.url = next;
+  }
 }
 
 }  // namespace envpin::net

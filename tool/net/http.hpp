@@ -22,6 +22,10 @@ struct Request {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::string body;                  // POST: sent as it is
+  // A redirect to another origin (scheme, host, port) never carries credentials (Authorization,
+  // Cookie, *token* and *auth* headers) or a body: with this set, such a request follows it
+  // without them (a registry's blob on a CDN); without, fetch() refuses it, naming the target.
+  bool drop_credentials_across_origins = false;
 };
 
 // How long envpin waits for a server that sends nothing: ENVPIN_NET_TIMEOUT (seconds), else 30.
@@ -42,8 +46,9 @@ struct HttpOptions {
   std::function<void(const std::string&)> progress;  // one line per retry, for stderr
 };
 
-// Performs the request. Returns the final response (any status); throws diag::Error when the
-// server cannot be reached after all attempts ("connection refused", "timed out", ...).
+// Performs the request, following at most 5 redirects (same origin: as they are; another origin:
+// see Request). Returns the final response (any status); throws diag::Error when the server
+// cannot be reached after all attempts ("connection refused", "timed out", ...).
 Response fetch(const Request& request, const HttpOptions& options = {});
 
 }  // namespace envpin::net

@@ -76,7 +76,8 @@ class Client {
 
   // GET or HEAD of /manifests/<ref> or /blobs/<digest>, with a bearer token when challenged.
   Response get(const std::string& method, const std::string& path, bool manifest) {
-    Request request{method, base_ + path, {}, {}};
+    // Registries serve blobs from a CDN by redirect: the bearer token stays with the registry.
+    Request request{method, base_ + path, {}, {}, true};
     if (manifest) request.headers.push_back(kManifestAccept);
     if (!token_.empty()) request.headers.push_back("Authorization: Bearer " + token_);
     Response r = fetch(request, options_.http);
@@ -101,7 +102,7 @@ class Client {
     std::string url = params["realm"] + "?service=" + url_escape(params["service"]);
     url +=
         "&scope=" + url_escape(params["scope"].empty() ? "repository:" + ref_.repository + ":pull" : params["scope"]);
-    const Response r = fetch(Request{"GET", url, {}, {}}, options_.http);
+    const Response r = fetch(Request{"GET", url, {}, {}, false}, options_.http);
     if (r.status != 200)
       throw Error("registry " + ref_.registry + " refused an anonymous token for " + ref_.repository + " (HTTP " +
                       std::to_string(r.status) + " from " + url + ")",

@@ -17,6 +17,7 @@
 #include "diag/cursor.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_input.hpp"
 #include "io/process.hpp"
 #include "lock/lock.hpp"
 #include "manifest/requirement.hpp"
@@ -224,11 +225,17 @@ json python_interpreter(const std::string& command) {
     py["error"] = trim(r.err.empty() ? r.out : r.err);
     return py;
   }
-  const json info = json::parse(r.out);
-  py["version"] = info[0];
-  py["executable"] = info[1];
+  // The interpreter's answer is program output: read only as the three values asked for.
+  const json info = io::parse_bounded_json(r.out);
+  if (!info.is_array() || info.size() != 3 || !info[0].is_string() || !info[1].is_string() || !info[2].is_array()) {
+    py["error"] = "it printed no answer envpin reads: " + diag::quote(trim(r.out), 200);
+    return py;
+  }
+  py["version"] = diag::printable(info[0].get<std::string>());
+  py["executable"] = diag::printable(info[1].get<std::string>());
   json packages = json::object();
   for (const auto& entry : info[2]) {
+    if (!entry.is_string()) continue;
     const std::string dir = entry.get<std::string>();
     std::error_code ec;
     if (dir.empty() || !fs::is_directory(dir, ec)) continue;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "diag/text.hpp"
+#include "io/json_input.hpp"
 #include "io/process.hpp"
 
 namespace envpin::report {
@@ -18,7 +19,7 @@ json last_json_line(const std::string& out) {
   json found;
   for (std::string line; std::getline(lines, line);) {
     if (line.empty() || line.front() != '{') continue;
-    json j = json::parse(line, nullptr, false);
+    json j = io::parse_bounded_json(line);
     if (j.is_object()) found = std::move(j);
   }
   return found;

@@ -131,7 +131,7 @@ void resolve_apt_from_index(const manifest::Manifest& m, const resolve::Environm
   std::string text;
   for (const char* name : {"Packages.xz", "Packages.gz"}) {
     if (o.progress) o.progress("no container engine: reading " + dir + name + " (requested packages only)");
-    const net::Response r = net::fetch(net::Request{"GET", dir + name, {}, {}}, http);
+    const net::Response r = net::fetch(net::Request{"GET", dir + name, {}, {}, false}, http);
     if (r.status == 200) {
       text = io::decompress(r.body, dir + name);
       break;

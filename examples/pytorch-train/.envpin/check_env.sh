@@ -39,8 +39,35 @@ for arg in "$@"; do
   esac
 done
 
+# Every line quotes what programs and files said (a smoke program's summary, a version): each
+# control character, C1 control and bidirectional control in it is written as \xNN or \uNNNN
+# (as envpin prints such text), so nothing it holds drives the terminal or reorders the line.
+printable() {
+  printf '%s' "$1" | LC_ALL=C awk '
+    BEGIN { for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i; ORS = "" }
+    {
+      if (NR > 1) out = out "\\n"
+      n = length($0)
+      for (i = 1; i <= n; i++) {
+        c = substr($0, i, 1); b = ord[c]
+        if (b == 9 || b == 13) { out = out (b == 9 ? "\\t" : "\\r"); continue }
+        if (b < 32 || b == 127) { out = out sprintf("\\x%02x", b); continue }
+        b2 = ord[substr($0, i + 1, 1)]; b3 = ord[substr($0, i + 2, 1)]
+        if (b == 194 && b2 >= 128 && b2 <= 159) { out = out sprintf("\\x%02x", b2); i++; continue }
+        if (b == 216 && b2 == 156) { out = out "\\u061c"; i++; continue }
+        if (b == 226 && b2 >= 128 && b2 <= 129 && b3 >= 128 && b3 <= 191) {
+          cp = 8192 + (b2 - 128) * 64 + (b3 - 128)
+          if (cp == 8206 || cp == 8207 || (cp >= 8232 && cp <= 8238) || (cp >= 8294 && cp <= 8297)) {
+            out = out sprintf("\\u%04x", cp); i += 2; continue
+          }
+        }
+        out = out c
+      }
+    }
+    END { print out }'
+}
 line() {
-  printf '%-8s %-24s %s\n' "$1" "$2" "$3"
+  printf '%-8s %-24s %s\n' "$1" "$2" "$(printable "$3")"
 }
 ok() {
   n_ok=$((n_ok + 1))

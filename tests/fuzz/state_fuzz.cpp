@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: what envpin reads back that anyone may have written (-DENVPIN_FUZZ=ON, clang).
+// The first byte picks the surface, the rest is the text:
+//   0: a job's status file (jobs::parse_status): parsed, or one located error; no value it
+//      accepts holds a control or bidi character; the error line is printable.
+//   1: a smoke program's output or a report file (io::parse_bounded_json, then report::diff of it
+//      against itself and format_smoke): never a crash, however deep or odd the JSON; what is
+//      printed is printable lines.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "io/json_input.hpp"
+#include "jobs/project.hpp"
+#include "report/diff.hpp"
+#include "report/smoke.hpp"
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+bool printable_lines(const std::string& s) {
+  for (std::size_t start = 0; start <= s.size();) {
+    const std::size_t end = std::min(s.find('\n', start), s.size());
+    if (envpin::diag::control_at(std::string_view(s).substr(start, end - start)) != std::string_view::npos)
+      return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+  if (data[0] % 2 == 0) {
+    try {
+      const envpin::jobs::Status s = envpin::jobs::parse_status(text, "logs/fz.status");
+      for (const auto& [key, value] : s) {
+        check(envpin::diag::control_at(key) == std::string_view::npos);
+        check(envpin::diag::control_at(value) == std::string_view::npos);
+        check(envpin::diag::invalid_utf8_at(value) == std::string_view::npos);
+      }
+    } catch (const envpin::diag::Error& e) {
+      check(e.where().has_value());
+      check(printable_lines(envpin::diag::format(e)));
+    }
+    return 0;
+  }
+  const nlohmann::json j = envpin::io::parse_bounded_json(text);
+  if (j.is_discarded() || !j.is_object()) return 0;
+  try {
+    const auto d = envpin::report::diff(j, j, "a", "b");
+    check(printable_lines(envpin::report::format_diff(d)));
+    if (j.contains("smoke")) check(printable_lines(envpin::report::format_smoke(j["smoke"])));
+  } catch (const envpin::diag::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The job state run.sh keeps (<logs>/<job>.status) is read as data with a grammar: only run.sh's
+// keys, each value in its own charset; anything else is one located error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "diag/error.hpp"
+#include "jobs/project.hpp"
+
+namespace envpin::jobs {
+namespace {
+
+constexpr const char* kStatus =
+    "job=train-1\nstate=running\nexit=\nrestarts=0\nmax_restarts=3\nstarted=2026-12-02T10:00:00Z\npid=4242\n"
+    "pid_start=123456\nhost=gpu-7\nengine=docker\ncontainer=envpin-demo-train-1\n"
+    "image=envpin/demo:0123456789abcdef\ncheckpoints=/srv/ckpt/train-1\nnode=0/1\nlog=/srv/logs/train-1.log\n"
+    "reason=exit 3; restart 1 of 3 in 10 s\n";
+
+std::string error_of(const std::string& text, const std::string& name = "logs/train-1.status") {
+  try {
+    parse_status(text, name);
+  } catch (const diag::Error& e) {
+    const auto& w = e.where();
+    return (w ? w->file + ":" + std::to_string(w->line) + ":" + std::to_string(w->column) + ": " : "") + e.message();
+  }
+  return "";
+}
+
+TEST(JobStatus, ReadsWhatRunShWrites) {
+  const Status s = parse_status(kStatus, "logs/train-1.status");
+  EXPECT_EQ(s.at("state"), "running");
+  EXPECT_EQ(s.at("pid_start"), "123456");
+  EXPECT_EQ(s.at("reason"), "exit 3; restart 1 of 3 in 10 s");
+  EXPECT_EQ(s.at("exit"), "");
+  // A node's own file names the job it belongs to.
+  EXPECT_NO_THROW(parse_status(kStatus, "logs/train-1.node2.status"));
+  EXPECT_TRUE(parse_status("", "logs/x.status").empty());
+}
+
+TEST(JobStatus, RefusesWhatRunShNeverWrites) {
+  const std::string base = kStatus;
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = base;
+    t.replace(t.find(from), from.size(), to);
+    return error_of(t);
+  };
+  EXPECT_EQ(with("pid=4242", "pid=1; kill -9 -1"),
+            "logs/train-1.status:7:5: 'pid' is '1; kill -9 -1', not a value run.sh writes");
+  EXPECT_EQ(with("pid=4242", "pid=-1"), "logs/train-1.status:7:5: 'pid' is '-1', not a value run.sh writes");
+  EXPECT_EQ(with("engine=docker", "engine=./rm -rf"),
+            "logs/train-1.status:10:8: 'engine' is './rm -rf', not a value run.sh writes");
+  EXPECT_EQ(with("state=running", "state=done"),
+            "logs/train-1.status:2:7: 'state' is 'done', not a value run.sh writes");
+  EXPECT_EQ(with("reason=exit 3", "reason=\x1b]0;owned\x07"),
+            "logs/train-1.status:16:8: 'reason' holds an escape character");
+  EXPECT_EQ(with("reason=exit 3",
+                 "reason=\xe2\x80\xae"
+                 "3 tixe"),
+            "logs/train-1.status:16:8: 'reason' holds the bidirectional control U+202E");
+  EXPECT_EQ(with("host=gpu-7", "host=\xff"), "logs/train-1.status:9:6: 'host' holds the byte 0xff, which is not UTF-8");
+  EXPECT_EQ(with("node=0/1", "node=0/x"), "logs/train-1.status:14:6: 'node' is '0/x', not a value run.sh writes");
+  EXPECT_EQ(with("checkpoints=/srv", "checkpoints=srv"),
+            "logs/train-1.status:13:13: 'checkpoints' is 'srv/ckpt/train-1', not a value run.sh writes");
+  EXPECT_EQ(with("node=0/1\n", "node=0/1\nargs=set -- x\n"),
+            "logs/train-1.status:15:1: 'args' is not a key of a job's status");
+  EXPECT_EQ(with("node=0/1\n", "node=0/1\nstate=exited\n"),
+            "logs/train-1.status:15:1: 'state' appears twice in the job's status");
+  EXPECT_EQ(with("node=0/1\n", "node=0/1\n\n"),
+            "logs/train-1.status:15:1: a line of the job's status is not key=value");
+  EXPECT_EQ(with("job=train-1", "job=other"), "logs/train-1.status:1:1: the status names job 'other', not 'train-1'");
+  EXPECT_EQ(with("restarts=0", "restarts=" + std::string(40, '9')),
+            "logs/train-1.status:4:10: 'restarts' is '" + std::string(40, '9') + "', not a value run.sh writes");
+}
+
+TEST(JobStatus, NoProcessIsTakenForTheSupervisorByItsPidAlone) {
+  // This test's own process: alive, with a start time, but not the project's run.sh.
+  const std::string start = process_start(static_cast<int>(::getpid()));
+  ASSERT_FALSE(start.empty());
+  EXPECT_EQ(process_start(static_cast<int>(::getpid())), start);
+  EXPECT_EQ(process_start(0), "");
+  EXPECT_EQ(process_start(999999999), "");
+  Project p;
+  p.run_script = "/nonexistent/.envpin/run.sh";
+  EXPECT_FALSE(is_supervisor(p, static_cast<int>(::getpid()), start));
+  EXPECT_FALSE(is_supervisor(p, 1, process_start(1)));
+  Status s = {{"state", "running"}, {"pid", std::to_string(::getpid())}, {"pid_start", start}};
+  EXPECT_FALSE(supervisor_alive(p, s));
+  EXPECT_EQ(shown_state(p, s), "lost");
+  EXPECT_FALSE(signal_supervisor(p, s, 0));
+}
+
+}  // namespace
+}  // namespace envpin::jobs
