@@ -434,6 +434,31 @@ const ErrorCase kErrors[] = {
      "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' '/s/$(id)' has characters other than letters, digits "
      "and ._-+@/\n"
      "envpin: hint: rename it with those characters only; paths reach shell scripts and the Dockerfile\n"},
+    // Host directories the jobs write into: never the root or a system directory, however spelt.
+    {"jobs_logs_root", "envpin: 1\nname: x\njobs: {logs: /}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_etc_dot", "envpin: 1\nname: x\njobs: {logs: /./etc}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/etc' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_usr_slashes", "envpin: 1\nname: x\njobs: {logs: //usr/}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/usr' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_climbs_to_root", "envpin: 1\nname: x\njobs: {logs: /etc/..}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_under_proc", "envpin: 1\nname: x\njobs: {logs: /proc/self/fd}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/proc/self/fd' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_checkpoints_host_var", "envpin: 1\nname: x\njobs: {checkpoints: {host: /var/}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/var' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
+    {"jobs_checkpoints_host_home", "envpin: 1\nname: x\njobs: {checkpoints: {host: //home/.}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/home' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
+    {"jobs_checkpoints_host_boot", "envpin: 1\nname: x\njobs: {checkpoints: {host: /boot/ck}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/boot/ck' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, ManifestError, testing::ValuesIn(kErrors),

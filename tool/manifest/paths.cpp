@@ -28,6 +28,15 @@ constexpr std::string_view kSystemTrees[] = {"/bin",           "/boot",         
                                              "/usr/libexec",   "/usr/sbin",       "/usr/share",   "/usr/local/bin",
                                              "/usr/local/lib", "/usr/local/sbin", "/var/lib",     "/var/run"};
 
+// A system directory, or under one of those of the second list (`dir` normalised, no trailing '/').
+bool is_system_directory(std::string_view dir) {
+  const auto under = [&](std::string_view sys) {
+    return dir == sys || (dir.starts_with(sys) && dir.size() > sys.size() && dir[sys.size()] == '/');
+  };
+  return std::find(std::begin(kSystemDirs), std::end(kSystemDirs), dir) != std::end(kSystemDirs) ||
+         std::any_of(std::begin(kSystemTrees), std::end(kSystemTrees), under);
+}
+
 }  // namespace
 
 bool is_env_name(const std::string& s) { return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && only(s, "_"); }
@@ -56,25 +65,25 @@ Located<std::string> container_path(const Reader& r, const YAML::Node& n, std::s
   }
   s.value = fs::path(s.value).lexically_normal().generic_string();
   while (s.value.size() > 1 && s.value.back() == '/') s.value.pop_back();
-  const auto under = [&](std::string_view dir) {
-    return s.value == dir || (s.value.starts_with(dir) && s.value[dir.size()] == '/');
-  };
-  if (std::find(std::begin(kSystemDirs), std::end(kSystemDirs), s.value) != std::end(kSystemDirs) ||
-      std::any_of(std::begin(kSystemTrees), std::end(kSystemTrees), under))
+  if (is_system_directory(s.value))
     r.fail(n, "'" + std::string(key) + "' must not be the system directory " + quote(s.value) + " or under it",
            "use a directory of the project's own, such as '/workspace'");
   return s;
 }
 
-// A host directory: absolute, or relative to the project (kept inside it).
-Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key) {
+// A host directory: absolute, or relative to the project (kept inside it). The jobs write logs
+// and checkpoints there, and the container mounts it: never the root or a system directory.
+Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key, std::string_view example) {
   Located<std::string> s = r.string(n, key);
   check_path_chars(s, key);
-  if (fs::path(s.value).is_absolute()) {
-    s.value = fs::path(s.value).lexically_normal().generic_string();
-    return s;
-  }
-  return r.project_path(n, key);
+  if (!fs::path(s.value).is_absolute()) return r.project_path(n, key);
+  s.value = fs::path(s.value).lexically_normal().generic_string();
+  std::string dir = s.value;  // '/./etc', '//usr/' and '/etc/..' are '/etc', '/usr' and '/'
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (is_system_directory(dir))
+    r.fail(n, "'" + key + "' must not be the system directory " + quote(dir) + " or under it",
+           "use a directory of the project's own, such as '" + std::string(example) + "'");
+  return s;
 }
 
 // context.exclude: .dockerignore patterns, one per line of the generated file. Docker trims
