@@ -210,6 +210,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
             j.slurm_checkpoints->value.pop_back();
           if (j.slurm_checkpoints->value == "/")
             r.fail(sv, "jobs.slurm.checkpoints must not be '/'", "write it as '/shared/checkpoints/my-project'");
+          check_path_length(*j.slurm_checkpoints, "jobs.slurm.checkpoints", {});
         }
       }
     }
