@@ -109,6 +109,37 @@ TEST_F(Cli, ErrorAfterAGoodRunLeavesTheOldArtifacts) {
   EXPECT_EQ(io::read_file(dir_ / "Dockerfile"), dockerfile);
 }
 
+// Every entry under `dir`: directories with a trailing '/', files with their bytes.
+std::vector<std::string> tree(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string rel = e.path().lexically_relative(dir).generic_string();
+    out.push_back(e.is_directory() ? rel + "/" : rel + ": " + io::read_file(e.path()).value_or("?"));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(Cli, AFailedWriteLeavesNoDirectoryItCreated) {
+  // The Dockerfile comes last and cannot be written (its directory is a file): .envpin/ and
+  // .envpin/smoke/, made for the files before it, go again; the user's own empty directory stays.
+  write("envpin.yaml",
+        "envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\noutputs: {dockerfile: blocker/Dockerfile}\n");
+  write("blocker", "a file where a directory would go\n");
+  fs::create_directories(dir_ / ".devcontainer");
+  const std::vector<std::string> before = tree(dir_);
+  const Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: cannot create directory './blocker': Not a directory\n"
+            "envpin: hint: check that the directory exists and is writable\n");
+  EXPECT_EQ(tree(dir_), before);
+  // Once the way is clear, the same run writes every file.
+  fs::remove(dir_ / "blocker");
+  EXPECT_EQ(run("generate").code, 0);
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "blocker/Dockerfile"));
+}
+
 TEST_F(Cli, GenerateReplacesOnlyItsOwnFiles) {
   write("envpin.yaml", "envpin: 1\nname: x\n");
   write("Dockerfile", "FROM scratch\n# mine\n");

@@ -107,6 +107,27 @@ TEST_F(ScanCli, ADockerfilesPathsAreTheImages) {
       << r.out;
 }
 
+TEST_F(ScanCli, WithoutAManifestTheSecretFilesAnyCopyWouldCarryAreNamed) {
+  // A project with a Dockerfile and no envpin.yaml: docker build and rsync send the .env (a
+  // .gitignore does not stop them); only the project's own .dockerignore leaves a file out.
+  write("p/Dockerfile", "FROM debian:12\nCOPY . /src\n");
+  write("p/.env", "HF_TOKEN=x\n");
+  write("p/.gitignore", ".env\n");
+  write("p/deploy/server.key", "k\n");
+  write("p/.ssh/id_ed25519", "k\n");
+  write("p/.dockerignore", ".ssh\n");
+  const Result r = run("scan p");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out,
+            "p/.env: secret file in the docker build context (not excluded by .dockerignore)\n"
+            "  fix: add it to .dockerignore (the one 'envpin generate' writes leaves out every secret file)\n"
+            "p/deploy/server.key: secret file in the docker build context (not excluded by .dockerignore)\n"
+            "  fix: add it to .dockerignore (the one 'envpin generate' writes leaves out every secret file)\n");
+  EXPECT_EQ(r.err, "envpin: scan: 5 text file(s), 2 finding(s)\n");
+  write("p/.dockerignore", ".ssh\n.env\n*.key\n**/*.key\n");
+  EXPECT_EQ(run("scan p").code, 0);
+}
+
 TEST_F(ScanCli, ThisRepositoryIsClean) {
   const Result r = run(std::string("scan ") + ENVPIN_SOURCE_DIR);
   EXPECT_EQ(r.code, 0) << r.out;

@@ -4,9 +4,10 @@
 # generated host key and user key, a throwaway user whose home is in a temp dir, key-only logins,
 # StrictModes on; the client checks the host key against a known_hosts written here). Asserts:
 # secrets, keys and gitignored data never arrive (the remote tree is listed); a dirty remote
-# directory is refused without --delete and excluded files there survive --delete; an rsync
-# killed mid-transfer resumes from its partial file; `remote` runs envpin there; host key
-# mismatch, a wrong key, a closed port and a missing envpin are one clear line each.
+# directory is refused without --delete and excluded files there survive --delete; no spelling
+# of the home ('./', '~//', 'a/..', '~user', '~/..') lets --delete empty it (authorized_keys
+# stays); an rsync killed mid-transfer resumes from its partial file; `remote` runs envpin there;
+# host key mismatch, a wrong key, a closed port and a missing envpin are one clear line each.
 #   sync.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -126,6 +127,31 @@ if [ "$rc" = 1 ] && grep -q "envpin: error: .*has 1 file this project does not: 
 rc=$?
 if [ "$rc" = 0 ] && [ ! -e "$D/stale.txt" ] && [ -f "$D/data/remote-only.bin" ]; then pass; else
   fail "sync --delete: exit $rc"; cat "$T/delete.out"; ls -la "$D" "$D/data"; fi
+
+step "sync --delete never empties the server's home nor climbs out of it, however the path is spelt"
+# What an rsync --delete into the home would remove: the key this test logs in with, and a file
+# of the user's. The project has no .ssh of its own, so nothing of the home's is excluded.
+su "$U" -c "echo mine > '$T/u/precious.txt'"
+keys=$(cat "$T/u/.ssh/authorized_keys")
+H="$T/home-project"
+mkdir -p "$H"
+printf 'envpin: 1\nname: home-e2e\n' > "$H/envpin.yaml"
+"$ENVPIN" generate -f "$H/envpin.yaml" >/dev/null || fail "generate the home project"
+# '/' and its spellings are refused by the same rule (tests/unit/sync_target_test.cpp); they are
+# not tried here, where a regression would run rsync --delete over this machine's root.
+# shellcheck disable=SC2088 # each '~' is for the server to read, not this shell
+for spelling in . ./ .//. './.' '~' '~/' '~/.' '~//' '~/./' work/.. work/sync-e2e/../.. "~$U" "~$U/." \
+                .. ../u '~/..' '~/../u' work/../..; do
+  "$ENVPIN" sync --delete -f "$H/envpin.yaml" "$U@127.0.0.2:$spelling" >"$T/home.out" 2>&1
+  rc=$?
+  if [ "$rc" = 1 ] && [ "$(grep -c '^envpin: error: ' "$T/home.out")" = 1 ] &&
+     grep -q -e "is a whole home or root directory" -e "climbs above where it starts" "$T/home.out"; then pass; else
+    fail "sync --delete to '$spelling': exit $rc"; cat "$T/home.out"; fi
+  if [ "$(cat "$T/u/.ssh/authorized_keys" 2>/dev/null)" = "$keys" ] && [ -f "$T/u/precious.txt" ] &&
+     [ -f "$D/src/train.py" ]; then pass; else
+    fail "sync --delete to '$spelling' removed files of the server's home"; ls -la "$T/u" "$T/u/.ssh" 2>&1; fi
+done
+rm -f "$T/u/precious.txt"
 
 step "an rsync killed mid-transfer resumes from its partial file"
 head -c 20971520 /dev/urandom > "$P/src/weights.bin"

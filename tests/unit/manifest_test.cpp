@@ -137,6 +137,13 @@ TEST(Manifest, GpuDefaultsToOptionalWithCuda) {
   EXPECT_EQ(m.devcontainer.gpu.value, GpuRequirement::optional);
 }
 
+// Long names, as literals a row can hold: X16 is 16 bytes, X240 240.
+#define X16 "xxxxxxxxxxxxxxxx"
+#define X240 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16
+// 16 directories of 240 bytes: D3856 X240 is a path of 4096 bytes, none of its names too long.
+#define D240 X240 "/"
+#define D3856 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240 D240
+
 struct ErrorCase {
   const char* name;
   const char* yaml;
@@ -441,6 +448,69 @@ const ErrorCase kErrors[] = {
      "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' '/s/$(id)' has characters other than letters, digits "
      "and ._-+@/\n"
      "envpin: hint: rename it with those characters only; paths reach shell scripts and the Dockerfile\n"},
+    // Names and paths the system cannot hold (NAME_MAX, PATH_MAX), refused at load rather than
+    // as an unlocated "File name too long" when a file is written.
+    {"output_name_too_long", "envpin: 1\nname: x\noutputs: {dockerfile: " X240 "x}\n",
+     "envpin: error: envpin.yaml:3:23: 'outputs.dockerfile' names a file of 241 bytes, longer than envpin can write "
+     "(240: a name holds at most 255 bytes, and the temporary it is written through 15 more)\n"
+     "envpin: hint: shorten the file name\n"},
+    {"output_directory_name_too_long", "envpin: 1\nname: x\noutputs: {check_env: " X240 X16 "/check.sh}\n",
+     "envpin: error: envpin.yaml:3:22: 'outputs.check_env' holds a name of 256 bytes, longer than a file name may be "
+     "(255 bytes)\n"
+     "envpin: hint: shorten that part of the path\n"},
+    {"output_path_too_long", "envpin: 1\nname: x\noutputs: {dockerfile: " D3856 X240 "}\n",
+     "envpin: error: envpin.yaml:3:23: 'outputs.dockerfile' gives a path longer than 4080 bytes inside the project "
+     "directory (4095 bytes at most, and the temporary it is written through 15 more)\n"
+     "envpin: hint: shorten it, or move the project to a directory with a shorter path\n"},
+    {"workdir_name_too_long", "envpin: 1\nname: x\nworkdir: /w/" X240 X16 "\n",
+     "envpin: error: envpin.yaml:3:10: 'workdir' holds a name of 256 bytes, longer than a file name may be (255 "
+     "bytes)\n"
+     "envpin: hint: shorten that part of the path\n"},
+    {"jobs_logs_name_too_long", "envpin: 1\nname: x\njobs: {logs: /data/" X240 X16 "}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' holds a name of 256 bytes, longer than a file name may be (255 "
+     "bytes)\n"
+     "envpin: hint: shorten that part of the path\n"},
+    {"jobs_checkpoints_host_path_too_long", "envpin: 1\nname: x\njobs: {checkpoints: {host: " D3856 X240 "}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' gives a path longer than 4095 bytes inside the project "
+     "directory\n"
+     "envpin: hint: shorten it, or move the project to a directory with a shorter path\n"},
+    {"slurm_checkpoints_name_too_long", "envpin: 1\nname: x\njobs: {slurm: {checkpoints: /s/" X240 X16 "}}\n",
+     "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' holds a name of 256 bytes, longer than a file name may "
+     "be (255 bytes)\n"
+     "envpin: hint: shorten that part of the path\n"},
+    {"allow_secrets_name_too_long", "envpin: 1\nname: x\ncontext: {allow_secrets: [" X240 X16 ".env]}\n",
+     "envpin: error: envpin.yaml:3:27: 'context.allow_secrets item' holds a name of 260 bytes, longer than a file name "
+     "may be (255 bytes)\n"
+     "envpin: hint: shorten that part of the path\n"},
+    {"paths_name_too_long", "envpin: 1\nname: x\npaths: {data: /d/" X240 X16 "}\n",
+     "envpin: error: envpin.yaml:3:15: 'paths.data' holds a name of 256 bytes, longer than a file name may be (255 "
+     "bytes)\n"
+     "envpin: hint: shorten that part of the path\n"},
+    // Host directories the jobs write into: never the root or a system directory, however spelt.
+    {"jobs_logs_root", "envpin: 1\nname: x\njobs: {logs: /}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_etc_dot", "envpin: 1\nname: x\njobs: {logs: /./etc}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/etc' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_usr_slashes", "envpin: 1\nname: x\njobs: {logs: //usr/}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/usr' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_climbs_to_root", "envpin: 1\nname: x\njobs: {logs: /etc/..}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_logs_under_proc", "envpin: 1\nname: x\njobs: {logs: /proc/self/fd}\n",
+     "envpin: error: envpin.yaml:3:14: 'jobs.logs' must not be the system directory '/proc/self/fd' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'logs'\n"},
+    {"jobs_checkpoints_host_var", "envpin: 1\nname: x\njobs: {checkpoints: {host: /var/}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/var' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
+    {"jobs_checkpoints_host_home", "envpin: 1\nname: x\njobs: {checkpoints: {host: //home/.}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/home' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
+    {"jobs_checkpoints_host_boot", "envpin: 1\nname: x\njobs: {checkpoints: {host: /boot/ck}}\n",
+     "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/boot/ck' or under it\n"
+     "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, ManifestError, testing::ValuesIn(kErrors),

@@ -38,12 +38,36 @@ bool is_temp_of(const fs::path& tmp, const fs::path& target) {
   return tmp.parent_path() == target.parent_path() && name.size() == prefix.size() + 6 && name.starts_with(prefix);
 }
 
+// Creates `dir` and its missing parents, adding each directory it made to `made` (outermost
+// first), so that a write that fails can take them away again.
+void make_directories(const fs::path& dir, std::vector<fs::path>& made) {
+  std::vector<fs::path> missing;
+  struct stat st {};
+  for (fs::path p = dir; !p.empty() && ::lstat(p.c_str(), &st) != 0 && errno == ENOENT; p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) == 0)
+      made.push_back(*it);
+    else if (errno != EEXIST)
+      fail("create directory", *it, errno);
+  }
+  if (::stat(dir.c_str(), &st) != 0) fail("create directory", dir, errno);
+  if (!S_ISDIR(st.st_mode)) fail("create directory", dir, ENOTDIR);
+}
+
+// Removes the directories of `made` (innermost first) that are still empty: what a failed
+// write created and no longer needs. Another process's files in one keep it.
+void remove_made(const std::vector<fs::path>& made) {
+  for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
+}
+
 // Writes `bytes` to a new temporary beside `path` (fsync'd, mode set) and returns its name.
-fs::path write_temp(const fs::path& path, const std::string& bytes, bool executable) {
+// Directories it creates for it are added to `made`.
+fs::path write_temp(const fs::path& path, const std::string& bytes, bool executable, std::vector<fs::path>& made) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) fail("create directory", dir, ec.value());
+  make_directories(dir, made);
 
   std::string tmpl = (dir / (temp_prefix(path) + "XXXXXX")).string();
   std::vector<char> name(tmpl.begin(), tmpl.end());
@@ -108,17 +132,29 @@ void remove_stale_temps(const fs::path& path) {
     if (is_temp_of(e.path().filename(), path.filename()) && e.is_regular_file(ec)) fs::remove(e.path(), ec);
 }
 
+// write_atomic, adding the directories it creates to `made`; on failure it removes those again.
+void replace(const fs::path& path, const std::string& bytes, bool executable, std::vector<fs::path>& made) {
+  const std::size_t before = made.size();
+  try {
+    check_replaceable(path);
+    const fs::path tmp = write_temp(path, bytes, executable, made);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      fail("replace", path, err);
+    }
+  } catch (...) {
+    for (; made.size() > before; made.pop_back()) ::rmdir(made.back().c_str());
+    throw;
+  }
+  sync_dir(path);
+}
+
 }  // namespace
 
 void write_atomic(const fs::path& path, const std::string& bytes, bool executable) {
-  check_replaceable(path);
-  const fs::path tmp = write_temp(path, bytes, executable);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail("replace", path, err);
-  }
-  sync_dir(path);
+  std::vector<fs::path> made;
+  replace(path, bytes, executable, made);
 }
 
 void recover_commit(const fs::path& journal) {
@@ -156,25 +192,24 @@ void write_all_atomic(const std::vector<PendingFile>& files, const fs::path& jou
   remove_stale_temps(journal);
   for (const PendingFile& f : files) check_replaceable(f.path);
   std::vector<fs::path> temps;
+  // The directories this call creates: until the commit point, a failure takes them away with
+  // the temporaries, so that a failed write leaves the tree as it found it.
+  std::vector<fs::path> made;
   try {
     for (const PendingFile& f : files) {
       remove_stale_temps(f.path);
-      temps.push_back(write_temp(f.path, f.bytes, f.executable));
+      temps.push_back(write_temp(f.path, f.bytes, f.executable, made));
     }
+    std::string record;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      // Absolute: the next command may run from another directory.
+      record += fs::absolute(temps[i]).lexically_normal().string() + '\0' +
+                fs::absolute(files[i].path).lexically_normal().string() + '\0';
+    }
+    replace(journal, record, false, made);
   } catch (...) {
     for (const fs::path& t : temps) ::unlink(t.c_str());
-    throw;
-  }
-  std::string record;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    // Absolute: the next command may run from another directory.
-    record += fs::absolute(temps[i]).lexically_normal().string() + '\0' +
-              fs::absolute(files[i].path).lexically_normal().string() + '\0';
-  }
-  try {
-    write_atomic(journal, record, false);
-  } catch (...) {
-    for (const fs::path& t : temps) ::unlink(t.c_str());
+    remove_made(made);
     throw;
   }
   // The commit point is behind us: from here on the set is new, now or after recovery.

@@ -10,7 +10,8 @@ namespace envpin::io {
 
 // Replaces `path` with `bytes` atomically: a temporary file in the same directory is
 // written, fsync'd and renamed over the target, so readers see the old or the new file,
-// never a partial one. Creates missing parent directories. Throws diag::Error.
+// never a partial one. Creates missing parent directories, and removes those again when it
+// fails. Throws diag::Error.
 void write_atomic(const std::filesystem::path& path, const std::string& bytes, bool executable);
 
 // One file of a set written together.
@@ -25,7 +26,8 @@ struct PendingFile {
 // them, then they are renamed into place and the journal removed. A crash before the journal
 // leaves only temporaries (removed by the next call); a crash after it is finished by
 // recover_commit(journal), which every writer calls first. Throws diag::Error (then nothing
-// was replaced, unless the failure came during the renames, which the journal completes).
+// was replaced and the directories it created are gone again, unless the failure came during
+// the renames, which the journal completes).
 void write_all_atomic(const std::vector<PendingFile>& files, const std::filesystem::path& journal);
 
 // Completes the renames a crashed write_all_atomic left in `journal`, then removes it;

@@ -132,14 +132,14 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
           if (ckey == "path")
             j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
           else if (ckey == "host")
-            j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host");
+            j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host", "checkpoints");
           else
             j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
       } else {
         j.checkpoints = container_path(r, v, "jobs.checkpoints");
       }
     } else if (key == "logs") {
-      j.logs = host_dir(r, v, "jobs.logs");
+      j.logs = host_dir(r, v, "jobs.logs", "logs");
     } else if (key == "restart") {
       for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", kRestartKeys))
         if (rkey == "max")
@@ -210,6 +210,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
             j.slurm_checkpoints->value.pop_back();
           if (j.slurm_checkpoints->value == "/")
             r.fail(sv, "jobs.slurm.checkpoints must not be '/'", "write it as '/shared/checkpoints/my-project'");
+          check_path_length(*j.slurm_checkpoints, "jobs.slurm.checkpoints", {});
         }
       }
     }

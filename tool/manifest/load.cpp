@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using detail::allowed_secrets;
 using detail::check_path_chars;
+using detail::check_path_length;
 using detail::check_reincludes;
 using detail::container_path;
 using detail::describe_yaml_error;
@@ -147,6 +148,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
 std::vector<Located<Requirement>> read_requirements_file(const Reader& r, const YAML::Node& n,
                                                          const Located<std::string>& rel, std::string& bytes) {
   check_path_chars(rel, "python.requirements");
+  check_path_length(rel, "python.requirements", r.project_dir());
   const fs::path path = r.project_dir() / rel.value;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -525,6 +527,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
     if (!v.starts_with("/") && !v.starts_with("${"))
       throw Error("path '" + p.name.value + "' must be absolute inside the container, found '" + v + "'", p.value.where,
                   "write it as '/workspace/data' or '${DATA_DIR}'");
+    check_path_length(p.value, "paths." + p.name.value, {});
   }
 
   check_reincludes(m);

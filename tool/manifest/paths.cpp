@@ -4,9 +4,12 @@
 // build context's patterns.
 #include "manifest/paths.hpp"
 
+#include <climits>
+
 #include <algorithm>
 
 #include "diag/text.hpp"
+#include "io/atomic_file.hpp"
 #include "secrets/rules.hpp"
 
 namespace envpin::manifest::detail {
@@ -28,6 +31,19 @@ constexpr std::string_view kSystemTrees[] = {"/bin",           "/boot",         
                                              "/usr/libexec",   "/usr/sbin",       "/usr/share",   "/usr/local/bin",
                                              "/usr/local/lib", "/usr/local/sbin", "/var/lib",     "/var/run"};
 
+// Linux's limits on a name (a path component) and on a whole path with its final NUL.
+constexpr std::size_t kNameMax = NAME_MAX;
+constexpr std::size_t kPathMax = PATH_MAX;
+
+// A system directory, or under one of those of the second list (`dir` normalised, no trailing '/').
+bool is_system_directory(std::string_view dir) {
+  const auto under = [&](std::string_view sys) {
+    return dir == sys || (dir.starts_with(sys) && dir.size() > sys.size() && dir[sys.size()] == '/');
+  };
+  return std::find(std::begin(kSystemDirs), std::end(kSystemDirs), dir) != std::end(kSystemDirs) ||
+         std::any_of(std::begin(kSystemTrees), std::end(kSystemTrees), under);
+}
+
 }  // namespace
 
 bool is_env_name(const std::string& s) { return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && only(s, "_"); }
@@ -37,6 +53,40 @@ void check_path_chars(const Located<std::string>& s, std::string_view key) {
     throw Error(
         "'" + std::string(key) + "' " + quote(s.value) + " has characters other than letters, digits and ._-+@/",
         s.where, "rename it with those characters only; paths reach shell scripts and the Dockerfile");
+}
+
+void check_path_length(const Located<std::string>& s, std::string_view key, const fs::path& base, bool written) {
+  // A longer name or path fails every system call with ENAMETOOLONG, far from the manifest. A
+  // written file's temporary (.NAME.envpin-XXXXXX) is the longest name envpin makes of it.
+  const std::size_t extra = written ? io::temporary_template("x").string().size() - 1 : 0;
+  const std::string k = "'" + std::string(key) + "'";
+  for (std::size_t start = 0; start < s.value.size();) {
+    const std::size_t end = std::min(s.value.find('/', start), s.value.size());
+    const std::size_t length = end - start;
+    if (written && end == s.value.size() && length + extra > kNameMax)
+      throw Error(k + " names a file of " + std::to_string(length) + " bytes, longer than envpin can write (" +
+                      std::to_string(kNameMax - extra) + ": a name holds at most " + std::to_string(kNameMax) +
+                      " bytes, and the temporary it is written through " + std::to_string(extra) + " more)",
+                  s.where, "shorten the file name");
+    if (length > kNameMax)
+      throw Error(k + " holds a name of " + std::to_string(length) + " bytes, longer than a file name may be (" +
+                      std::to_string(kNameMax) + " bytes)",
+                  s.where, "shorten that part of the path");
+    start = end + 1;
+  }
+  fs::path full = s.value;
+  std::error_code ec;
+  if (!base.empty() && full.is_relative()) full = fs::absolute(base / full, ec).lexically_normal();
+  const std::size_t most = kPathMax - 1 - extra;  // PATH_MAX counts the final NUL
+  if (full.native().size() <= most) return;
+  const std::string why = written ? " (" + std::to_string(kPathMax - 1) +
+                                        " bytes at most, and the temporary it is written through " +
+                                        std::to_string(extra) + " more)"
+                                  : "";
+  if (!base.empty() && fs::path(s.value).is_relative())
+    throw Error(k + " gives a path longer than " + std::to_string(most) + " bytes inside the project directory" + why,
+                s.where, "shorten it, or move the project to a directory with a shorter path");
+  throw Error(k + " is a path longer than " + std::to_string(most) + " bytes" + why, s.where, "shorten it");
 }
 
 // An absolute path inside the container, normalised: no '..', no trailing '/', not a
@@ -56,25 +106,31 @@ Located<std::string> container_path(const Reader& r, const YAML::Node& n, std::s
   }
   s.value = fs::path(s.value).lexically_normal().generic_string();
   while (s.value.size() > 1 && s.value.back() == '/') s.value.pop_back();
-  const auto under = [&](std::string_view dir) {
-    return s.value == dir || (s.value.starts_with(dir) && s.value[dir.size()] == '/');
-  };
-  if (std::find(std::begin(kSystemDirs), std::end(kSystemDirs), s.value) != std::end(kSystemDirs) ||
-      std::any_of(std::begin(kSystemTrees), std::end(kSystemTrees), under))
+  check_path_length(s, key, {});
+  if (is_system_directory(s.value))
     r.fail(n, "'" + std::string(key) + "' must not be the system directory " + quote(s.value) + " or under it",
            "use a directory of the project's own, such as '/workspace'");
   return s;
 }
 
-// A host directory: absolute, or relative to the project (kept inside it).
-Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key) {
+// A host directory: absolute, or relative to the project (kept inside it). The jobs write logs
+// and checkpoints there, and the container mounts it: never the root or a system directory.
+Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key, std::string_view example) {
   Located<std::string> s = r.string(n, key);
   check_path_chars(s, key);
-  if (fs::path(s.value).is_absolute()) {
-    s.value = fs::path(s.value).lexically_normal().generic_string();
+  if (!fs::path(s.value).is_absolute()) {
+    s = r.project_path(n, key);
+    check_path_length(s, key, r.project_dir());
     return s;
   }
-  return r.project_path(n, key);
+  s.value = fs::path(s.value).lexically_normal().generic_string();
+  check_path_length(s, key, {});
+  std::string dir = s.value;  // '/./etc', '//usr/' and '/etc/..' are '/etc', '/usr' and '/'
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (is_system_directory(dir))
+    r.fail(n, "'" + key + "' must not be the system directory " + quote(dir) + " or under it",
+           "use a directory of the project's own, such as '" + std::string(example) + "'");
+  return s;
 }
 
 // context.exclude: .dockerignore patterns, one per line of the generated file. Docker trims
@@ -99,6 +155,7 @@ std::vector<Located<std::string>> allowed_secrets(const Reader& r, const YAML::N
   for (const YAML::Node& item : r.list(node, "context.allow_secrets")) {
     Located<std::string> p = r.project_path(item, "context.allow_secrets item");
     check_path_chars(p, "context.allow_secrets item");
+    check_path_length(p, "context.allow_secrets item", r.project_dir());
     out.push_back(std::move(p));
   }
   return out;
@@ -127,6 +184,7 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
   for (const auto& [key, k, v] : r.entries(node, "outputs", kOutputKeys)) {
     Located<std::string> p = r.project_path(v, "outputs." + key);
     check_path_chars(p, "outputs." + key);
+    check_path_length(p, "outputs." + key, r.project_dir(), true);
     // envpin writes only files of its own: never the manifest, the locks, version control or a
     // secret, whatever the manifest says.
     const std::string manifest_file = fs::path(r.file()).filename().generic_string();

@@ -24,11 +24,19 @@ bool is_env_name(const std::string& s);
 // Throws unless `s` holds only letters, digits and kPathExtra.
 void check_path_chars(const Located<std::string>& s, std::string_view key);
 
+// Throws unless each name in `s` fits a file name (NAME_MAX bytes) and the whole path fits
+// PATH_MAX: as it is when absolute or `base` is empty, else under `base` made absolute.
+// `written`: envpin writes the file through a temporary beside it, whose longer name and path
+// must fit too.
+void check_path_length(const Located<std::string>& s, std::string_view key, const fs::path& base, bool written = false);
+
 // An absolute container path, normalised (no '..', no trailing '/'), not a system directory.
 Located<std::string> container_path(const Reader& r, const YAML::Node& n, std::string_view key);
 
-// A host directory: absolute, or relative to the project (kept inside it).
-Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key);
+// A host directory: absolute, or relative to the project (kept inside it). An absolute one
+// must not be the root or a system directory (however spelt); `example` is the relative
+// directory the hint then offers.
+Located<std::string> host_dir(const Reader& r, const YAML::Node& n, const std::string& key, std::string_view example);
 
 // context.exclude and context.allow_secrets, checked.
 std::vector<Located<std::string>> exclude_patterns(const Reader& r, const YAML::Node& node);

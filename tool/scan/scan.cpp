@@ -178,18 +178,25 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     }
   }
 
+  // The build context docker would send, and what rsync would copy: the manifest's directory
+  // through the .dockerignore it generates, or, with no manifest, the scanned directory through
+  // its own .dockerignore (a .gitignore stops neither).
+  const fs::path context = m ? m->project_dir : root;
+  const std::string ignore_file = m ? m->outputs.dockerignore.value : ".dockerignore";
+  const auto dockerignore = [&]() -> std::string {
+    std::ifstream in(context / ignore_file);
+    return in ? std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) : "";
+  }();
+  const std::string ctx_shown =
+      m ? (m->project_dir == "." ? "" : m->project_dir.generic_string() + "/") : (shown == "." ? "" : shown + "/");
+  for (const std::string& rel : secret_files_in_context(context, dockerignore))
+    report.findings.push_back(
+        {"secret-file", ctx_shown + rel, 0, 0,
+         "secret file in the docker build context (not excluded by " + ignore_file + ")",
+         m ? "run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore"
+           : "add it to .dockerignore (the one 'envpin generate' writes leaves out every secret file)"});
+
   if (m) {
-    // The build context docker would send: the manifest's directory through its .dockerignore.
-    const auto dockerignore = [&]() -> std::string {
-      std::ifstream in(m->project_dir / m->outputs.dockerignore.value);
-      return in ? std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) : "";
-    }();
-    const std::string ctx_shown = m->project_dir == "." ? "" : m->project_dir.generic_string() + "/";
-    for (const std::string& rel : secret_files_in_context(m->project_dir, dockerignore))
-      report.findings.push_back(
-          {"secret-file", ctx_shown + rel, 0, 0,
-           "secret file in the docker build context (not excluded by " + m->outputs.dockerignore.value + ")",
-           "run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore"});
     for (const auto& e : m->env) {
       std::size_t length = 0;
       const bool by_name = secret_name(e.name.value);

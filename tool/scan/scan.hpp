@@ -27,9 +27,10 @@ struct Report {
   std::size_t files = 0;             // text files read
 };
 
-// Scans `root` (respecting its .gitignore; binary files skipped). With a manifest, also the
-// build context (the manifest's directory, through its .dockerignore) and the manifest's env.
-// `shown` is how `root` is printed.
+// Scans `root` (respecting its .gitignore; binary files skipped) and the build context: the
+// manifest's directory through the .dockerignore it generates, or without a manifest `root`
+// through its own .dockerignore. With a manifest, also the manifest's env. `shown` is how
+// `root` is printed.
 Report scan_tree(const std::filesystem::path& root, const std::string& shown, const manifest::Manifest* m);
 
 // Secret files under `context` that `dockerignore` (its text) does not exclude, '/' separated.

@@ -19,6 +19,52 @@ bool safe_char(char c, bool path) {
 
 bool contains(const std::string& s, std::string_view what) { return s.find(what) != std::string::npos; }
 
+// Top-level directories that hold more than one project: syncing into one of them with --delete
+// would remove what else is there.
+constexpr std::string_view kSystemDirs[] = {"bin",    "boot",  "dev", "etc", "home", "lib",  "lib32", "lib64",
+                                            "libx32", "media", "mnt", "opt", "proc", "root", "run",   "sbin",
+                                            "srv",    "sys",   "tmp", "usr", "var",  "Users"};
+
+// The remote path as the server reaches it, spelt one way: where it starts ("/"; "~" or "~name",
+// which the remote shell expands; "" for the login directory, the home) and its names, with
+// empty and '.' names dropped and '..' resolved. `climbs` is set when a '..' goes above the
+// start: the server's symlinks decide where that leads, which is not known here.
+struct RemotePath {
+  std::string start;
+  std::vector<std::string> names;
+  bool climbs = false;
+
+  std::string text() const {
+    std::string out = start;
+    for (const std::string& n : names) out += (out.empty() || out.back() == '/' ? "" : "/") + n;
+    return out;
+  }
+};
+
+RemotePath remote_path(const std::string& path) {
+  RemotePath p;
+  std::string_view rest = path;
+  if (rest.starts_with("/")) {
+    p.start = "/";
+  } else if (rest.starts_with("~")) {
+    p.start = std::string(rest.substr(0, rest.find('/')));
+    rest.remove_prefix(p.start.size());
+  }
+  while (!rest.empty()) {
+    const std::size_t slash = rest.find('/');
+    const std::string_view name = rest.substr(0, slash);
+    rest.remove_prefix(slash == std::string_view::npos ? rest.size() : slash + 1);
+    if (name.empty() || name == ".") continue;
+    if (name != "..")
+      p.names.emplace_back(name);
+    else if (p.names.empty())
+      p.climbs = true;
+    else
+      p.names.pop_back();
+  }
+  return p;
+}
+
 }  // namespace
 
 Target parse_target(const std::string& text) {
@@ -40,14 +86,31 @@ Target parse_target(const std::string& text) {
     throw diag::Error(
         "the host in " + diag::quote(text) + " has characters other than letters, digits and ._- (or starts with '-')",
         std::nullopt, hint);
+  const auto refuse = [&](const std::string& what, const std::string& fix) {
+    throw diag::Error("the remote path " + diag::quote(t.path) + " " + what, std::nullopt, fix);
+  };
+  const std::string chars_hint = "choose a directory name of those characters (it reaches the remote shell)";
+  const std::string what_chars = "is empty, starts with '-' or has characters other than letters, digits and ._-+@/~";
   if (t.path.empty() || t.path.front() == '-' ||
       !std::all_of(t.path.begin(), t.path.end(), [](char c) { return safe_char(c, true); }))
-    throw diag::Error("the remote path " + diag::quote(t.path) +
-                          " is empty, starts with '-' or has characters other than letters, digits and ._-+@/~",
-                      std::nullopt, "choose a directory name of those characters (it reaches the remote shell)");
-  if (t.path == "/" || t.path == "~" || t.path == "~/" || t.path == ".")
-    throw diag::Error("the remote path " + diag::quote(t.path) + " is a whole home or root directory", std::nullopt,
-                      "sync into a directory of its own, e.g. " + t.destination + ":projects/name");
+    refuse(what_chars, chars_hint);
+  // rsync --delete empties what the path reaches: the check is made on the path as the server
+  // reaches it ("./", "~//", "a/.." are the home), and that spelling is the one used.
+  const RemotePath p = remote_path(t.path);
+  if (p.climbs)
+    refuse("climbs above where it starts with '..'",
+           "write the directory without '..', e.g. " + t.destination + ":projects/name");
+  const std::string own = "sync into a directory of its own, e.g. " + t.destination + ":projects/name";
+  const bool absolute = p.start == "/";
+  if (p.names.empty() || (absolute && p.names.size() == 1 && p.names[0] == "root") ||
+      (absolute && p.names.size() == 2 && (p.names[0] == "home" || p.names[0] == "Users")))
+    refuse("is a whole home or root directory", own);
+  const std::string normal = p.text();
+  if (normal.front() == '-') refuse(what_chars, chars_hint);
+  if (absolute && p.names.size() == 1 &&
+      std::find(std::begin(kSystemDirs), std::end(kSystemDirs), p.names[0]) != std::end(kSystemDirs))
+    refuse("is a system directory", own);
+  t.path = normal;
   return t;
 }
 

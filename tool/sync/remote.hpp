@@ -14,11 +14,14 @@ namespace envpin::sync {
 struct Target {
   std::string destination;  // "user@host" or "host" (an ssh config alias too)
   std::string host;         // "host"
-  std::string path;         // "/srv/project", "project" (relative to the remote home), "~/p"
+  std::string path;         // "/srv/project", "project" (relative to the remote home), "~/p"; normalised
 };
 
 // Parses "[user@]host:path". Names and the path are restricted to characters that no shell,
-// ssh or rsync reads specially (letters, digits and ._-+@/~; no leading '-'). Throws diag::Error.
+// ssh or rsync reads specially (letters, digits and ._-+@/~; no leading '-'). The path is kept
+// as the server reaches it ('//' and '.' dropped, '..' resolved) and refused when a '..' climbs
+// above where it starts, or when it is a home ('~', '~name', '/home/name', the login directory:
+// './', 'a/..'), the root or a top-level system directory. Throws diag::Error.
 Target parse_target(const std::string& text);
 
 // The ssh command: ENVPIN_SSH's words (default "ssh"), then a connect timeout
