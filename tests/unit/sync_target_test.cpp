@@ -124,5 +124,15 @@ TEST(SyncTarget, HostAndCharactersAreCheckedAsBefore) {
   EXPECT_NE(refusal("host:").find("is empty"), std::string::npos);
 }
 
+// `envpin remote` and `run --host` cd where `sync` put the files: a leading ~ or ~user is
+// expanded by the remote shell (as rsync's is), the rest stays quoted.
+TEST(SyncTarget, RemoteCommandsCdWhereSyncWrote) {
+  const auto command = [](const std::string& dest) { return remote_envpin_argv(parse_target(dest), {"jobs"}).back(); };
+  EXPECT_EQ(command("me@host:~/work/p"), "cd ~/'work/p' && exec 'envpin' 'jobs'");
+  EXPECT_EQ(command("me@host:~me/p"), "cd ~me/'p' && exec 'envpin' 'jobs'");
+  EXPECT_EQ(command("me@host:/srv/p"), "cd '/srv/p' && exec 'envpin' 'jobs'");
+  EXPECT_EQ(command("me@host:p"), "cd 'p' && exec 'envpin' 'jobs'");
+}
+
 }  // namespace
 }  // namespace envpin::sync

@@ -159,7 +159,14 @@ std::string rsync_shell(const std::vector<std::string>& words) {
 std::vector<std::string> remote_envpin_argv(const Target& t, const std::vector<std::string>& args) {
   const char* bin = std::getenv("ENVPIN_REMOTE_ENVPIN");
   const std::string envpin = bin && *bin ? bin : "envpin";
-  std::string command = "cd " + sh_quote(t.path) + " && exec " + sh_quote(envpin);
+  // A leading ~ or ~user is the shell's to expand, as rsync's remote shell does for `sync`: it
+  // stays outside the quotes (parse_target allows only letters, digits and ._-+@ in it).
+  std::string dir = sh_quote(t.path);
+  if (t.path.starts_with("~")) {
+    const std::size_t slash = t.path.find('/');
+    dir = t.path.substr(0, slash) + (slash == std::string::npos ? "" : "/" + sh_quote(t.path.substr(slash + 1)));
+  }
+  std::string command = "cd " + dir + " && exec " + sh_quote(envpin);
   for (const std::string& a : args) command += " " + sh_quote(a);
   std::vector<std::string> argv = ssh_words();
   argv.push_back(t.destination);
