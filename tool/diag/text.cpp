@@ -50,6 +50,13 @@ bool is_control(unsigned cp) {
   return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
 }
 
+// The Unicode bidirectional controls: shown, they reorder the text around them ("Trojan
+// Source", CVE-2021-42574), so a line reads differently from what it holds.
+bool is_bidi(unsigned cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
 std::string hex(const char* format, unsigned v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
@@ -119,7 +126,7 @@ std::string printable(std::string_view s) {
       continue;
     }
     const unsigned cp = code_point(s, i, n);
-    if (!is_control(cp))
+    if (!is_control(cp) && !is_bidi(cp))
       out.append(s.substr(i, n));
     else if (cp == '\n')
       out += "\\n";
