@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What envpin init's readers share (tool/init/init.cpp: requirements files, a working
-// environment, the draft; conda.cpp, pyproject.cpp, dockerfile.cpp: the other inputs). Internal
-// to tool/init.
+// environment, the draft; inputs.cpp: the inputs as files; conda.cpp, pyproject.cpp,
+// dockerfile.cpp: the other inputs). Internal to tool/init.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +31,10 @@ struct Includes {
 
 // The most an input file may hold.
 inline constexpr std::size_t kMaxInput = 1 << 20;
+
+// The offset of the first Unicode bidirectional control in UTF-8 `s` (U+061C, U+200E, U+200F,
+// U+202A..U+202E, U+2066..U+2069: "Trojan Source", CVE-2021-42574), or npos.
+std::size_t bidi_at(std::string_view s);
 
 // Whether `path` is `root` or under it (both canonical).
 bool inside(const std::filesystem::path& path, const std::filesystem::path& root);
