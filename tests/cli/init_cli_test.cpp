@@ -128,6 +128,73 @@ TEST_F(InitCli, NothingToReadIsAnError) {
       << r.err;
 }
 
+// Issue 31: the project is the directory init writes into; an input, an -r target or a link that
+// leads out of it is one located refusal, and nothing is written or shown from outside.
+TEST_F(InitCli, NothingOutsideTheProjectIsRead) {
+  fs::create_directories(dir_ / "p");
+  fs::create_directories(dir_ / "outside");
+  write("outside/requirements.txt", "canary-outside-31==1.0\n");
+  write("p/requirements.txt", "numpy==1.26.4\n-r ../outside/requirements.txt\n");
+  Result r = run("init -o p/envpin.yaml");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: p/requirements.txt:2:1: the line includes '../outside/requirements.txt', which is outside "
+            "the project's directory\n"
+            "envpin: hint: envpin init reads the project's own files only: copy it into the project\n");
+  EXPECT_FALSE(fs::exists(dir_ / "p/envpin.yaml"));
+  // --from a file outside the project, and a link out of it.
+  write("p/requirements.txt", "numpy==1.26.4\n");
+  r = run("init -o p/envpin.yaml --from outside/requirements.txt");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("envpin: error: outside/requirements.txt: ", 0), 0u) << r.err;
+  EXPECT_EQ((r.out + r.err).find("canary"), std::string::npos) << r.out << r.err;
+  fs::remove(dir_ / "p/requirements.txt");
+  fs::create_symlink("../outside/requirements.txt", dir_ / "p/requirements.txt");
+  r = run("init -o p/envpin.yaml");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ((r.out + r.err).find("canary"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "p/envpin.yaml"));
+  // A requirements.txt that is a link to .env.
+  fs::remove(dir_ / "p/requirements.txt");
+  write("p/.env", "HF_TOKEN=canary-env-31\n");
+  fs::create_symlink(".env", dir_ / "p/requirements.txt");
+  r = run("init -o p/envpin.yaml");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: p/requirements.txt: requirements.txt leads to the secret file '.env'; envpin init does not "
+            "read it\n"
+            "envpin: hint: name the project's dependency file, not a link to a secret\n");
+  EXPECT_FALSE(fs::exists(dir_ / "p/envpin.yaml"));
+}
+
+// Credentials never reach the draft, stdout or an error line; an index URL's token is not carried
+// into python.index, so not into the Dockerfile's --index-url either.
+TEST_F(InitCli, CredentialsReachNeitherDraftNorOutput) {
+  write("requirements.txt",
+        "--index-url https://pypi.example.org/simple?token=q-secret-1\n"
+        "-e git+https://alice:gh-secret-2@git.example.com/org/repo.git#egg=repo\n"
+        "numpy==1.26.4\n");
+  Result r = run("init");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
+  for (const std::string& text : {r.out, r.err, yaml}) {
+    EXPECT_EQ(text.find("q-secret-1"), std::string::npos) << text;
+    EXPECT_EQ(text.find("gh-secret-2"), std::string::npos) << text;
+  }
+  ASSERT_EQ(run("generate").code, 0);
+  const std::string dockerfile = *io::read_file(dir_ / "Dockerfile");
+  EXPECT_EQ(dockerfile.find("q-secret-1"), std::string::npos) << dockerfile;
+  EXPECT_NE(dockerfile.find("https://pypi.example.org/simple"), std::string::npos) << dockerfile;
+  // A refusal quotes the URL without its password.
+  write("requirements.txt", "--index-url 'https://ci:pw-secret-3@pypi.example.org/simple'\n");
+  r = run("init --force");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: ./requirements.txt:1:1: the index URL ''https://<credential>@pypi.example.org/simple'' is "
+            "not one envpin accepts\n"
+            "envpin: hint: use an http(s) URL without quotes, spaces or '$'\n");
+}
+
 // Real projects' dependency files (tests/init/corpus/<case>: the inputs, SOURCE citing where
 // they come from, ARGS for init): the manifest init writes (expected.yaml), or its refusal
 // (expected.err). ENVPIN_UPDATE_GOLDEN=1 rewrites them; review the diff.

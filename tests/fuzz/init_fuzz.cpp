@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a hostile dependency file -> envpin init's reader -> the draft manifest
 // (-DENVPIN_FUZZ=ON, clang). The first byte picks the reader (requirements, conda, pyproject,
-// Dockerfile); the rest is the file. Every input must end in a draft or a diag::Error. The
-// draft must be a manifest that envpin reads back with exactly the draft's packages and apt
-// entries (no value turns into YAML structure), or one it refuses with a located error; no
-// note and no line of it holds a control character.
+// Dockerfile); the rest is the file, in a project that holds a .env with a planted secret and
+// links to it and out of the project, beside a file outside it whose package is a canary. Every
+// input must end in a draft or a diag::Error. The draft must be a manifest that envpin reads back
+// with exactly the draft's packages and apt entries (no value turns into YAML structure), or one
+// it refuses with a located error; no note, error or line of it holds a control or bidirectional
+// character, the planted secret or the canary, or a credential secrets::redact would still find.
 #include <unistd.h>
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include "diag/text.hpp"
 #include "init/init.hpp"
 #include "manifest/load.hpp"
+#include "secrets/rules.hpp"
 
 namespace {
 
@@ -27,17 +30,45 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-const fs::path& work_dir() {
+constexpr std::string_view kSecret = "envpin-fuzz-secret-7c3a";
+constexpr std::string_view kOutside = "envpin-fuzz-outside-91d2";
+
+const fs::path& base_dir() {
   static const fs::path dir = [] {
     fs::path d = fs::temp_directory_path() / ("envpin-fuzz-init-" + std::to_string(getpid()));
-    fs::create_directories(d);
+    fs::create_directories(d / "p");
+    std::ofstream(d / "outside.txt") << kOutside << "==1.0\n";
+    std::ofstream(d / "p/.env") << "HF_TOKEN=" << kSecret << "\n";
+    std::error_code ec;
+    fs::create_symlink("../outside.txt", d / "p/link.txt", ec);
+    fs::create_symlink(".env", d / "p/env.txt", ec);
+    fs::create_directory_symlink("..", d / "p/up", ec);
     std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(work_dir(), ec);
+      std::error_code e;
+      fs::remove_all(base_dir(), e);
     });
     return d;
   }();
   return dir;
+}
+
+const fs::path& work_dir() {
+  static const fs::path dir = fs::canonical(base_dir() / "p");
+  return dir;
+}
+
+// Without what must never be shown: the secret, the canary, a bidirectional control, a credential
+// that redact would still find.
+void check_shown(std::string_view text) {
+  check(text.find(kSecret) == std::string_view::npos);
+  check(text.find(kOutside) == std::string_view::npos);
+  check(envpin::secrets::redact(text) == text);
+  for (std::size_t i = 0; i + 2 < text.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(text[i]), b1 = static_cast<unsigned char>(text[i + 1]),
+               b2 = static_cast<unsigned char>(text[i + 2]);
+    check(!(b0 == 0xE2 && b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))));
+    check(!(b0 == 0xE2 && b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9));
+  }
 }
 
 }  // namespace
@@ -52,6 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
   }
   envpin::init::Draft d;
+  d.root = work_dir();
   try {
     switch (kind) {
       case 0:
@@ -70,11 +102,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     envpin::init::settle(d);
   } catch (const envpin::diag::Error& e) {
     check(envpin::diag::control_at(e.message()) == std::string_view::npos);
+    check_shown(e.message());
     return 0;
   }
-  for (const std::string& n : d.notes) check(envpin::diag::control_at(n) == std::string_view::npos);
+  for (const std::string& n : d.notes) {
+    check(envpin::diag::control_at(n) == std::string_view::npos);
+    check_shown(n);
+  }
+  check(d.packages.size() <= envpin::init::kMaxPackages);
   const std::string text = envpin::init::write_manifest(d, {"fuzz", {"A100"}, std::nullopt, ""});
   for (char c : text) check(c == '\n' || static_cast<unsigned char>(c) >= 0x20);
+  check_shown(text);
   try {
     const envpin::manifest::Manifest m = envpin::manifest::parse(text, "envpin.yaml", work_dir());
     check(m.python.has_value());

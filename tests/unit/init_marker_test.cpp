@@ -65,6 +65,27 @@ std::vector<std::string> values(const Draft& d) {
   return out;
 }
 
+// A marker is PEP 508's grammar or no marker: "numpy; rm -rf /" is not a requirement, and is left
+// out with a note as any line init cannot read.
+TEST(InitMarker, OnlyPep508MarkersMakeARequirement) {
+  Draft d;
+  add_package(d, "numpy; rm -rf /", "requirements.txt:1");
+  add_package(d, "scipy; python_version >= '3.8' and (sys_platform == \"linux\" or os_name != 'nt')",
+              "requirements.txt:2");
+  add_package(d, "torch; python_version == 3.8", "requirements.txt:3");
+  add_package(d, "attrs; $(touch x) == 'x'", "requirements.txt:4");
+  add_package(d, "rich; shell == 'bash'", "requirements.txt:5");
+  EXPECT_EQ(values(d), std::vector<std::string>{
+                           "scipy; python_version >= '3.8' and (sys_platform == \"linux\" or os_name != 'nt')"});
+  ASSERT_EQ(d.notes.size(), 4u);
+  EXPECT_EQ(d.notes[0],
+            "requirements.txt:1: 'numpy; rm -rf /' is not a requirement envpin reads (unknown marker variable 'rm'): "
+            "left out");
+  EXPECT_EQ(d.notes[3],
+            "requirements.txt:5: 'rich; shell == 'bash'' is not a requirement envpin reads (unknown marker variable "
+            "'shell'): left out");
+}
+
 TEST(InitSettle, KeepsTheAlternativeForTheImagesPython) {
   Draft d;
   d.python = Value{"3.11", "environment.yml:3"};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // envpin init's readers, each input translated whole and compared with the manifest it gives.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -422,6 +423,237 @@ TEST_F(Init, CredentialsNeverReachTheManifest) {
     EXPECT_EQ(err.message(), "the line includes '.env', which is a secret file, as a requirements file");
     EXPECT_EQ(err.where()->line, 2);
   }
+}
+
+// Issue 31: nothing outside the project is read. An -r or -c line, or the input itself, that
+// leads (symlinks followed) outside the input's project directory is refused at that line.
+TEST_F(Init, ReadsNothingOutsideTheProject) {
+  fs::create_directories(dir_ / "p");
+  write("outside.txt", "canary-outside==1.0\n");
+  fs::create_symlink("../outside.txt", dir_ / "p/inside.txt");
+  fs::create_directory_symlink("..", dir_ / "p/up");
+  ASSERT_EQ(::mkfifo((dir_ / "p/fifo.txt").c_str(), 0600), 0);
+  const auto refused = [&](const std::string& text, int line) {
+    write("p/requirements.txt", text);
+    Draft d;
+    try {
+      read_requirements(dir_ / "p/requirements.txt", d);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const diag::Error& e) {
+      ASSERT_TRUE(e.where()) << text;
+      EXPECT_EQ(e.where()->file, (dir_ / "p/requirements.txt").generic_string()) << text;
+      EXPECT_EQ(e.where()->line, line) << text << ": " << e.message();
+      EXPECT_EQ(e.where()->column, 1) << text;
+      EXPECT_FALSE(e.hint().empty()) << text;
+      EXPECT_EQ(e.message().find("canary"), std::string::npos) << e.message();
+    }
+    for (const Value& v : d.packages) EXPECT_EQ(v.value.find("canary"), std::string::npos) << text;
+  };
+  refused("numpy\n-r ../outside.txt\n", 2);
+  refused("-r /etc/passwd\n", 1);
+  refused("-r ../../../../../../../../../../etc/passwd\n", 1);
+  refused("--requirement=" + (dir_ / "outside.txt").string() + "\n", 1);
+  refused("-c ../outside.txt\n", 1);
+  refused("--constraint /etc/passwd\n", 1);
+  refused("-r inside.txt\n", 1);
+  refused("-r up/outside.txt\n", 1);
+  refused("-r fifo.txt\n", 1);  // a FIFO is refused at the line, never waited on
+  refused("-r missing.txt\n", 1);
+  write("p/requirements.txt", "-r ../outside.txt\n");
+  Draft d;
+  try {
+    read_requirements(dir_ / "p/requirements.txt", d);
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "the line includes '../outside.txt', which is outside the project's directory");
+    EXPECT_EQ(e.hint(), "envpin init reads the project's own files only: copy it into the project");
+  }
+  // The input itself, a link out of its directory.
+  fs::remove(dir_ / "p/requirements.txt");
+  fs::create_symlink("../outside.txt", dir_ / "p/requirements.txt");
+  Draft e;
+  EXPECT_THROW(read_requirements(dir_ / "p/requirements.txt", e), diag::Error);
+  EXPECT_TRUE(e.packages.empty());
+}
+
+// A secret file is refused by where a name leads as well as by the name.
+TEST_F(Init, SecretFilesAreRefusedByWhereTheyLead) {
+  write(".env", "TOKEN=canary-secret-31\n");
+  fs::create_directories(dir_ / ".ssh");
+  write(".ssh/requirements.txt", "canary-ssh==1\n");
+  fs::create_symlink(".env", dir_ / "requirements.txt");
+  Draft d;
+  try {
+    read_requirements(dir_ / "requirements.txt", d);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "requirements.txt leads to the secret file '.env'; envpin init does not read it");
+  }
+  EXPECT_TRUE(d.notes.empty());
+  fs::create_symlink(".env", dir_ / "inc.txt");
+  fs::create_symlink(".ssh/requirements.txt", dir_ / "ssh.txt");
+  for (const char* line : {"-r inc.txt", "-r ssh.txt", "-c inc.txt"}) {
+    const fs::path base = write("base.txt", "numpy\n" + std::string(line) + "\n");
+    Draft e;
+    try {
+      read_requirements(base, e);
+      ADD_FAILURE() << "no error for " << line;
+    } catch (const diag::Error& err) {
+      EXPECT_EQ(err.where()->line, 2) << line;
+      EXPECT_EQ(err.message().find("canary"), std::string::npos) << err.message();
+    }
+  }
+}
+
+// Credentials in any input are "<credential>" wherever the draft quotes the line, and an index
+// URL carries none into python.index.
+TEST_F(Init, CredentialsAreRedactedEverywhere) {
+  const fs::path req = write("requirements.txt",
+                             "-e git+https://alice:gh-secret-1@git.example.com/org/repo.git#egg=repo\n"
+                             "pkg @ https://bob:pw-secret-2@files.example.com/pkg-1.0.tar.gz\n"
+                             "-c https://carol:pw-secret-3@files.example.com/constraints.txt\n"
+                             "torch==2.4.1 --config-settings=build-key=plain-secret-4\n"
+                             "machine pypi.example.com login dave password pw-secret-5\n"
+                             "--index-url https://pypi.example.org/simple?token=q-secret-6&region=eu\n"
+                             "--extra-index-url https://pypi2.example.org/simple/?Access_Token=q-secret-7\n"
+                             "--extra-index-url https://pypi3.example.org/simple?sig=q-secret-8\n"
+                             "numpy; python_version == 'https://u:m-secret-9@x'\n");
+  Draft d;
+  read_requirements(req, d);
+  const std::string text = manifest(d);
+  for (const char* secret : {"gh-secret-1", "pw-secret-2", "pw-secret-3", "plain-secret-4", "dave", "pw-secret-5",
+                             "q-secret-6", "q-secret-7", "q-secret-8", "m-secret-9"})
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << "\n" << text;
+  EXPECT_NE(text.find("  index: \"https://pypi.example.org/simple?region=eu\"  # requirements.txt:6\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    - \"https://pypi2.example.org/simple/\"  # requirements.txt:7\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("git+https://<credential>@git.example.com"), std::string::npos) << text;
+  EXPECT_NE(text.find("--config-settings=build-key=<credential>"), std::string::npos) << text;
+  EXPECT_NE(text.find("login <credential> password <credential>"), std::string::npos) << text;
+  // An error line never echoes a URL's password.
+  Draft e;
+  try {
+    read_requirements(write("bad.txt", "--index-url \"https://ci:pw-secret-10@pypi.example.org/simple\"\n"), e);
+    FAIL() << "no error";
+  } catch (const diag::Error& err) {
+    EXPECT_EQ(err.message().find("pw-secret-10"), std::string::npos) << err.message();
+    EXPECT_NE(err.message().find("<credential>"), std::string::npos) << err.message();
+  }
+}
+
+TEST_F(Init, CondaChannelCredentialsAreRedacted) {
+  const fs::path env = write("environment.yml",
+                             "channels:\n"
+                             "  - https://ci:c-secret-1@conda.example.com/private\n"
+                             "  - https://conda.example.com/t/tk-c-secret-2/private\n"
+                             "dependencies:\n"
+                             "  - https://conda.example.com/t/tk-c-secret-3/private::numpy=1.26.4\n"
+                             "  - https://ci:c-secret-4@conda.example.com/private::scipy=1.11.4\n"
+                             "  - pip:\n"
+                             "      - --index-url https://u:c-secret-5@pypi.example.org/simple\n");
+  Draft d;
+  read_conda(env, d);
+  const std::string text = manifest(d);
+  for (const char* secret : {"c-secret-1", "c-secret-2", "c-secret-3", "c-secret-4", "c-secret-5"})
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << "\n" << text;
+  EXPECT_NE(text.find("    - \"numpy==1.26.4\"  # environment.yml:5 (https://conda.example.com/t/<credential>/private::"
+                      "numpy=1.26.4)\n"),
+            std::string::npos)
+      << text;
+}
+
+// Poetry's caret and tilde need the version's numbers: one that does not fit 64 bits, or whose
+// bound would not, is left out with a note rather than wrapped or clamped into another range.
+TEST_F(Init, PoetryVersionsPastSixtyFourBitsAreLeftOut) {
+  const fs::path py = write("pyproject.toml",
+                            "[tool.poetry.dependencies]\n"
+                            "ok = \"^1.2.3\"\n"
+                            "big = \"^18446744073709551616.1\"\n"
+                            "max = \"^18446744073709551615\"\n"
+                            "tilde = \"~1.99999999999999999999999\"\n"
+                            "zero = \"^0.0.18446744073709551615\"\n");
+  Draft d;
+  read_pyproject(py, d, {});
+  ASSERT_EQ(d.packages.size(), 1u) << d.packages.back().value;
+  EXPECT_EQ(d.packages[0].value, "ok>=1.2.3,<2.0");
+  ASSERT_EQ(d.notes.size(), 4u);
+  EXPECT_EQ(d.notes[0],
+            "pyproject.toml:3: Poetry's '^18446744073709551616.1' for 'big' needs a number past 64 bits: left out");
+}
+
+// Each input is read once: a diamond of includes, two files wide and 24 deep, is not read again
+// along each of its 2^24 paths. Includes nest at most 32 files deep.
+TEST_F(Init, IncludesAreReadOnce) {
+  write("top.txt", "-r a0.txt\n-r b0.txt\n");
+  for (int i = 0; i < 24; ++i)
+    for (const char* side : {"a", "b"})
+      write(side + std::to_string(i) + ".txt", "-r a" + std::to_string(i + 1) + ".txt\n-r b" + std::to_string(i + 1) +
+                                                   ".txt\npkg-" + side + std::to_string(i) + "==1.0\n");
+  write("a24.txt", "-r last.txt\n");
+  write("b24.txt", "-r last.txt\n");
+  write("last.txt", "last==1.0\n");
+  Draft d;
+  read_requirements(dir_ / "top.txt", d);
+  EXPECT_EQ(d.packages.size(), 49u);
+  EXPECT_EQ(d.sources.size(), 52u);
+}
+
+TEST_F(Init, IncludesNestAtMost32Deep) {
+  for (int i = 0; i < 100; ++i) write("c" + std::to_string(i) + ".txt", "-r c" + std::to_string(i + 1) + ".txt\n");
+  write("c100.txt", "last==1.0\n");
+  Draft d;
+  try {
+    read_requirements(dir_ / "c0.txt", d);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "the line includes 'c32.txt': requirements files nested more than 32 deep");
+    EXPECT_EQ(e.where()->file, (dir_ / "c31.txt").generic_string());
+    EXPECT_EQ(e.where()->line, 1);
+  }
+}
+
+// The manifest's 10,000-entry cap, applied while reading: the package past it is refused at its line.
+TEST_F(Init, PackageCapIsAppliedWhileReading) {
+  std::string text;
+  for (int i = 0; i <= 10000; ++i) text += "pkg-" + std::to_string(i) + "\n";
+  Draft d;
+  try {
+    read_requirements(write("requirements.txt", text), d);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "'pkg-10000' would be package 10001; envpin.yaml lists at most 10000");
+    EXPECT_EQ(e.where()->line, 10001);
+  }
+}
+
+// A bidirectional control makes a line read differently from what it holds: refused where it is,
+// in any input, before it can reach a note or the draft.
+TEST_F(Init, BidirectionalControlsAreRefusedWhereTheyAre) {
+  Draft d;
+  try {
+    read_requirements(write("requirements.txt", "numpy\nscipy\u202e==1\n"), d);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(),
+              "the line holds the character U+202E, a bidirectional control: the line would read differently from "
+              "what it holds");
+    EXPECT_EQ(e.where()->line, 2);
+    EXPECT_EQ(e.where()->column, 6);
+  }
+  EXPECT_THROW(read_pyproject(write("pyproject.toml", "[project]\ndependencies = [\"numpy\u2066\"]\n"), d, {}),
+               diag::Error);
+  EXPECT_THROW(read_conda(write("environment.yml", "dependencies:\n  - numpy\u200f\n"), d), diag::Error);
+  EXPECT_TRUE(d.notes.empty());
+  EXPECT_TRUE(d.packages.empty());
+  // Written as an escape (YAML's, TOML's), it is one after reading too: shown escaped, never raw.
+  Draft e;
+  read_conda(write("environment.yml", "dependencies:\n  - \"numpy\\u202e==1\"\n  - \"cudatoolkit=11.1\\u2066\"\n"), e);
+  const std::string text = write_manifest(e, {"demo", {"A100"}, std::nullopt});
+  EXPECT_EQ(text.find("\u202e"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\u2066"), std::string::npos) << text;
+  EXPECT_NE(text.find("  version: \"11.1\\u2066\""), std::string::npos) << text;
+  EXPECT_NE(text.find("'numpy\\u202e==1' is not a requirement envpin reads"), std::string::npos) << text;
 }
 
 TEST_F(Init, CondaSpacesAroundOperatorsAndHostileBytes) {

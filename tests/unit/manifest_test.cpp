@@ -444,6 +444,15 @@ const ErrorCase kErrors[] = {
      "into the Dockerfile, envpin.lock and the image's history\n"
      "envpin: hint: remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in "
      "the manifest\n"},
+    {"index_token_query",
+     "envpin: 1\nname: x\npython:\n  version: '3.11'\n  index: \"https://pypi.example.org/simple?token=s3cr3t\"\n",
+     "envpin: error: envpin.yaml:5:10: the package index URL holds a credential in its query ('token='): it would be "
+     "written into the Dockerfile, envpin.lock and the image's history\n"
+     "envpin: hint: remove it from the URL and give pip its credentials on the build machine (a netrc or keyring), not "
+     "in the manifest\n"},
+    {"package_marker_not_pep508", "envpin: 1\nname: x\npython:\n  version: '3.11'\n  packages: [\"numpy; rm -rf /\"]\n",
+     "envpin: error: envpin.yaml:5:22: invalid package spec 'numpy; rm -rf /': unknown marker variable 'rm'\n"
+     "envpin: hint: write it as pip does, e.g. 'numpy==1.26.4' or 'torch>=2.4,<2.5'\n"},
     {"slurm_checkpoints_shell", "envpin: 1\nname: x\njobs: {slurm: {checkpoints: \"/s/$(id)\"}}\n",
      "envpin: error: envpin.yaml:3:29: 'jobs.slurm.checkpoints' '/s/$(id)' has characters other than letters, digits "
      "and ._-+@/\n"

@@ -47,6 +47,32 @@ TEST(Requirement, Errors) {
   EXPECT_EQ(parse_error("pkg ; "), "expected an environment marker after ';' @6");
 }
 
+// Markers by PEP 508's grammar (marker_or, marker_and, marker_expr; the spec's variables, quoted
+// strings, version comparisons, in and not in, parentheses).
+TEST(Requirement, MarkersFollowPep508Grammar) {
+  for (const char* m : {"python_version < '3.12'", "python_version>=\"3.8\"and os_name=='posix'",
+                        "(sys_platform == 'linux' or sys_platform == 'darwin') and platform_machine != 'arm64'",
+                        "'linux' in sys_platform", "platform_machine not in 'arm64 aarch64'", "extra == \"gpu\"",
+                        "implementation_name === 'cpython'", "python_full_version ~= '3.8.1'",
+                        "platform_release >= '5' or platform_version == '#1 SMP'",
+                        "python_implementation == 'CPython' and os.name == 'posix'", "'3.8' < python_version",
+                        "((python_version < '3.9'))"})
+    EXPECT_EQ(parse_ok("pkg; " + std::string(m)).marker, m) << m;
+  EXPECT_EQ(parse_error("numpy; rm -rf /"), "unknown marker variable 'rm' @7");
+  EXPECT_EQ(parse_error("numpy; python_version == 3.8"), "expected a marker variable or a quoted string @25");
+  EXPECT_EQ(parse_error("numpy; python_version <> '3'"), "expected a marker variable or a quoted string @23");
+  EXPECT_EQ(parse_error("numpy; python_version"),
+            "expected a marker operator (<, <=, ==, !=, >=, >, ~=, ===, in, not in) @21");
+  EXPECT_EQ(parse_error("numpy; python_version < '3.8' and"), "expected a marker variable or a quoted string @33");
+  EXPECT_EQ(parse_error("numpy; (python_version < '3.8'"), "expected ')' @30");
+  EXPECT_EQ(parse_error("numpy; python_version < '3.8')"), "unexpected ')' in marker @29");
+  EXPECT_EQ(parse_error("numpy; python_version < '3.8"), "a quoted string is not closed @24");
+  EXPECT_EQ(parse_error("numpy; python_version < '3\\8'"), "'\\' is not allowed in a marker string @26");
+  EXPECT_EQ(parse_error("numpy; os_name == 'posix' or $(id)"), "expected a marker variable or a quoted string @29");
+  EXPECT_EQ(parse_error("numpy; " + std::string(40, '(') + "python_version < '3'" + std::string(40, ')')),
+            "markers nest more than 32 parentheses deep @39");
+}
+
 TEST(Requirement, Versions) {
   for (const char* v : {"1", "1.26", "2.4.1", "1.0rc1", "1.0.post2", "1.0.dev3", "1!2.0", "2.4.1+cu124", "v1.0"})
     EXPECT_TRUE(is_pep440_version(v)) << v;

@@ -67,5 +67,38 @@ TEST(Secrets, CredentialShapes) {
   EXPECT_EQ(at("right, high, ghost, sketch, xoxo"), std::string_view::npos);
 }
 
+// What envpin init shows of a hostile input: every credential written "<credential>", the words
+// around it kept, and nothing taken for one that is not.
+TEST(Secrets, RedactReplacesEachCredential) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"-e git+https://alice:tok@git.example.com/x.git#egg=x",
+       "-e git+https://<credential>@git.example.com/x.git#egg=x"},
+      {"'https://u:p@ss@host/x'", "'https://<credential>@host/x'"},
+      {"https://h/simple?token=abc&region=eu", "https://h/simple?token=<credential>&region=eu"},
+      {"https://h/s?Access-Token=a;X-Amz-Signature=b#f",
+       "https://h/s?Access-Token=<credential>;X-Amz-Signature=<credential>#f"},
+      {"https://h/s?my_api_key=a&keyboard=b", "https://h/s?my_api_key=<credential>&keyboard=b"},
+      {"(https://conda.example.com/t/tk-12345678/chan::numpy)",
+       "(https://conda.example.com/t/<credential>/chan::numpy)"},
+      {"https://example.com/t/simple/", "https://example.com/t/simple/"},
+      {"machine h login bob password hunter2", "machine h login <credential> password <credential>"},
+      {"('--config-settings=build-key=v')", "('--config-settings=build-key=<credential>')"},
+      {"x --config-settings k=v -C a=b", "x --config-settings k=<credential> -C a=<credential>"},
+      {"the pip option '-C' is not carried", "the pip option '-C' is not carried"},
+      {"'password' is not a requirement", "'password' is not a requirement"},
+      {"flask-login==1.0", "flask-login==1.0"},
+  };
+  for (const auto& [text, want] : cases) {
+    EXPECT_EQ(redact(text), want) << text;
+    EXPECT_EQ(redact(redact(text)), redact(text)) << text;
+  }
+  EXPECT_EQ(redact("t=ghp_" + std::string(36, 'a') + " x"), "t=<credential> x");
+  EXPECT_EQ(url_without_credentials("https://ci:s@h/simple?token=x&region=eu#f"), "https://h/simple?region=eu#f");
+  EXPECT_EQ(url_without_credentials("https://h/simple/?sig=x"), "https://h/simple/");
+  EXPECT_EQ(url_without_credentials("https://h/s?a=1;key=2;b=3"), "https://h/s?a=1;b=3");
+  EXPECT_EQ(credential_parameter("https://h/s?a=1&Private-Token=2"), "Private-Token");
+  EXPECT_EQ(credential_parameter("https://h/s?keyboard=1#token=2"), "");
+}
+
 }  // namespace
 }  // namespace envpin::secrets

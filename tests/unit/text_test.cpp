@@ -43,6 +43,8 @@ TEST(Text, ControlCharacters) {
 TEST(Text, PrintableAndQuoted) {
   EXPECT_EQ(printable("a\nb\te\x1b[31m\xff\xe2\x80\xa8"), "a\\nb\\te\\x1b[31m\\xff\\u2028");
   EXPECT_EQ(printable("if (admin) \xe2\x80\xae} \xe2\x81\xa6x"), "if (admin) \\u202e} \\u2066x");
+  // Bidirectional controls reorder what surrounds them: escaped too; other non-ASCII text stays.
+  EXPECT_EQ(printable("x\u202ey\u2066z\u200f\u061c \u00e9\u05d0"), "x\\u202ey\\u2066z\\u200f\\u061c \u00e9\u05d0");
   EXPECT_EQ(quote("it"), "'it'");
   EXPECT_EQ(quote(std::string(200, 'x'), 10), "'xxxxxxxxxx...' (200 bytes)");
   // A cut never splits a UTF-8 sequence.

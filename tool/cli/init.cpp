@@ -19,6 +19,7 @@
 #include "manifest/load.hpp"
 #include "probe/gpu_probe.hpp"
 #include "resolve/environment.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -54,7 +55,7 @@ std::string name_from(const fs::path& dir) {
   return out.empty() ? "project" : out.substr(0, 64);
 }
 
-int run_init(const InitOptions& o, Streams& io) {
+int draft(const InitOptions& o, Streams& io) {
   const fs::path out(o.output);
   const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   const ProjectLock project_lock(dir, &io.err);  // one writer of the project at a time
@@ -84,6 +85,8 @@ int run_init(const InitOptions& o, Streams& io) {
         std::nullopt, "name what the project has with --from FILE (repeatable)");
   init::Draft d;
   d.prefer = o.prefer;
+  // The project is the directory the draft is written into: every input stays inside it.
+  d.root = fs::weakly_canonical(fs::absolute(dir), ec);
   if (!o.from_python.empty()) init::read_python(o.from_python, d);
   // A Dockerfile gives way to the other inputs, so it is read last.
   std::stable_partition(inputs.begin(), inputs.end(),
@@ -154,7 +157,7 @@ int run_init(const InitOptions& o, Streams& io) {
   const resolve::Environment& env = *resolved;
   io::write_atomic(out, text, false);
   io.out << "wrote " << out.generic_string() << " from";
-  for (const std::string& s : d.sources) io.out << " " << diag::printable(s);
+  for (const std::string& s : d.sources) io.out << " " << diag::printable(secrets::redact(s));
   io.out << ": Python " << m.python->version.value << ", " << d.packages.size() << " package"
          << (d.packages.size() == 1 ? "" : "s");
   if (env.cuda) io.out << ", CUDA " << env.cuda->toolkit << " (" << env.base_image << ")";
@@ -168,6 +171,17 @@ int run_init(const InitOptions& o, Streams& io) {
   for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   io.out << "next: envpin lock -f " << out.generic_string() << " (pins every version), then envpin generate\n";
   return kOk;
+}
+
+int run_init(const InitOptions& o, Streams& io) {
+  try {
+    return draft(o, io);
+  } catch (const Error& e) {
+    // The inputs are hostile: a credential in them reaches no error line either.
+    std::optional<diag::Location> where = e.where();
+    if (where) where->file = secrets::redact(where->file);
+    throw Error(secrets::redact(e.message()), where, secrets::redact(e.hint()));
+  }
 }
 
 }  // namespace

@@ -122,20 +122,20 @@ std::string conda_version(std::string spec, std::string& why) {
   return spec;
 }
 
-void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, std::vector<fs::path>& stack,
+void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, Includes& inc,
                       std::optional<Value>& torch_cuda) {
   const int line = item.Mark().line + 1;
   if (item.IsMap()) {
     for (const auto& kv : item) {
       const std::string key = kv.first.as<std::string>();
       if (key != "pip" || !kv.second.IsSequence()) {
-        note(d, where(file, line) + ": " + diag::quote(key) +
+        note(d, where(file, line) + ": " + quote_input(key) +
                     " in dependencies is not a package list envpin knows: left out");
         continue;
       }
       for (const auto& p : kv.second) {
         if (!p.IsScalar()) continue;
-        requirement_line(p.as<std::string>(), file, p.Mark().line + 1, d, stack, " (pip)");
+        requirement_line(p.as<std::string>(), file, p.Mark().line + 1, d, inc, " (pip)");
       }
     }
     return;
@@ -189,7 +189,7 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
           "the environment asks for Python " + diag::printable(minor) + ", which envpin does not build images for",
           Location{file.generic_string(), line, 1}, "port the project to Python 3 first");
     if (!manifest::is_python_version(minor)) {
-      note(d, from + ": Python version " + diag::quote(rest) + " not understood: python.version left to you");
+      note(d, from + ": Python version " + quote_input(rest) + " not understood: python.version left to you");
       return;
     }
     set_once(d.python, {minor, from}, "python.version");
@@ -225,21 +225,24 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, st
     return;
   }
   if (!rule && conda_only(name)) {
-    note(d, from + ": " + diag::quote(name) + " is a conda package with no PyPI or Debian name envpin knows: left out");
+    note(d, from + ": " + quote_input(name) + " is a conda package with no PyPI or Debian name envpin knows: left out");
     return;
   }
   if (!why.empty()) note(d, from + ": " + why + "; any version taken");
   if (!build.empty() && build.find("cuda") != std::string::npos)
-    note(d, from + ": the build string " + diag::quote(build) +
+    note(d, from + ": the build string " + quote_input(build) +
                 " asks for a CUDA build: envpin picks the wheels' variant from cuda.gpus");
   const std::string pypi = rule ? std::string(rule->target) : name;
-  add_package(d, pypi + (why.empty() ? version : ""), from);
+  add_package(d, pypi + (why.empty() ? version : ""), from, Location{file.generic_string(), line, 1});
 }
 
 }  // namespace
 
 void read_conda(const fs::path& file, Draft& d) {
-  const std::string text = read_input(file);
+  Includes inc;
+  const std::optional<std::string> input = open_input(file, d, inc);
+  if (!input) return;
+  const std::string& text = *input;
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -252,9 +255,8 @@ void read_conda(const fs::path& file, Draft& d) {
     throw Error("no dependencies list: this is not a conda environment file", Location{file.generic_string(), 1, 1},
                 "name an environment.yml with a 'dependencies:' list");
   d.sources.push_back(file.generic_string());
-  std::vector<fs::path> stack{fs::weakly_canonical(file)};
   std::optional<Value> torch_cuda;
-  for (const auto& item : root["dependencies"]) conda_dependency(item, file, d, stack, torch_cuda);
+  for (const auto& item : root["dependencies"]) conda_dependency(item, file, d, inc, torch_cuda);
   // conda's torch with a CUDA package: the wheels of that CUDA variant, if there ever were any.
   if (torch_cuda) torch_variant_index(d, torch_cuda->value, torch_cuda->from);
 }

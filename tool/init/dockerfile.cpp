@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <unordered_set>
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
@@ -146,7 +147,7 @@ void offer(Draft& d, std::optional<Value>& slot, Value v, const std::string& wha
     return;
   }
   if (slot->value != v.value)
-    note(d, v.from + " suggests " + what + " " + diag::quote(v.value) + "; kept " + diag::quote(slot->value) +
+    note(d, v.from + " suggests " + what + " " + quote_input(v.value) + "; kept " + quote_input(slot->value) +
                 " from " + slot->from);
 }
 
@@ -157,7 +158,7 @@ void from_cuda_tag(const std::string& tag, const std::string& from, Draft& d) {
   std::stringstream ss(tag);
   for (std::string p; std::getline(ss, p, '-');) parts.push_back(p);
   if (parts.empty() || !std::isdigit(static_cast<unsigned char>(parts[0].front()))) {
-    note(d, from + ": the nvidia/cuda tag " + diag::quote(tag) + " names no CUDA version: cuda.version left to you");
+    note(d, from + ": the nvidia/cuda tag " + quote_input(tag) + " names no CUDA version: cuda.version left to you");
     return;
   }
   std::string version = parts[0];
@@ -172,7 +173,7 @@ void from_cuda_tag(const std::string& tag, const std::string& from, Draft& d) {
     else if (p.starts_with("ubuntu") && (p == "ubuntu20.04" || p == "ubuntu22.04" || p == "ubuntu24.04"))
       offer(d, d.os, {p, from}, "os");
     else
-      note(d, from + ": the tag's " + diag::quote(p) +
+      note(d, from + ": the tag's " + quote_input(p) +
                   " has no envpin setting (envpin's CUDA images are Ubuntu): left out");
   }
 }
@@ -230,7 +231,7 @@ void from_image(const std::string& image, const std::string& from, Draft& d) {
     if (manifest::is_python_version(minor))
       offer(d, d.python, {minor, from}, "python.version");
     else
-      note(d, from + ": the python tag " + diag::quote(tag) + " names no Python version: python.version left to you");
+      note(d, from + ": the python tag " + quote_input(tag) + " names no Python version: python.version left to you");
     if (const std::string os = debian_os(tag.find('-') == std::string::npos ? "" : tag.substr(tag.find('-') + 1));
         !os.empty())
       offer(d, d.os, {os, from}, "os");
@@ -276,7 +277,13 @@ std::optional<std::string> expand(const std::string& s, const std::map<std::stri
 }
 
 // `apt-get install` packages: name or name=version, each checked as Debian spells them.
-void apt_install(const std::vector<std::string>& words, std::size_t first, const std::string& from, Draft& d) {
+void apt_install(const std::vector<std::string>& words, std::size_t first, const std::string& from, const Location& at,
+                 Draft& d) {
+  std::unordered_set<std::string>& names = d.reading.apt;
+  if (names.size() != d.apt.size()) {  // set by another reader or a caller
+    names.clear();
+    for (const Value& v : d.apt) names.insert(v.value.substr(0, v.value.find('=')));
+  }
   for (std::size_t i = first; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (w == "-o" || w == "--option" || w == "-t" || w == "--target-release" || w == "-c" || w == "--config-file") {
@@ -288,65 +295,114 @@ void apt_install(const std::vector<std::string>& words, std::size_t first, const
     const std::string name = w.substr(0, eq);
     const std::string version = eq == std::string::npos ? "" : w.substr(eq + 1);
     if (!manifest::is_deb_name(name) || (!version.empty() && !manifest::is_deb_version(version))) {
-      note(d, from + ": the apt package " + diag::quote(w) +
+      note(d, from + ": the apt package " + quote_input(w) +
                   " is not a Debian name[=version] envpin can pin (an expansion, a "
                   "release or a pattern): left out");
       continue;
     }
-    if (std::any_of(d.apt.begin(), d.apt.end(),
-                    [&](const Value& v) { return v.value.substr(0, v.value.find('=')) == name; }))
-      continue;
+    if (names.count(name)) continue;
+    if (d.apt.size() >= kMaxPackages)
+      throw Error(quote_input(name) + " would be apt package " + std::to_string(kMaxPackages + 1) +
+                      "; envpin.yaml lists at most " + std::to_string(kMaxPackages),
+                  at, "list the system packages the project needs");
+    names.insert(name);
     d.apt.push_back({w, from});
   }
 }
 
+// A pip option (of `pip install` or pip's own) that takes the next word as its value, which is
+// not carried: neither a package nor shown (a --config-settings or --proxy value may be a secret).
+bool takes_value(std::string_view w) {
+  static constexpr std::string_view kOptions[] = {"-f",
+                                                  "--find-links",
+                                                  "--trusted-host",
+                                                  "-t",
+                                                  "--target",
+                                                  "--prefix",
+                                                  "--root",
+                                                  "--platform",
+                                                  "--python-version",
+                                                  "--only-binary",
+                                                  "--no-binary",
+                                                  "-C",
+                                                  "--config-settings",
+                                                  "--global-option",
+                                                  "--build-option",
+                                                  "--install-option",
+                                                  "--proxy",
+                                                  "--cert",
+                                                  "--client-cert",
+                                                  "--src",
+                                                  "--log",
+                                                  "--cache-dir",
+                                                  "--progress-bar",
+                                                  "--upgrade-strategy",
+                                                  "--exists-action",
+                                                  "--python",
+                                                  "--report",
+                                                  "--root-user-action",
+                                                  "--abi",
+                                                  "--implementation",
+                                                  "--retries",
+                                                  "--timeout",
+                                                  "--keyring-provider",
+                                                  "--use-feature",
+                                                  "--use-deprecated"};
+  return std::find(std::begin(kOptions), std::end(kOptions), w) != std::end(kOptions);
+}
+
 // `pip install` arguments, read as the lines of a requirements file would be.
 void pip_install(const std::vector<std::string>& words, std::size_t first, const fs::path& file, int line, Draft& d,
-                 std::vector<fs::path>& stack) {
+                 Includes& inc) {
   const std::string from = where(file, line);
   for (std::size_t i = first; i < words.size(); ++i) {
     const std::string& w = words[i];
     const bool has_value = i + 1 < words.size();
     if (w.find('$') != std::string::npos) {
-      note(d, from + ": " + diag::quote(w) + " holds a shell expansion: left out");
+      note(d, from + ": " + quote_input(w) + " holds a shell expansion: left out");
       continue;
     }
     if ((w == "-r" || w == "--requirement") && has_value) {
+      // The path is the image's: read only a file of the project that is there, beside the
+      // Dockerfile (a secret one is refused by requirement_line).
       const fs::path included = file.parent_path() / words[++i];
-      if (fs::is_regular_file(included))
-        requirement_line("-r " + words[i], file, line, d, stack);
+      std::error_code ec;
+      const fs::path resolved = fs::weakly_canonical(fs::absolute(included, ec), ec);
+      if (!fs::path(words[i]).is_absolute() && words[i].find("://") == std::string::npos && !ec &&
+          inside(resolved, inc.root) && fs::is_regular_file(resolved, ec))
+        requirement_line("-r " + words[i], file, line, d, inc);
       else
-        note(d, from + ": pip installs " + diag::quote(words[i]) +
+        note(d, from + ": pip installs " + quote_input(words[i]) +
                     ", which is not beside the Dockerfile: pass it with --from");
-    } else if ((w == "-c" || w == "--constraint" || w == "-i" || w == "--index-url" || w == "--extra-index-url" ||
-                w == "-e" || w == "--editable") &&
+    } else if ((w == "-c" || w == "--constraint") && has_value) {
+      note(d, from + ": the constraints file " + quote_input(words[++i]) +
+                  " is not carried: envpin lock pins every version the listed packages resolve to");
+    } else if ((w == "-i" || w == "--index-url" || w == "--extra-index-url" || w == "-e" || w == "--editable") &&
                has_value) {
-      requirement_line(w + " " + words[++i], file, line, d, stack);
+      requirement_line(w + " " + words[++i], file, line, d, inc);
     } else if (w.starts_with("--index-url=") || w.starts_with("--extra-index-url=")) {
-      requirement_line(w, file, line, d, stack);
-    } else if (w == "-f" || w == "--find-links" || w == "--trusted-host" || w == "-t" || w == "--target" ||
-               w == "--prefix" || w == "--root" || w == "--platform" || w == "--python-version" ||
-               w == "--only-binary" || w == "--no-binary") {
-      note(d, from + ": the pip option " + diag::quote(w) +
+      requirement_line(w, file, line, d, inc);
+    } else if (takes_value(w)) {
+      note(d, from + ": the pip option " + quote_input(w) +
                   " is not carried (envpin lock and the Dockerfile set pip's options)");
       ++i;
     } else if (w.starts_with("-")) {
       continue;  // -U, --no-cache-dir, --no-deps, -q: how pip runs, not what it installs
     } else if (const std::string n = manifest::normalize_name(w.substr(0, w.find_first_of("<>=!~[; ")));
                n == "pip" || n == "setuptools" || n == "wheel") {
-      note(d, from + ": " + diag::quote(w) + " is pip's own tooling: left out (the Python envpin installs brings it)");
+      note(d, from + ": " + quote_input(w) + " is pip's own tooling: left out (the Python envpin installs brings it)");
     } else {
       try {
-        requirement_line(w, file, line, d, stack);
-      } catch (const Error&) {  // another input asks for it differently, and wins
+        requirement_line(w, file, line, d, inc);
+      } catch (const Conflict&) {  // another input asks for it differently, and wins
         note(d,
-             from + ": " + diag::quote(w) + " conflicts with the other inputs: left out (they win over a Dockerfile)");
+             from + ": " + quote_input(w) + " conflicts with the other inputs: left out (they win over a Dockerfile)");
       }
     }
   }
 }
 
-void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vector<fs::path>& stack) {
+void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& inc) {
   const std::string from = where(file, ins.line);
   if (ins.args.starts_with("[") || ins.args.find("<<") != std::string::npos) {
     note(d, from + ": a RUN in exec or heredoc form is not read: add what it installs by hand");
@@ -365,16 +421,17 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, std::vecto
       return cmd.size();
     };
     if (program == "apt-get" || program == "apt") {
-      if (const std::size_t j = sub("install"); j < cmd.size()) apt_install(cmd, j + 1, from, d);
+      if (const std::size_t j = sub("install"); j < cmd.size())
+        apt_install(cmd, j + 1, from, Location{file.generic_string(), ins.line, 1}, d);
     } else if (program.starts_with("pip") ||
                (program.starts_with("python") && i + 2 < cmd.size() && cmd[i + 1] == "-m" && cmd[i + 2] == "pip") ||
                (program == "uv" && i + 1 < cmd.size() && cmd[i + 1] == "pip")) {
       if (const std::size_t j = sub("install"); j < cmd.size()) {
         for (const std::string& r : command.redirected)
-          note(d, from + ": " + diag::quote(r) +
+          note(d, from + ": " + quote_input(r) +
                       " is not quoted, so the shell reads its '<' or '>' as a redirection: pip installs " +
-                      diag::quote(r.substr(0, r.find_first_of("<>"))) + " at any version; quote it in the Dockerfile");
-        pip_install(cmd, j + 1, file, ins.line, d, stack);
+                      quote_input(r.substr(0, r.find_first_of("<>"))) + " at any version; quote it in the Dockerfile");
+        pip_install(cmd, j + 1, file, ins.line, d, inc);
       }
     } else if (program == "conda" || program == "mamba" || program == "micromamba") {
       if (sub("install") < cmd.size() || sub("create") < cmd.size() || sub("update") < cmd.size())
@@ -418,7 +475,10 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
 }
 
 void read_dockerfile(const fs::path& file, Draft& d) {
-  const std::string text = read_input(file);
+  Includes inc;
+  const std::optional<std::string> input = open_input(file, d, inc);
+  if (!input) return;
+  const std::string& text = *input;
   if (written_by_envpin(text))
     throw Error(diag::printable(file.filename().generic_string()) +
                     " was written by envpin generate: it is the manifest's output, not an input",
@@ -429,7 +489,6 @@ void read_dockerfile(const fs::path& file, Draft& d) {
     throw Error("no FROM instruction: this is not a Dockerfile", Location{file.generic_string(), 1, 1},
                 "name the project's Dockerfile");
   d.sources.push_back(file.generic_string());
-  std::vector<fs::path> stack{fs::weakly_canonical(file)};
   // The final stage is the image that runs; its FROM may name an earlier stage.
   std::map<std::string, std::string> global_args;
   std::map<std::string, std::pair<std::string, int>> stages;  // name -> the image it starts from, and its FROM line
@@ -471,7 +530,7 @@ void read_dockerfile(const fs::path& file, Draft& d) {
       image = resolved;
       image_line = line;
       if (!expanded)
-        note(d, where(file, all[k].line) + ": FROM " + diag::quote(words[0]) +
+        note(d, where(file, all[k].line) + ": FROM " + quote_input(words[0]) +
                     " uses an ARG without a default: the base is left to you");
     }
   }
@@ -479,7 +538,7 @@ void read_dockerfile(const fs::path& file, Draft& d) {
     if (!std::all_of(image.begin(), image.end(), [](unsigned char c) {
           return std::isalnum(c) || std::string_view("._/:@-").find(c) != std::string_view::npos;
         }))
-      note(d, where(file, image_line) + ": FROM " + diag::quote(image) +
+      note(d, where(file, image_line) + ": FROM " + quote_input(image) +
                   " is not an image reference envpin reads: left out");
     else
       from_image(image, where(file, image_line) + " (FROM " + image + ")", d);
@@ -488,7 +547,7 @@ void read_dockerfile(const fs::path& file, Draft& d) {
   for (const Instruction& ins : all) {
     const std::string from = where(file, ins.line);
     if (ins.keyword == "RUN") {
-      run_line(ins, file, d, stack);
+      run_line(ins, file, d, inc);
     } else if (ins.keyword == "ENV") {
       std::string names;
       int count = 0;
@@ -513,7 +572,7 @@ void read_dockerfile(const fs::path& file, Draft& d) {
       if (!words.empty()) words.pop_back();  // the destination
       for (const std::string& w : words)
         if (secrets::is_secret_path(fs::path(w).lexically_normal().generic_string()))
-          note(d, from + ": " + ins.keyword + " " + diag::quote(w) +
+          note(d, from + ": " + ins.keyword + " " + quote_input(w) +
                       " puts a secret file into the image; envpin keeps secrets out "
                       "of the context: declare it under secrets: for run time");
     }

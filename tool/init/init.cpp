@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "diag/error.hpp"
@@ -23,27 +24,6 @@ using diag::Location;
 
 namespace detail {
 
-constexpr std::size_t kMaxInput = 1 << 20;
-
-// The text of an input file: regular, at most 1 MiB, no NUL.
-std::string read_input(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec))
-    throw Error("cannot read " + diag::printable(file.generic_string()) + ": not a regular file",
-                Location{file.generic_string(), 0, 0}, "name a requirements.txt, environment.yml or pyproject.toml");
-  if (fs::file_size(file, ec) > kMaxInput)
-    throw Error(diag::printable(file.generic_string()) + " is larger than 1 MiB", Location{file.generic_string(), 0, 0},
-                "name the project's dependency file, not a data file");
-  const auto text = io::read_file(file);
-  if (!text)
-    throw Error("cannot read " + diag::printable(file.generic_string()), Location{file.generic_string(), 0, 0},
-                "check its permissions");
-  if (text->find('\0') != std::string::npos)
-    throw Error(diag::printable(file.generic_string()) + " holds a NUL byte: it is not a text file",
-                Location{file.generic_string(), 0, 0}, "name the project's dependency file");
-  return *text;
-}
-
 std::string where(const fs::path& file, int line) {
   return diag::printable(file.filename().generic_string()) + ":" + std::to_string(line);
 }
@@ -55,29 +35,41 @@ std::string trim(std::string s) {
   return s.substr(b, e - b + 1);
 }
 
+std::string quote_input(std::string_view text) { return diag::quote(secrets::redact(text)); }
+
 void note(Draft& d, const std::string& raw) {
   // Notes quote the inputs, and envpin.yaml is committed and sent in the build context: a
   // credential in a line never reaches them.
-  std::string text = diag::printable(raw);
-  std::size_t length = 0;
-  for (std::size_t at; (at = secrets::find_token(text, length)) != std::string::npos;)
-    text.replace(at, length, "<credential>");
-  if (std::find(d.notes.begin(), d.notes.end(), text) == d.notes.end()) d.notes.push_back(text);
+  std::string text = secrets::redact(diag::printable(raw));
+  std::unordered_set<std::string>& noted = d.reading.noted;
+  if (noted.size() != d.notes.size()) noted = {d.notes.begin(), d.notes.end()};  // set by a caller
+  if (noted.count(text)) return;
+  if (d.notes.size() >= kMaxNotes) {
+    ++d.reading.dropped;
+    return;
+  }
+  noted.insert(text);
+  d.notes.push_back(std::move(text));
 }
 
 std::string index_url(const std::string& url, const std::string& from, Draft& d) {
-  const std::string_view credentials = manifest::index_url_credentials(url);
-  if (credentials.empty()) return url;
-  const std::size_t at = url.find(credentials);
+  const std::string clean = secrets::url_without_credentials(url);
+  if (secrets::redact(clean) != clean) {
+    note(d, from + ": the index URL " + quote_input(url) +
+                " holds a token in its path: left out (it would be written into the Dockerfile, the lock and the "
+                "image's history); give pip the index on the build machine");
+    return "";
+  }
+  if (clean == url) return url;
   note(d, from +
               ": the index URL's credentials are left out (they would be written into the Dockerfile, the lock and the "
               "image's history): give pip them on the build machine (a netrc or keyring)");
-  return url.substr(0, at) + url.substr(at + credentials.size());
+  return clean;
 }
 
 void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
   if (slot && slot->value != v.value)
-    throw Error(what + " is " + diag::quote(slot->value) + " in " + slot->from + " but " + diag::quote(v.value) +
+    throw Error(what + " is " + quote_input(slot->value) + " in " + slot->from + " but " + quote_input(v.value) +
                     " in " + v.from,
                 std::nullopt, "make the inputs agree, or pass only one of them with --from");
   if (!slot) slot = std::move(v);
@@ -101,19 +93,24 @@ bool prefer_matches(const Draft& d, const std::string& from) {
 
 // --- requirements files (pip's own syntax) -------------------------------------------------------
 
-void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path>& stack) {
-  std::error_code ec;
-  const fs::path canonical = fs::weakly_canonical(file, ec);
-  if (std::find(stack.begin(), stack.end(), canonical) != stack.end()) {
+// `file`, named by the line `at` as `named` (nullopt: an input itself), read once.
+void read_requirements_file(const fs::path& file, Draft& d, Includes& inc, const std::optional<Location>& at,
+                            const std::string& named) {
+  const fs::path resolved = resolve_input(file, inc.root, at, named, "includes");
+  if (std::find(inc.chain.begin(), inc.chain.end(), resolved) != inc.chain.end()) {
     std::string chain;
-    for (const fs::path& p : stack) chain += p.filename().generic_string() + " -> ";
+    for (const fs::path& p : inc.chain) chain += p.filename().generic_string() + " -> ";
     throw Error("requirements files include each other: " + diag::printable(chain + file.filename().generic_string()),
                 Location{file.generic_string(), 0, 0}, "remove one of the -r lines");
   }
-  const std::string text = read_input(file);
-  stack.push_back(canonical);
-  if (std::find(d.sources.begin(), d.sources.end(), file.generic_string()) == d.sources.end())
-    d.sources.push_back(file.generic_string());
+  if (at && inc.chain.size() >= kMaxIncludeDepth)
+    throw Error("the line includes " + quote_input(named) + ": requirements files nested more than " +
+                    std::to_string(kMaxIncludeDepth) + " deep",
+                at, "include the deepest files from a shallower one");
+  if (!d.reading.read.insert(resolved.generic_string()).second) return;  // read already, by another path
+  const std::string text = read_counted(resolved, file, d, at);
+  inc.chain.push_back(resolved);
+  d.sources.push_back(file.generic_string());  // once: d.reading.read
   std::istringstream in(text);
   std::string line, logical;
   int number = 0, start = 0;
@@ -126,17 +123,17 @@ void read_requirements_file(const fs::path& file, Draft& d, std::vector<fs::path
       continue;
     }
     logical += line;
-    requirement_line(logical, file, start, d, stack);
+    requirement_line(logical, file, start, d, inc);
     logical.clear();
   }
-  if (!logical.empty()) requirement_line(logical, file, start, d, stack);
-  stack.pop_back();
+  if (!logical.empty()) requirement_line(logical, file, start, d, inc);
+  inc.chain.pop_back();
 }
 
 }  // namespace
 
-void detail::requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d,
-                              std::vector<fs::path>& stack, const std::string& from_suffix) {
+void detail::requirement_line(const std::string& raw, const fs::path& file, int line, Draft& d, Includes& inc,
+                              const std::string& from_suffix) {
   std::string text = raw;
   // A comment: '#' at the start or after whitespace.
   for (std::size_t i = 0; i < text.size(); ++i)
@@ -147,6 +144,7 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
   text = trim(text);
   if (text.empty()) return;
   const std::string from = where(file, line) + from_suffix;
+  const Location here{file.generic_string(), line, 1};
   if (const std::size_t bad = diag::control_at(text); bad != std::string::npos)
     throw Error("the line holds " + diag::describe_char_at(text, bad),
                 Location{file.generic_string(), line, static_cast<int>(bad) + 1}, "remove it");
@@ -157,57 +155,89 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
       option = text.substr(0, sp);
       value = trim(text.substr(sp + 1));
     }
+    // pip fetches an -r or -c target given as a URL; envpin init reads local files only.
+    const bool remote = value.find("://") != std::string::npos;
     if ((option == "-r" || option == "--requirement") && !value.empty()) {
-      const fs::path included = file.parent_path() / value;
-      if (secrets::is_secret_path(fs::path(value).lexically_normal().generic_string()))
-        throw Error("the line includes " + diag::quote(value) + ", which is a secret file, as a requirements file",
-                    Location{file.generic_string(), line, 1},
-                    "remove the line; envpin init reads requirements files only");
-      read_requirements_file(included, d, stack);
+      if (remote)
+        throw Error("the line includes the remote requirements file " + quote_input(value) +
+                        "; envpin init reads local files only",
+                    here, "download it into the project and include that copy with -r");
+      read_requirements_file(file.parent_path() / value, d, inc, here, value);
     } else if (option == "-c" || option == "--constraint") {
-      note(d, from + ": the constraints file " + diag::quote(value) +
+      // Not read, but a constraints file outside the project or a secret one is refused all the same.
+      if (!value.empty() && !remote)
+        resolve_input(file.parent_path() / value, inc.root, here, value, "names the constraints file", false);
+      note(d, from + ": the constraints file " + quote_input(value) +
                   " is not carried: envpin lock pins every version the listed packages resolve to");
     } else if ((option == "-i" || option == "--index-url") && !value.empty()) {
       if (!manifest::is_index_url(value))
-        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts",
-                    Location{file.generic_string(), line, 1}, "use an http(s) URL without quotes, spaces or '$'");
-      set_once(d.index, {index_url(value, from, d), from}, "the package index");
+        throw Error("the index URL " + quote_input(value) + " is not one envpin accepts", here,
+                    "use an http(s) URL without quotes, spaces or '$'");
+      if (std::string url = index_url(value, from, d); !url.empty())
+        set_once(d.index, {std::move(url), from}, "the package index");
     } else if (option == "--extra-index-url" && !value.empty()) {
       if (!manifest::is_index_url(value))
-        throw Error("the index URL " + diag::quote(value) + " is not one envpin accepts",
-                    Location{file.generic_string(), line, 1}, "use an http(s) URL without quotes, spaces or '$'");
+        throw Error("the index URL " + quote_input(value) + " is not one envpin accepts", here,
+                    "use an http(s) URL without quotes, spaces or '$'");
       const std::string url = index_url(value, from, d);
-      if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
-        d.extra_index.push_back({url, from});
+      if (url.empty() ||
+          std::any_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))
+        return;
+      if (d.extra_index.size() >= kMaxPackages)
+        throw Error("the line would be extra index " + std::to_string(kMaxPackages + 1) +
+                        "; envpin.yaml lists at most " + std::to_string(kMaxPackages),
+                    here, "give pip the indexes the project uses");
+      d.extra_index.push_back({url, from});
     } else if (option == "-e" || option == "--editable") {
-      note(d, from + ": " + diag::quote(text) +
+      note(d, from + ": " + quote_input(text) +
                   " is a local or VCS package: the project is copied into the image, not pinned; install it in the "
                   "Dockerfile's place of your choice");
     } else {
-      note(d, from + ": the pip option " + diag::quote(option) +
+      note(d, from + ": the pip option " + quote_input(option) +
                   " is not carried (envpin lock and the Dockerfile set pip's options)");
     }
     return;
   }
   // Per-requirement options ("--hash=sha256:..."): envpin lock records the hashes itself.
   if (const auto opt = text.find(" --"); opt != std::string::npos) {
-    note(d, from + ": per-requirement options (" + diag::quote(trim(text.substr(opt))) +
+    note(d, from + ": per-requirement options (" + quote_input(trim(text.substr(opt))) +
                 ") are dropped; envpin lock records hashes itself");
     text = trim(text.substr(0, opt));
   }
   if (text.find("://") != std::string::npos || text.find(" @ ") != std::string::npos || text.front() == '.' ||
       text.front() == '/') {
-    note(d, from + ": " + diag::quote(text) +
+    note(d, from + ": " + quote_input(text) +
                 " is a URL or path requirement: left out (envpin pins from package indexes)");
     return;
   }
-  add_package(d, text, from);
+  add_package(d, text, from, here);
 }
 
-void add_package(Draft& d, const std::string& requirement, const std::string& from) {
+namespace {
+
+std::optional<manifest::Requirement> parse(const std::string& text) {
+  std::string error;
+  std::size_t column = 0;
+  return manifest::parse_requirement(text, error, column);
+}
+
+// d.reading.by_name for every package (a caller may have set some or replaced them).
+void index_packages(Draft& d) {
+  Draft::Reading& r = d.reading;
+  if (r.indexed > d.packages.size()) {
+    r.by_name.clear();
+    r.indexed = 0;
+  }
+  for (; r.indexed < d.packages.size(); ++r.indexed)
+    if (const auto p = parse(d.packages[r.indexed].value)) r.by_name[p->normalized].push_back(r.indexed);
+}
+
+}  // namespace
+
+void add_package(Draft& d, const std::string& requirement, const std::string& from, const std::optional<Location>& at) {
   // "name @ https://..." (PEP 508 direct references) and the like, from any reader.
   if (requirement.find("://") != std::string::npos || requirement.find(" @ ") != std::string::npos) {
-    note(d, from + ": " + diag::quote(requirement) +
+    note(d, from + ": " + quote_input(requirement) +
                 " is a URL or path requirement: left out (envpin pins from package indexes)");
     return;
   }
@@ -215,16 +245,26 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
   std::size_t column = 0;
   const auto r = manifest::parse_requirement(requirement, error, column);
   if (!r) {
-    note(d, from + ": " + diag::quote(requirement) + " is not a requirement envpin reads (" + error + "): left out");
+    note(d, from + ": " + quote_input(requirement) + " is not a requirement envpin reads (" + error + "): left out");
+    return;
+  }
+  if (secrets::redact(requirement) != requirement) {
+    note(d, from + ": " + quote_input(requirement) + " holds what looks like a credential: left out");
     return;
   }
   const std::string text = r->text();
+  if (text.size() > kMaxPackageBytes) {
+    note(d, from + ": " + quote_input(requirement) + " is longer than the " + std::to_string(kMaxPackageBytes) +
+                " bytes envpin.yaml holds in a value: left out");
+    return;
+  }
   const auto file_of = [](const std::string& f) { return f.substr(0, f.find(':')); };
-  for (Value& v : d.packages) {
-    std::string e2;
-    std::size_t c2 = 0;
-    const auto kept = manifest::parse_requirement(v.value, e2, c2);
-    if (!kept || kept->normalized != r->normalized) continue;
+  index_packages(d);
+  const auto same = d.reading.by_name.find(r->normalized);
+  for (std::size_t k : same == d.reading.by_name.end() ? std::vector<std::size_t>{} : same->second) {
+    Value& v = d.packages[k];
+    const auto kept = parse(v.value);
+    if (!kept) continue;
     if (v.value == text) return;
     // The same distribution under other markers ("x>=4.31; python_version<'3.10'", "x>=4.37;
     // python_version>='3.10'"): alternatives, settled for the image's Python by settle().
@@ -242,38 +282,48 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
       if (file_of(v.from) == file_of(from)) {
         merged.specifiers.insert(merged.specifiers.end(), r->specifiers.begin(), r->specifiers.end());
       } else if (!prefer_matches(d, from) && !prefer_matches(d, v.from)) {
-        throw Error(r->normalized + " is " + diag::quote(v.value) + " in " + v.from + " but " + diag::quote(text) +
-                        " in " + from,
-                    std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
+        throw Conflict(r->normalized + " is " + quote_input(v.value) + " in " + v.from + " but " + quote_input(text) +
+                           " in " + from,
+                       std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
       } else if (prefer_matches(d, from)) {
         merged.specifiers = r->specifiers;
       }
     }
     const std::string combined = merged.text();
-    if (combined != v.value) v = {combined, v.from + ", " + from};
+    if (combined.size() > kMaxPackageBytes)
+      throw Error(r->normalized + " is asked for at so many places that its requirement passes the " +
+                      std::to_string(kMaxPackageBytes) + " bytes envpin.yaml holds in a value",
+                  at, "list each distribution once, with the versions it needs");
+    // Each place that changed it is named, up to a line's worth.
+    if (combined != v.value)
+      v = {combined, v.from.size() < 512         ? v.from + ", " + from
+                     : v.from.ends_with(", ...") ? v.from
+                                                 : v.from + ", ..."};
     return;
   }
+  if (d.packages.size() >= kMaxPackages)
+    throw Error(quote_input(r->name) + " would be package " + std::to_string(kMaxPackages + 1) +
+                    "; envpin.yaml lists at most " + std::to_string(kMaxPackages),
+                at, "list the packages the project imports; pip installs what they depend on");
   d.packages.push_back({text, from});
 }
 
 void settle(Draft& d) {
   const std::string python = d.python ? d.python->value : kDefaultPython;
   std::vector<Value> kept;
-  std::vector<bool> done(d.packages.size(), false);
-  const auto parse = [](const std::string& text) {
-    std::string error;
-    std::size_t column = 0;
-    return manifest::parse_requirement(text, error, column);
-  };
+  // The alternatives of each distribution, in the order of their first listing.
+  std::vector<std::vector<std::size_t>> groups;
+  std::unordered_map<std::string, std::size_t> group_of;
+  std::vector<std::optional<manifest::Requirement>> parsed;
   for (std::size_t i = 0; i < d.packages.size(); ++i) {
-    if (done[i]) continue;
-    const auto first = parse(d.packages[i].value);
-    std::vector<std::size_t> group{i};
-    for (std::size_t j = i + 1; j < d.packages.size(); ++j) {
-      const auto other = parse(d.packages[j].value);
-      if (first && other && other->normalized == first->normalized) group.push_back(j);
-    }
-    for (std::size_t g : group) done[g] = true;
+    parsed.push_back(parse(d.packages[i].value));
+    const auto [it, added] =
+        group_of.emplace(parsed.back() ? parsed.back()->normalized : "\n" + std::to_string(i), groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  for (const std::vector<std::size_t>& group : groups) {
+    const std::size_t i = group.front();
     if (group.size() == 1) {
       kept.push_back(d.packages[i]);
       continue;
@@ -282,7 +332,7 @@ void settle(Draft& d) {
     std::vector<std::size_t> holding;
     bool unknown = false;
     for (std::size_t g : group) {
-      const auto r = parse(d.packages[g].value);
+      const auto& r = parsed[g];
       const std::optional<bool> holds =
           r && !r->marker.empty() ? marker_holds(r->marker, python) : std::optional<bool>(true);
       if (!holds)
@@ -290,10 +340,10 @@ void settle(Draft& d) {
       else if (*holds)
         holding.push_back(g);
     }
-    const std::string name = first ? first->normalized : d.packages[i].value;
+    const std::string name = parsed[i] ? parsed[i]->normalized : d.packages[i].value;
     if (!unknown && holding.empty()) {
       for (std::size_t g : group)
-        note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) +
+        note(d, d.packages[g].from + ": " + quote_input(d.packages[g].value) +
                     " left out: its marker does not hold for Python " + python + " on linux/amd64");
       continue;
     }
@@ -301,32 +351,39 @@ void settle(Draft& d) {
     kept.push_back(d.packages[chosen]);
     for (std::size_t g : group) {
       if (g == chosen) continue;
-      note(d, d.packages[g].from + ": " + diag::quote(d.packages[g].value) + " left out: envpin.yaml lists " + name +
+      note(d, d.packages[g].from + ": " + quote_input(d.packages[g].value) + " left out: envpin.yaml lists " + name +
                   " once, and " +
                   (!unknown && holding.size() == 1
-                       ? "the marker of " + diag::quote(d.packages[chosen].value) + " (" + d.packages[chosen].from +
+                       ? "the marker of " + quote_input(d.packages[chosen].value) + " (" + d.packages[chosen].from +
                              ") is the one that holds for Python " + python + " on linux/amd64"
-                       : "the first, " + diag::quote(d.packages[chosen].value) + " (" + d.packages[chosen].from +
+                       : "the first, " + quote_input(d.packages[chosen].value) + " (" + d.packages[chosen].from +
                              "), is kept; keep the one for the image's Python"));
     }
   }
   d.packages = std::move(kept);
+  d.reading.by_name.clear();
+  d.reading.indexed = 0;
   // envpin's CUDA images are nvidia/cuda's Ubuntu ones: another OS or base is a suggestion.
   if (d.cuda && d.base) {
-    note(d, d.base->from + " suggests base " + diag::quote(d.base->value) + "; with CUDA (" + d.cuda->from +
+    note(d, d.base->from + " suggests base " + quote_input(d.base->value) + "; with CUDA (" + d.cuda->from +
                 ") envpin builds on nvidia/cuda's image instead");
     d.base.reset();
   }
   if (d.cuda && d.os && !d.os->value.starts_with("ubuntu")) {
-    note(d, d.os->from + " suggests os " + diag::quote(d.os->value) + "; with CUDA (" + d.cuda->from +
+    note(d, d.os->from + " suggests os " + quote_input(d.os->value) + "; with CUDA (" + d.cuda->from +
                 ") envpin builds on nvidia/cuda's Ubuntu image instead");
     d.os.reset();
+  }
+  if (d.reading.dropped > 0) {
+    d.notes.push_back("and " + std::to_string(d.reading.dropped) + " more things not carried, not listed (at most " +
+                      std::to_string(kMaxNotes) + " are)");
+    d.reading.dropped = 0;
   }
 }
 
 void read_requirements(const fs::path& file, Draft& d) {
-  std::vector<fs::path> stack;
-  read_requirements_file(file, d, stack);
+  Includes inc{project_root(file, d), {}};
+  read_requirements_file(file, d, inc, std::nullopt, file.generic_string());
 }
 
 namespace {
@@ -362,7 +419,7 @@ void read_python(const std::string& python, Draft& d) {
   const io::ProcessResult r = io::run_process({python, "-I", "-c", kPythonReport});
   if (r.exit_code != 0) {
     std::string why = r.err.empty() ? "it could not be started" : r.err.substr(0, r.err.find('\n'));
-    throw Error("cannot ask the Python environment " + diag::quote(python) + " what it has: " + diag::printable(why),
+    throw Error("cannot ask the Python environment " + quote_input(python) + " what it has: " + diag::printable(why),
                 std::nullopt, "give the interpreter of the environment, e.g. --from-python .venv/bin/python");
   }
   read_python_report(r.out, python, d);
@@ -373,7 +430,7 @@ void read_python_report(const std::string& text, const std::string& python, Draf
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
-    throw Error("the Python environment " + diag::quote(python) + " answered something that is not its report",
+    throw Error("the Python environment " + quote_input(python) + " answered something that is not its report",
                 std::nullopt, "check that it is a CPython 3 interpreter");
   }
   const std::string from = diag::printable(python);
@@ -388,21 +445,21 @@ void read_python_report(const std::string& text, const std::string& python, Draf
                       how = dist[2].get<std::string>();
     const std::string normalized = manifest::normalize_name(name);
     if (normalized == "pip" || normalized == "setuptools" || normalized == "wheel" || normalized == "distribute") {
-      note(d, from + ": " + diag::quote(name) + " is pip's own tooling: left out, as pip freeze does");
+      note(d, from + ": " + quote_input(name) + " is pip's own tooling: left out, as pip freeze does");
       continue;
     }
     if (how == "editable" || how == "local") {
-      note(d, from + ": " + diag::quote(name) + " is installed from a local directory" +
+      note(d, from + ": " + quote_input(name) + " is installed from a local directory" +
                   (how == "editable" ? " (editable)" : "") + ": the project is copied into the image, not pinned");
       continue;
     }
     if (how == "url") {
-      note(d, from + ": " + diag::quote(name + " " + version) +
+      note(d, from + ": " + quote_input(name + " " + version) +
                   " came from a URL or VCS: left out (envpin pins from package indexes)");
       continue;
     }
     if (!manifest::is_pep440_version(version)) {
-      note(d, from + ": " + diag::quote(name + " " + version) + " has a version pip cannot pin: left out");
+      note(d, from + ": " + quote_input(name + " " + version) + " has a version pip cannot pin: left out");
       continue;
     }
     add_package(d, name + "==" + version, from);
@@ -429,11 +486,14 @@ std::vector<fs::path> inputs_in(const fs::path& dir) {
   for (const char* name :
        {"environment.yml", "environment.yaml", "pyproject.toml", "requirements.txt", "Dockerfile", "Containerfile"}) {
     if (!fs::is_regular_file(dir / name)) continue;
-    // The Dockerfile envpin generated is the manifest's output, not an input to it.
-    if (kind_of(dir / name) == "dockerfile") {
-      const auto text = io::read_file(dir / name);
-      if (text && written_by_envpin(*text)) continue;
-    }
+    // The Dockerfile envpin generated is the manifest's output, not an input to it. (One that
+    // leads outside the directory is not opened here: its reader refuses it.)
+    std::error_code ec;
+    const fs::path resolved = fs::canonical(dir / name, ec);
+    std::string text;
+    if (kind_of(dir / name) == "dockerfile" && !ec && detail::inside(resolved, fs::canonical(dir, ec)) &&
+        io::read_regular(resolved, detail::kMaxInput, text) == io::ReadStatus::ok && written_by_envpin(text))
+      continue;
     out.push_back(dir / name);
   }
   return out;
@@ -442,16 +502,28 @@ std::vector<fs::path> inputs_in(const fs::path& dir) {
 namespace {
 
 // A YAML double-quoted scalar. A control character a hostile input slipped into a value is
-// escaped (\xNN): the line stays one line, and the manifest reader refuses the value by name.
+// escaped (\xNN), and a bidirectional control (\uNNNN): the line stays one line that reads as it
+// holds, and the manifest reader refuses the value by name.
 std::string yq(const std::string& s) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
       out += kHex[u >> 4];
       out += kHex[u & 15];
+      continue;
+    }
+    if (detail::bidi_at(std::string_view(s).substr(i, 3)) == 0) {
+      const auto b = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(s[i + k])); };
+      const unsigned cp = u == 0xD8 ? ((b(0) & 0x1Fu) << 6) | (b(1) & 0x3Fu)
+                                    : ((b(0) & 0x0Fu) << 12) | ((b(1) & 0x3Fu) << 6) | (b(2) & 0x3Fu);
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", cp);
+      out += escape;
+      i += u == 0xD8 ? 1 : 2;
       continue;
     }
     if (c == '"' || c == '\\') out += '\\';
@@ -460,7 +532,7 @@ std::string yq(const std::string& s) {
   return out + "\"";
 }
 
-std::string comment(const std::string& from) { return "  # " + diag::printable(from); }
+std::string comment(const std::string& from) { return "  # " + secrets::redact(diag::printable(from)); }
 
 }  // namespace
 
@@ -470,7 +542,7 @@ std::string write_manifest(const Draft& d, const Options& o) {
   if (!d.sources.empty()) {
     y << " from";
     for (std::size_t i = 0; i < d.sources.size(); ++i)
-      y << (i ? ", " : " ") << diag::printable(fs::path(d.sources[i]).filename().string());
+      y << (i ? ", " : " ") << secrets::redact(diag::printable(fs::path(d.sources[i]).filename().string()));
   }
   y << ".\n# Each value says where it came from. Review it, then run `envpin lock` (pins every version)\n"
        "# and `envpin generate`.\n";

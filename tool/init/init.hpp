@@ -8,8 +8,13 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
+
+#include "diag/error.hpp"
 
 namespace envpin::init {
 
@@ -33,11 +38,42 @@ struct Draft {
   std::vector<std::string> notes;    // what was left out, and why
   std::vector<std::string> sources;  // the files read, for the header
   std::string prefer;                // a file name whose packages win a conflict ("" : none)
+  // The project directory every input, -r and -c target must stay in (canonical); empty: each
+  // input's own directory. `envpin init` sets the directory it writes into.
+  std::filesystem::path root;
+
+  // The readers' own state: the files read (resolved paths: each read once), the packages by
+  // normalized name (indexes into `packages`, the first `indexed` of them) and the notes, so that
+  // merging and noting take constant time whatever the inputs' size.
+  struct Reading {
+    std::set<std::string> read;
+    std::unordered_map<std::string, std::vector<std::size_t>> by_name;
+    std::size_t indexed = 0;
+    std::unordered_set<std::string> noted;
+    std::size_t dropped = 0;              // notes past kMaxNotes
+    std::size_t bytes = 0;                // of all the inputs read
+    std::unordered_set<std::string> apt;  // the names in `apt`
+  } reading;
 };
+
+// What the readers take from hostile inputs at most: packages, apt packages and indexes, and a
+// package's text (the manifest's own caps on a list and a value), nested -r files, files and
+// bytes of all inputs together, and notes (the rest are counted in one last note).
+inline constexpr std::size_t kMaxPackages = 10000;
+inline constexpr std::size_t kMaxPackageBytes = 4096;
+inline constexpr std::size_t kMaxIncludeDepth = 32;
+inline constexpr std::size_t kMaxInputFiles = 1000;
+inline constexpr std::size_t kMaxInputBytes = 16 << 20;
+inline constexpr std::size_t kMaxNotes = 1000;
 
 // Readers. Each throws diag::Error (file:line:col) for input it cannot parse, and adds what it
 // found to `d`. The same package asked for differently by two inputs is an error, unless
-// `d.prefer` names the file that wins.
+// `d.prefer` names the file that wins. An input (or an -r/-c target) is resolved with its links
+// followed before anything is read, and refused when it leads outside the project directory
+// (d.root), to a secret file (secrets::is_secret_path, by its name or where it leads) or to
+// anything but a regular file of at most 1 MiB; each file is read once; -r nests at most
+// kMaxIncludeDepth files deep. A credential in an input reaches no value, note or error:
+// index URLs lose theirs (a note says so), the rest is shown as "<credential>".
 void read_requirements(const std::filesystem::path& file, Draft& d);
 void read_conda(const std::filesystem::path& file, Draft& d);
 // An existing Dockerfile: its final FROM and apt-get/pip installs. Read after the other inputs: a
@@ -74,8 +110,11 @@ void settle(Draft& d);
 
 // Adds one package, refusing a second, different requirement for the same distribution from
 // another place unless `d.prefer` names the file that wins. The same distribution under another
-// marker is kept beside it, for settle().
-void add_package(Draft& d, const std::string& requirement, const std::string& from);
+// marker is kept beside it, for settle(). A requirement envpin cannot read (a URL, a marker that
+// is not PEP 508's, a credential in it) is a note. Throws diag::Error at `at` for a conflict and
+// for the package past kMaxPackages.
+void add_package(Draft& d, const std::string& requirement, const std::string& from,
+                 const std::optional<diag::Location>& at = std::nullopt);
 
 struct Options {
   std::string name;

@@ -11,7 +11,8 @@
 namespace envpin::init {
 
 // Whether `marker` holds in the image with Python `python` ("3.10" or "3.10.4"): true, false,
-// or nullopt when it cannot tell (an `extra`, the kernel's release, a syntax it does not read).
+// or nullopt when it cannot tell (an `extra`, the kernel's release, a number past 64 bits, a
+// marker that is not PEP 508's grammar: manifest::parse_marker).
 // Variables and grammar: https://packaging.python.org/en/latest/specifications/dependency-specifiers/
 std::optional<bool> marker_holds(std::string_view marker, const std::string& python);
 

@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "diag/error.hpp"
@@ -27,14 +31,21 @@ namespace {
 
 // --- pyproject.toml -----------------------------------------------------------------------------
 
-// Poetry's "^1.2.3" / "~1.2.3" / "1.2.3" / "*" as PEP 440.
-std::string poetry_version(std::string v) {
+// Poetry's "^1.2.3" / "~1.2.3" / "1.2.3" / "*" as PEP 440. nullopt when a caret or tilde bound
+// needs a number past 64 bits: such a range is left out, never wrapped or clamped into another.
+std::optional<std::string> poetry_version(std::string v) {
   v = trim(v);
   if (v.empty() || v == "*") return "";
-  const auto next = [](const std::string& base, bool caret) {
-    std::vector<int> parts;
+  const auto next = [](const std::string& base, bool caret) -> std::optional<std::string> {
+    std::vector<std::uint64_t> parts;
     std::stringstream ss(base);
-    for (std::string p; std::getline(ss, p, '.');) parts.push_back(std::min(resolve::detail::bounded_int(p), 1000000));
+    for (std::string p; std::getline(ss, p, '.');) {
+      // The digits a part starts with ("0rc1" -> 0), as many as fit.
+      std::uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), n);
+      if (ec == std::errc::result_out_of_range) return std::nullopt;
+      parts.push_back(end == p.data() ? 0 : n);
+    }
     while (parts.size() < 2) parts.push_back(0);
     std::size_t bump = 0;
     if (caret) {
@@ -42,13 +53,17 @@ std::string poetry_version(std::string v) {
     } else {
       bump = parts.size() >= 2 ? 1 : 0;
     }
+    if (parts[bump] == std::numeric_limits<std::uint64_t>::max()) return std::nullopt;
     std::string out;
     for (std::size_t i = 0; i <= bump; ++i) out += (i ? "." : "") + std::to_string(i == bump ? parts[i] + 1 : parts[i]);
     if (bump == 0) out += ".0";
     return out;
   };
-  if (v.front() == '^') return ">=" + v.substr(1) + ",<" + next(v.substr(1), true);
-  if (v.front() == '~' && (v.size() < 2 || v[1] != '=')) return ">=" + v.substr(1) + ",<" + next(v.substr(1), false);
+  if (v.front() == '^' || (v.front() == '~' && (v.size() < 2 || v[1] != '='))) {
+    const auto bound = next(v.substr(1), v.front() == '^');
+    if (!bound) return std::nullopt;
+    return ">=" + v.substr(1) + ",<" + *bound;
+  }
   if (std::isdigit(static_cast<unsigned char>(v.front()))) return "==" + v;
   return v;
 }
@@ -90,7 +105,10 @@ int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line
 }  // namespace
 
 void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {
-  const std::string text = read_input(file);
+  Includes inc;
+  const std::optional<std::string> input = open_input(file, d, inc);
+  if (!input) return;
+  const std::string& text = *input;
   toml::table t;
   try {
     t = toml::parse(text, file.generic_string());
@@ -102,11 +120,14 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
   }
   d.sources.push_back(file.generic_string());
   const std::string name = file.filename().generic_string();
+  const auto at = [&](const toml::node& n) {
+    return Location{file.generic_string(), line_of(n), static_cast<int>(n.source().begin.column)};
+  };
   if (const auto* project = t["project"].as_table()) {
     if (const auto* rp = (*project)["requires-python"].as_string()) {
       const std::string v = lowest_python(rp->get());
       if (v.empty())
-        note(d, where(file, line_of(*rp)) + ": requires-python " + diag::quote(rp->get()) + " not understood");
+        note(d, where(file, line_of(*rp)) + ": requires-python " + quote_input(rp->get()) + " not understood");
       else
         set_once(d.python,
                  {v, where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) +
@@ -115,19 +136,19 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
     }
     if (const auto* deps = (*project)["dependencies"].as_array())
       for (const auto& dep : *deps)
-        if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)));
+        if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)), at(dep));
     if (const auto* groups = (*project)["optional-dependencies"].as_table())
       for (const auto& [group, list] : *groups) {
         const std::string g(group.str());
         if (std::find(extras.begin(), extras.end(), g) == extras.end()) {
-          note(d, name + ": the optional group " + diag::quote(g) + " is not included (add it with --extra " +
+          note(d, name + ": the optional group " + quote_input(g) + " is not included (add it with --extra " +
                       diag::printable(g) + ")");
           continue;
         }
         if (const auto* arr = list.as_array())
           for (const auto& dep : *arr)
             if (const auto* s = dep.as_string())
-              add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")");
+              add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")", at(dep));
       }
   }
   // Poetry: caret and tilde ranges; optional packages come with the extras that list them
@@ -156,7 +177,7 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
         spec = s->get();
       else if (const auto* tbl = value.as_table()) {
         if ((*tbl)["path"] || (*tbl)["git"] || (*tbl)["url"]) {
-          note(d, from + ": " + diag::quote(pkg) +
+          note(d, from + ": " + quote_input(pkg) +
                       " comes from a path, git or URL: left out (envpin pins from package indexes)");
           continue;
         }
@@ -174,27 +195,32 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
               if (wanted(e)) extra = e;
           if (extra.empty()) {
             if (listed == poetry_extras.end())
-              note(d, from + ": " + diag::quote(pkg) + " is optional and in no extra: left out");
+              note(d, from + ": " + quote_input(pkg) + " is optional and in no extra: left out");
             continue;  // the extras not asked for are one note each, below
           }
         }
       }
+      const std::optional<std::string> pep = poetry_version(spec);
+      if (!pep) {
+        note(d, from + ": Poetry's " + quote_input(spec) + " for " + quote_input(pkg) +
+                    " needs a number past 64 bits: left out");
+        continue;
+      }
       if (pkg == "python") {
-        const std::string pep = poetry_version(spec);
-        const std::string v = lowest_python(pep);
+        const std::string v = lowest_python(*pep);
         if (!v.empty())
           set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"},
                    "python.version");
         continue;
       }
-      add_package(d, pkg + extras_of + poetry_version(spec), from);
+      add_package(d, pkg + extras_of + *pep, from, at(value));
     }
   };
   if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) poetry_dependencies(*poetry, "");
   if (const auto* table = t["tool"]["poetry"]["extras"].as_table())
     for (const auto& [extra, list] : *table)
       if (!wanted(std::string(extra.str())))
-        note(d, name + ": the Poetry extra " + diag::quote(std::string(extra.str())) +
+        note(d, name + ": the Poetry extra " + quote_input(std::string(extra.str())) +
                     " is not included (add it with --extra " + diag::printable(std::string(extra.str())) + ")");
   if (const auto* groups = t["tool"]["poetry"]["group"].as_table())
     for (const auto& [group, body] : *groups) {
@@ -204,7 +230,7 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
       if (wanted(g))
         poetry_dependencies(*deps, g);
       else
-        note(d, name + ": the Poetry group " + diag::quote(g) + " is not included (add it with --extra " +
+        note(d, name + ": the Poetry group " + quote_input(g) + " is not included (add it with --extra " +
                     diag::printable(g) + ")");
     }
   // uv: an index on download.pytorch.org names the torch variant.
@@ -213,7 +239,8 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
       if (const auto* url = entry.as_table() ? (*entry.as_table())["url"].as_string() : nullptr) {
         if (!manifest::is_index_url(url->get())) continue;
         const std::string u = index_url(url->get(), where(file, line_of(entry)), d);
-        if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
+        if (!u.empty() &&
+            std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
           d.extra_index.push_back({u, where(file, line_of(entry)) + " ([[tool.uv.index]])"});
       }
 }

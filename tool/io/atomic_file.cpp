@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -247,6 +248,27 @@ std::optional<std::string> read_file(const fs::path& path) {
   rest << in.rdbuf();
   const std::string tail = rest.str();
   return tail.empty() ? out : out + tail;
+}
+
+ReadStatus read_regular(const fs::path& path, std::size_t max, std::string& out) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)};
+  if (f.fd < 0)
+    return errno == ENOENT ? ReadStatus::missing : errno == ELOOP ? ReadStatus::not_regular : ReadStatus::unreadable;
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return ReadStatus::unreadable;
+  if (!S_ISREG(st.st_mode)) return ReadStatus::not_regular;
+  if (static_cast<std::uint64_t>(st.st_size) > max) return ReadStatus::too_large;
+  out.clear();
+  // Read to the end, one byte past `max` at most: a file that grows while it is read is too large.
+  std::vector<char> buffer(64 * 1024);
+  for (;;) {
+    const ssize_t n = ::read(f.fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadStatus::unreadable;
+    if (n == 0) return ReadStatus::ok;
+    out.append(buffer.data(), static_cast<std::size_t>(n));
+    if (out.size() > max) return ReadStatus::too_large;
+  }
 }
 
 bool is_executable(const fs::path& path) {

@@ -43,6 +43,14 @@ std::filesystem::path temporary_template(const std::filesystem::path& target);
 // The file's bytes, or nullopt when it does not exist. Throws diag::Error when unreadable.
 std::optional<std::string> read_file(const std::filesystem::path& path);
 
+// What read_regular found.
+enum class ReadStatus { ok, missing, not_regular, too_large, unreadable };
+
+// The bytes of `path` into `out` when it is a regular file of at most `max` bytes. Opened without
+// following a final symlink and without blocking, then checked on the open file: a FIFO or device
+// put in its place after a caller's check is refused, never waited on or read from.
+ReadStatus read_regular(const std::filesystem::path& path, std::size_t max, std::string& out);
+
 // True when the file exists and has any execute bit.
 bool is_executable(const std::filesystem::path& path);
 

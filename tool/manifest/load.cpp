@@ -17,6 +17,7 @@
 #include "manifest/gitignore.hpp"
 #include "manifest/paths.hpp"
 #include "manifest/yaml_reader.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::manifest {
 namespace {
@@ -238,25 +239,33 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
     }
   }
   // The lock keeps the index, and the lock reader refuses any other shape.
+  // The errors quote a URL without its credentials.
   if (py.index && !is_index_url(py.index->value))
-    throw Error("python.index must be an http(s) URL, found " + quote(py.index->value), py.index->where,
-                "write it as 'https://host/simple' (percent-encode other characters)");
+    throw Error("python.index must be an http(s) URL, found " + quote(secrets::redact(py.index->value)),
+                py.index->where, "write it as 'https://host/simple' (percent-encode other characters)");
   for (const auto& u : py.extra_index)
     if (!is_index_url(u.value))
-      throw Error("python.extra_index must hold http(s) URLs, found " + quote(u.value), u.where,
+      throw Error("python.extra_index must hold http(s) URLs, found " + quote(secrets::redact(u.value)), u.where,
                   "write it as 'https://host/simple' (percent-encode other characters)");
-  // Credentials in an index URL would be written into the Dockerfile, the lock and the image's
-  // history. The error does not repeat them.
+  // Credentials in an index URL (userinfo, or a query parameter such as ?token=) would be written
+  // into the Dockerfile, the lock and the image's history. The error does not repeat them.
   std::vector<const Located<std::string>*> urls;
   if (py.index) urls.push_back(&*py.index);
   for (const auto& u : py.extra_index) urls.push_back(&u);
-  for (const Located<std::string>* u : urls)
+  for (const Located<std::string>* u : urls) {
     if (!index_url_credentials(u->value).empty())
       throw Error(
           "the package index URL holds credentials (the part before '@'): they would be written into the Dockerfile, "
           "envpin.lock and the image's history",
           u->where,
           "remove them from the URL and give pip its credentials on the build machine (a netrc or keyring), not in the manifest");
+    if (const std::string_view name = secrets::credential_parameter(u->value); !name.empty())
+      throw Error("the package index URL holds a credential in its query (" + quote(std::string(name) + "=") +
+                      "): it would be written into the Dockerfile, envpin.lock and the image's history",
+                  u->where,
+                  "remove it from the URL and give pip its credentials on the build machine (a netrc or keyring), not "
+                  "in the manifest");
+  }
   if (!has_version) r.fail(node, "the python section needs 'version'", "add 'version: \"3.11\"' under python");
   if (packages_at && py.requirements)
     throw Error("python.packages and python.requirements are both set", *packages_at,

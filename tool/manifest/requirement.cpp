@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "diag/text.hpp"
+#include "manifest/marker.hpp"
 
 namespace envpin::manifest {
 namespace {
@@ -306,6 +307,9 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string&
     std::string_view rest = text.substr(i);
     while (!rest.empty() && is_space(rest.back())) rest.remove_suffix(1);
     if (rest.empty()) return fail("expected an environment marker after ';'", i);
+    std::string why;
+    std::size_t at = 0;
+    if (!parse_marker(rest, why, at)) return fail(why, i + at);
     req.marker = std::string(rest);
     i = text.size();
   }

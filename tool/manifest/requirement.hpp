@@ -19,7 +19,7 @@ struct Requirement {
   std::string normalized;  // PEP 503: lowercase, runs of -_. become -
   std::vector<std::string> extras;
   std::vector<Specifier> specifiers;
-  std::string marker;  // text after ';', kept verbatim
+  std::string marker;  // text after ';', kept verbatim; a PEP 508 marker (manifest/marker.hpp)
   // Canonical text: normalized name, sorted extras, specifiers as written, marker.
   std::string text() const;
   // The version pinned with '==' (no wildcard), if any.

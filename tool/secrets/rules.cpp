@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace envpin::secrets {
@@ -171,6 +173,218 @@ std::size_t find_token(std::string_view text, std::size_t& length) {
     }
   }
   return best;
+}
+
+namespace {
+
+// A span of text to replace: [begin, end).
+struct Span {
+  std::size_t begin;
+  std::size_t end;
+};
+
+// Where a URL ends in the text that quotes it: whitespace, quotes, angle brackets, a control.
+bool ends_url(char c) {
+  return std::string_view(" \t'\"`<>").find(c) != std::string_view::npos || static_cast<unsigned char>(c) < 0x20 ||
+         c == 0x7f;
+}
+
+// The query parameters of `query` (without its '?'): [begin, end) of each, relative to it.
+std::vector<Span> parameters(std::string_view query) {
+  std::vector<Span> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = std::min(query.find_first_of("&;", start), query.size());
+    out.push_back({start, end});
+    if (end == query.size()) return out;
+    start = end + 1;
+  }
+}
+
+// anaconda.org and its mirrors put a token in a URL's path: /t/<token>/channel. A segment after
+// "t" of at least 8 characters with a digit ("/t/simple/" is a path): its span in `path`, or empty.
+Span path_token(std::string_view path) {
+  for (std::size_t s = path.find("/t/"); s != std::string_view::npos; s = path.find("/t/", s + 1)) {
+    const std::size_t token = s + 3, end = std::min(path.find('/', token), path.size());
+    const std::string_view segment = path.substr(token, end - token);
+    if (segment.size() >= 8 && segment.find_first_of("0123456789") != std::string_view::npos) return {token, end};
+  }
+  return {0, 0};
+}
+
+// The credentials of each URL in `text`: its userinfo, a conda token segment, credential parameters.
+void url_spans(std::string_view text, std::vector<Span>& out) {
+  for (std::size_t at = text.find("://"); at != std::string_view::npos; at = text.find("://", at + 3)) {
+    const std::size_t begin = at + 3;
+    std::size_t end = begin;
+    while (end < text.size() && !ends_url(text[end])) ++end;
+    const std::string_view url = text.substr(begin, end - begin);
+    const std::size_t host_end = std::min(url.find_first_of("/?#"), url.size());
+    if (const std::size_t userinfo = url.substr(0, host_end).rfind('@');
+        userinfo != std::string_view::npos && userinfo > 0)
+      out.push_back({begin, begin + userinfo});
+    const std::size_t query = std::min(url.find('?', host_end), url.size());
+    const std::size_t fragment = std::min(url.find('#', host_end), url.size());
+    const std::string_view path = url.substr(host_end, std::min(query, fragment) - host_end);
+    if (const Span t = path_token(path); t.end > t.begin)
+      out.push_back({begin + host_end + t.begin, begin + host_end + t.end});
+    if (query >= fragment) continue;
+    const std::string_view q = url.substr(query + 1, fragment - query - 1);
+    for (const Span& p : parameters(q)) {
+      const std::string_view param = q.substr(p.begin, p.end - p.begin);
+      const std::size_t eq = param.find('=');
+      if (eq != std::string_view::npos && eq + 1 < param.size() && is_credential_parameter(param.substr(0, eq))) {
+        const std::size_t value = begin + query + 1 + p.begin + eq + 1;
+        out.push_back({value, begin + query + 1 + p.end});
+      }
+    }
+  }
+}
+
+bool ends_word(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '"' || c == '`'; }
+
+bool same_word(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// netrc's `login NAME`, `password WORD`, `account WORD` and pip's `--config-settings KEY=VALUE`,
+// `-C KEY=VALUE`: each keyword only where whitespace follows it ("'password' is" quotes a word).
+void word_spans(std::string_view text, std::vector<Span>& out) {
+  std::vector<Span> words;
+  for (std::size_t i = 0; i < text.size();) {
+    while (i < text.size() && ends_word(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && !ends_word(text[i])) ++i;
+    if (i > start) words.push_back({start, i});
+  }
+  for (std::size_t k = 0; k < words.size(); ++k) {
+    const std::string_view w = text.substr(words[k].begin, words[k].end - words[k].begin);
+    // The next word, when only spaces or tabs stand between the two.
+    std::optional<Span> next;
+    if (k + 1 < words.size()) {
+      const std::string_view gap = text.substr(words[k].end, words[k + 1].begin - words[k].end);
+      if (!gap.empty() && gap.find_first_not_of(" \t") == std::string_view::npos) next = words[k + 1];
+    }
+    const bool netrc =
+        same_word(w, "login") || same_word(w, "password") || same_word(w, "passwd") || same_word(w, "account");
+    if (netrc && next) out.push_back(*next);
+    // --config-settings=KEY=VALUE, --config-settings KEY=VALUE, -C KEY=VALUE: the value.
+    std::optional<Span> setting;
+    for (std::string_view option : {"--config-settings=", "--config-setting="})
+      if (w.starts_with(option) && w.size() > option.size())
+        setting = Span{words[k].begin + option.size(), words[k].end};
+    if ((w == "--config-settings" || w == "--config-setting") && next) setting = next;
+    if (w == "-C" && next && text.substr(next->begin, next->end - next->begin).find('=') != std::string_view::npos)
+      setting = next;
+    if (setting) {
+      // KEY=VALUE keeps a setting's name; anything else is hidden whole.
+      const std::string_view value = text.substr(setting->begin, setting->end - setting->begin);
+      const std::size_t eq = value.find('=');
+      const bool named = eq != std::string_view::npos && eq > 0 &&
+                         std::all_of(value.begin(), value.begin() + eq,
+                                     [](char c) { return is_alnum(c) || c == '-' || c == '_' || c == '.'; });
+      out.push_back({named ? setting->begin + eq + 1 : setting->begin, setting->end});
+    }
+  }
+}
+
+}  // namespace
+
+bool is_credential_parameter(std::string_view name) {
+  std::string n;
+  for (char c : name) n += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr std::string_view kNames[] = {"token",
+                                                "access_token",
+                                                "auth",
+                                                "auth_token",
+                                                "private_token",
+                                                "api_key",
+                                                "apikey",
+                                                "key",
+                                                "password",
+                                                "passwd",
+                                                "pwd",
+                                                "secret",
+                                                "client_secret",
+                                                "sig",
+                                                "signature",
+                                                "credential",
+                                                "x_amz_credential",
+                                                "x_amz_signature",
+                                                "x_amz_security_token",
+                                                "x_goog_credential",
+                                                "x_goog_signature"};
+  if (std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames)) return true;
+  for (std::string_view suffix : {"_token", "_key", "_secret", "_password", "_signature"})
+    if (n.size() > suffix.size() && n.ends_with(suffix)) return true;
+  return false;
+}
+
+std::string_view credential_parameter(std::string_view url) {
+  const std::size_t query = url.find('?');
+  if (query == std::string_view::npos) return {};
+  const std::size_t fragment = std::min(url.find('#', query), url.size());
+  const std::string_view q = url.substr(query + 1, fragment - query - 1);
+  for (const Span& p : parameters(q)) {
+    const std::string_view param = q.substr(p.begin, p.end - p.begin);
+    const std::string_view name = param.substr(0, param.find('='));
+    if (is_credential_parameter(name)) return name;
+  }
+  return {};
+}
+
+std::string url_without_credentials(std::string_view url) {
+  std::string out;
+  const std::size_t scheme = url.find("://");
+  std::size_t rest = 0;
+  if (scheme != std::string_view::npos) {
+    const std::size_t begin = scheme + 3;
+    const std::size_t host_end = std::min(url.find_first_of("/?#", begin), url.size());
+    const std::size_t userinfo = url.substr(begin, host_end - begin).rfind('@');
+    out = std::string(url.substr(0, begin));
+    rest = userinfo == std::string_view::npos ? begin : begin + userinfo + 1;
+  }
+  const std::size_t query = url.find('?', rest);
+  if (query == std::string_view::npos) return out + std::string(url.substr(rest));
+  const std::size_t fragment = std::min(url.find('#', query), url.size());
+  out += url.substr(rest, query - rest);
+  const std::string_view q = url.substr(query + 1, fragment - query - 1);
+  std::string kept;
+  for (const Span& p : parameters(q)) {
+    const std::string_view param = q.substr(p.begin, p.end - p.begin);
+    if (is_credential_parameter(param.substr(0, param.find('=')))) continue;
+    if (!kept.empty()) kept += p.begin > 0 ? q[p.begin - 1] : '&';  // the separator it had
+    kept += param;
+  }
+  if (!kept.empty()) out += "?" + kept;
+  return out + std::string(url.substr(fragment));
+}
+
+std::string redact(std::string_view text) {
+  std::vector<Span> spans;
+  std::size_t length = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t found = find_token(text.substr(at), length);
+    if (found == std::string_view::npos) break;
+    spans.push_back({at + found, at + found + length});
+    at += found + length;
+  }
+  url_spans(text, spans);
+  word_spans(text, spans);
+  if (spans.empty()) return std::string(text);
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  std::string out;
+  std::size_t done = 0;
+  for (const Span& s : spans) {
+    if (s.end <= done) continue;  // inside one replaced already
+    if (s.begin >= done) {
+      out += text.substr(done, s.begin - done);
+      out += "<credential>";
+    }
+    done = s.end;
+  }
+  return out + std::string(text.substr(done));
 }
 
 }  // namespace envpin::secrets

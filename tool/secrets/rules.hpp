@@ -27,4 +27,27 @@ std::string any_case(std::string_view pattern);
 // `length` receives the length of the match.
 std::size_t find_token(std::string_view text, std::size_t& length);
 
+// True for a URL query parameter whose value is a credential, by its name (ASCII case ignored,
+// '-' read as '_'): token, access_token, auth, auth_token, private_token, api_key, apikey, key,
+// password, passwd, pwd, secret, client_secret, sig, signature, credential, x_amz_credential,
+// x_amz_signature, x_amz_security_token, x_goog_credential, x_goog_signature, and any name
+// ending in _token, _key, _secret, _password or _signature.
+bool is_credential_parameter(std::string_view name);
+
+// The name of the first query parameter of `url` that is a credential ("token"), or empty.
+std::string_view credential_parameter(std::string_view url);
+
+// `url` without its credentials: no userinfo ("https://user:token@host" -> "https://host") and
+// none of the query parameters is_credential_parameter names ("?token=x&a=b" -> "?a=b"). A token
+// in its path (redact's "/t/<token>/") stays: it cannot be taken out of a URL without changing it.
+std::string url_without_credentials(std::string_view url);
+
+// `text` with every credential in it replaced by "<credential>": the shapes find_token knows, a
+// URL's userinfo ("https://<credential>@host"), an anaconda.org-style token path segment
+// ("/t/<credential>/": 8 or more characters with a digit), the value of a credential query
+// parameter, the word after a netrc's `login`, `password`, `passwd` and `account`, and the value
+// of pip's `--config-settings`/`-C KEY=VALUE` (a keyword counts where whitespace follows it).
+// redact(redact(x)) == redact(x).
+std::string redact(std::string_view text);
+
 }  // namespace envpin::secrets
