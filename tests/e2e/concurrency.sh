@@ -14,13 +14,7 @@ need /usr/bin/python3 curl
 T=$(mktemp -d)
 PID=""
 trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null; fi; rm -rf "$T"' EXIT
-PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-/usr/bin/python3 "$ROOT/tests/fakes/fake_registry.py" "$PORT" >"$T/server.log" 2>&1 &
-PID=$!
-i=0
-until curl -s "http://127.0.0.1:$PORT/v2/" >/dev/null 2>&1; do
-  i=$((i + 1)); [ $i -gt 50 ] && { fail "fake registry did not start"; exit 1; }; sleep 0.1
-done
+start_fake_registry
 P=$T/project
 mkdir -p "$P"
 manifest() {  # PLATFORMS ENV_VALUE

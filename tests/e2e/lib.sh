@@ -45,3 +45,15 @@ finish() {
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
 }
+
+# tests/fakes/fake_registry.py on a free loopback port: sets PORT and PID (the caller's trap kills
+# it), its log in $T/server.log; exits the test when it does not answer within 5 s.
+start_fake_registry() {
+  PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  /usr/bin/python3 "$ROOT/tests/fakes/fake_registry.py" "$PORT" >"$T/server.log" 2>&1 &
+  PID=$!
+  i=0
+  until curl -s "http://127.0.0.1:$PORT/v2/" >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 50 ] && { fail "fake registry did not start"; exit 1; }; sleep 0.1
+  done
+}

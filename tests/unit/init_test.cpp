@@ -636,8 +636,7 @@ TEST_F(Init, BidirectionalControlsAreRefusedWhereTheyAre) {
     FAIL() << "no error";
   } catch (const diag::Error& e) {
     EXPECT_EQ(e.message(),
-              "the line holds the character U+202E, a bidirectional control: the line would read differently from "
-              "what it holds");
+              "the line holds the bidirectional control U+202E: the line would read differently from what it holds");
     EXPECT_EQ(e.where()->line, 2);
     EXPECT_EQ(e.where()->column, 6);
   }

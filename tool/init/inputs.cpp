@@ -112,8 +112,7 @@ std::string read_input(const fs::path& resolved, const fs::path& file) {
   if (const std::size_t at = bidi_at(text); at != std::string::npos) {
     const std::size_t line_start = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
     throw Error(
-        "the line holds " + diag::describe_char_at(text, at) +
-            ", a bidirectional control: the line would read differently from what it holds",
+        "the line holds " + diag::describe_char_at(text, at) + ": the line would read differently from what it holds",
         Location{shown,
                  static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1,
                  static_cast<int>(at - line_start) + 1},
