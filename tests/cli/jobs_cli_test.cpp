@@ -356,6 +356,9 @@ TEST_F(JobsCli, StatusFilesAreShownAsData) {
         "job=bidi\nstate=exited\nreason=\xe2\x80\xae"
         "deggol\n");
   write("logs/junk.status", std::string(70000, 'x'));
+  // A job name run.sh would refuse, and a file without one: listed, never the end of the list.
+  write("logs/.hidden.status", "job=.hidden\nstate=exited\n");
+  write("logs/no name.status", "state=exited\n");
   const Result r = run("jobs");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
@@ -364,6 +367,9 @@ TEST_F(JobsCli, StatusFilesAreShownAsData) {
   EXPECT_NE(r.out.find("  line 3: 'reason' holds an escape character\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  line 3: 'reason' holds the bidirectional control U+202E\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("junk                            unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".hidden                         unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  line 1: 'job' is '.hidden', not a value run.sh writes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no name"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ok                              exited     0"), std::string::npos) << r.out;
   // Acting on such a job is one located error.
   const Result stop = run("stop evil");

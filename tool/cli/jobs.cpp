@@ -144,7 +144,7 @@ int list_jobs(const JobOptions& o, Streams& io) {
     // The directory run.sh made for this job (<checkpoints>/<job>), not any the file names.
     const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
     const auto [checkpoint, age] = jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string());
-    out.push_back({{"job", s["job"]},
+    out.push_back({{"job", s["job"].empty() ? f.stem().string() : s["job"]},
                    {"state", jobs::shown_state(p, s)},
                    {"exit", s["exit"]},
                    {"restarts", s["restarts"]},
@@ -153,7 +153,7 @@ int list_jobs(const JobOptions& o, Streams& io) {
                    {"last_checkpoint_age_s", checkpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(age)},
                    {"checkpoints", s["checkpoints"]},
                    {"log", s["log"]},
-                   {"container", jobs::container_name(p, s["job"].empty() ? f.stem().string() : s["job"])},
+                   {"container", s["job"].empty() ? std::string() : jobs::container_name(p, s["job"])},
                    {"reason", s["reason"]}});
   }
   if (o.json) {

@@ -75,6 +75,10 @@ bool digits(std::string_view v) { return !v.empty() && v.find_first_not_of("0123
 bool digits_or_empty(std::string_view v) { return v.empty() || digits(v); }
 bool text(std::string_view) { return true; }  // printable: checked for every value
 bool word(std::string_view v) { return diag::only_ascii(v, "._-"); }
+// A job id as check_job_id takes it: what run.sh accepts for --job-id.
+bool job_id(std::string_view v) {
+  return !v.empty() && v.size() <= 100 && diag::only_ascii(v, "._-") && diag::only_ascii(v.substr(0, 1), "");
+}
 bool image_ref(std::string_view v) { return diag::only_ascii(v, "._-/:@+"); }
 bool engine_path(std::string_view v) { return diag::only_ascii(v, "._-/+"); }
 bool timestamp(std::string_view v) { return v.find_first_not_of("0123456789-:TZ") == std::string_view::npos; }
@@ -89,7 +93,7 @@ bool absolute_path(std::string_view v) { return v.empty() || v.front() == '/'; }
 
 // The keys .envpin/run.sh writes (templates/run.sh.mustache, write_status), and nothing else.
 constexpr StatusKey kStatusKeys[] = {
-    {"job", 120, word},
+    {"job", 100, job_id},
     {"state", 16, state_name},
     {"exit", 3, digits_or_empty},
     {"restarts", 9, digits},
