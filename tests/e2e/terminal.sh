@@ -66,16 +66,18 @@ out=$(ZDOTDIR=$T zsh -f -c "fpath=($T \$fpath); autoload -Uz compinit; compinit 
 [ "$out" = _envpin ] && pass || fail "zsh: compinit did not take _envpin for envpin: '$out'"
 # And completes, in an interactive zsh on a pseudo-terminal (zpty): 'envpin gen<TAB>', then
 # ' --ma<TAB>' (what zsh draws holds the completed words; only "gen" and "--ma" were typed).
+# Each step waits for what zsh draws, never a fixed sleep: on a loaded machine, keys typed before
+# compinit has run reach a line editor without the completion (CI of stop 38).
 cat > "$T/zpty.zsh" <<EOF
 zmodload zsh/zpty
 zpty z zsh -f -i
-zpty -w z "PS1='> '; fpath=($T \\\$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump2"
-zpty -w -n z \$'envpin gen\\t'
-sleep 1
-zpty -w -n z \$'\\C-e --ma\\t'
-sleep 1
+zpty -w z "PS1='> '; fpath=($T \\\$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump2; print READY''MARK"
 out=''
-while zpty -r -t z chunk; do out+=\$chunk; done
+zpty -r z chunk '*READYMARK*> *' && out+=\$chunk
+zpty -w -n z \$'envpin gen\\t'
+zpty -r z chunk '*generate*' && out+=\$chunk
+zpty -w -n z \$'\\C-e --ma\\t'
+zpty -r z chunk '*--manifest*' && out+=\$chunk
 print -r -- \$out
 zpty -d z
 EOF
