@@ -58,10 +58,15 @@ const fs::path& work_dir() {
 }
 
 // Without what must never be shown: the secret, the canary, a bidirectional control, a credential
-// that redact would still find.
+// that redact would still find. The secret and the canary count only where the input did not hold
+// them itself: libFuzzer learns both strings from these very comparisons and writes them into the
+// file, and a line of the user's own file shown back is no leak.
+bool input_holds_secret = false;
+bool input_holds_canary = false;
+
 void check_shown(std::string_view text) {
-  check(text.find(kSecret) == std::string_view::npos);
-  check(text.find(kOutside) == std::string_view::npos);
+  check(input_holds_secret || text.find(kSecret) == std::string_view::npos);
+  check(input_holds_canary || text.find(kOutside) == std::string_view::npos);
   check(envpin::secrets::redact(text) == text);
   for (std::size_t i = 0; i + 2 < text.size(); ++i) {
     const auto b0 = static_cast<unsigned char>(text[i]), b1 = static_cast<unsigned char>(text[i + 1]),
@@ -78,6 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const char* const kNames[] = {"requirements.txt", "environment.yml", "pyproject.toml", "Dockerfile"};
   const unsigned kind = data[0] % 4;
   const fs::path file = work_dir() / kNames[kind];
+  const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
+  input_holds_secret = input.find(kSecret) != std::string_view::npos;
+  input_holds_canary = input.find(kOutside) != std::string_view::npos;
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
