@@ -133,6 +133,37 @@ if grep -q '^lost  *lost ' "$T/jobs.out" && grep -q 'checkpoint (' "$T/jobs.out"
 if "$ENVPIN" resume lost >"$T/resume.out" 2>&1; then pass; else fail "envpin resume lost"; cat "$T/resume.out"; fi
 expect_resumed lost "killed supervisor + envpin resume"
 
+step "supervisor killed while the container trains on to the end: the engine's truth, not lost"
+# run.sh leaves the container for its supervisor to remove: with the supervisor gone, envpin asks
+# the engine how the container is and how it ended.
+"$ENVPIN" run --detach --job-id orphan -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
+wait_for 30 at_least_step orphan 5 || fail "no checkpoint from job orphan"
+kill -KILL "$(sed -n 's/^pid=//p' logs/orphan.status)"
+"$ENVPIN" jobs >"$T/orphan-running.out"
+if grep -q '^orphan  *running ' "$T/orphan-running.out" && grep -q 'its supervisor is gone: the container runs on' "$T/orphan-running.out"; then
+  pass; else fail "envpin jobs while the orphaned container runs"; cat "$T/orphan-running.out"; fi
+if "$ENVPIN" resume orphan >"$T/orphan-resume1.out" 2>&1; then fail "envpin resume of a job whose container still runs"; else
+  grep -q "job 'orphan' is still running" "$T/orphan-resume1.out" && pass || { fail "resume refusal text"; cat "$T/orphan-resume1.out"; }; fi
+container_exited() { [ "$("$ENGINE" container inspect --format '{{.State.Status}}' envpin-e2e-jobs-orphan 2>/dev/null)" = exited ]; }
+wait_for 60 container_exited || fail "the orphaned container did not finish"
+"$ENVPIN" jobs >"$T/orphan.out"
+if grep -q '^orphan  *exited  *0 ' "$T/orphan.out" && grep -q 'the container exited 0 (the job finished)' "$T/orphan.out" &&
+   [ "$(digest_of orphan)" = "$REF" ]; then pass; else fail "envpin jobs after the orphaned container finished"; cat "$T/orphan.out"; fi
+"$ENVPIN" resume orphan >"$T/orphan-resume2.out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q 'envpin resume --force orphan' "$T/orphan-resume2.out" && [ "$(grep -c '^digest ' logs/orphan.log)" = 1 ]; then
+  pass; else fail "envpin resume of a finished job without --force: exit $rc"; cat "$T/orphan-resume2.out"; fi
+
+step "the same failure twice in a row: no third try, the cause in the status"
+"$ENVPIN" run --job-id same -- sh -c 'echo "reading /data/train.bin at $(date +%s%N)"; echo "error: /data/train.bin: No such file or directory" >&2; exit 3' >/dev/null 2>&1
+if [ "$(state_of same)" = failed ] && grep -q '^restarts=1$' logs/same.status &&
+   grep -q '^reason=the same failure twice in a row (exit 3), not restarted again: .*No such file or directory' logs/same.status &&
+   [ "$(grep -c '^reading /data/train.bin' logs/same.log)" = 2 ]; then pass; else fail "same failure twice"; cat logs/same.status; fi
+# Different failures each time: the restart policy's budget (max 2) is spent as before.
+"$ENVPIN" run --job-id varied -- sh -c 'n=$(ls "$ENVPIN_CHECKPOINT_DIR" | wc -l); touch "$ENVPIN_CHECKPOINT_DIR/try$n"; echo "failure number $n of a kind" | tr 0-9 a-j; exit 3' >/dev/null 2>&1
+if [ "$(state_of varied)" = failed ] && grep -q '^restarts=2$' logs/varied.status &&
+   grep -q '^reason=exit 3 after 2 restarts' logs/varied.status; then pass; else fail "varied failures"; cat logs/varied.status; fi
+
 step "envpin stop, then envpin resume --detach and envpin logs"
 "$ENVPIN" run --detach --job-id stopped -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
 wait_for 30 at_least_step stopped 10 || fail "no checkpoint from job stopped"
@@ -149,7 +180,7 @@ expect_resumed stopped "envpin stop + resume"
 # --- resume-check ---------------------------------------------------------------------------------
 step "envpin resume-check: a job that resumes exactly"
 start=$(date +%s)
-"$ENVPIN" resume-check --job-id rcok --kills 2 --compare 'line:digest' -- sh train.sh $STEPS $EVERY $DELAY >"$T/rcok.out" 2>"$T/rcok.err"
+"$ENVPIN" resume-check --job-id rcok --keep --kills 2 --compare 'line:digest' -- sh train.sh $STEPS $EVERY $DELAY >"$T/rcok.out" 2>"$T/rcok.err"
 rc=$?
 if [ "$rc" = 0 ] && grep -q '^identical: 1 compared item of rcok-kill (2 kills at ' "$T/rcok.out" &&
    grep -q "^  line:digest  digest $REF\$" "$T/rcok.out" && [ "$(grep -c '^resumed at step' logs/rcok-kill.log)" = 2 ] &&
@@ -159,18 +190,20 @@ step "resume-check passed in $(( $(date +%s) - start )) s: $(grep -o 'kills at .
 "$ENVPIN" resume-check --job-id rcckpt -- sh train.sh 20 5 0.2 >"$T/rcckpt.out" 2>&1
 if grep -q '^identical: 1 compared item' "$T/rcckpt.out" && grep -q '^  checkpoint checkpoint  sha256:' "$T/rcckpt.out"; then pass; else
   fail "resume-check comparing the final checkpoints"; cat "$T/rcckpt.out"; fi
+# Without --keep its jobs are gone afterwards: status, args, logs and checkpoints.
+if [ -z "$(ls logs ckpt | grep '^rcckpt')" ]; then pass; else fail "resume-check left its jobs: $(ls logs ckpt | grep '^rcckpt' | tr '\n' ' ')"; fi
 
 step "envpin resume-check: a job that forgets its state on resume"
-"$ENVPIN" resume-check --job-id rcbad --compare 'line:digest' -- sh train.sh 20 5 0.2 forget >"$T/rcbad.out" 2>"$T/rcbad.err"
+"$ENVPIN" resume-check --job-id rcbad --keep --compare 'line:digest' -- sh train.sh 20 5 0.2 forget >"$T/rcbad.out" 2>"$T/rcbad.err"
 rc=$?
 if [ "$rc" = 1 ] && grep -q '^differs: rcbad-kill (1 kill at ' "$T/rcbad.out" &&
-   grep -q '^  the runs diverged at checkpoint checkpoint, written after kill 1 (' "$T/rcbad.out" &&
+   grep -q '^  the runs diverged at checkpoint checkpoint (version [0-9]* of [0-9]*), written after kill 1 (' "$T/rcbad.out" &&
    grep -q 'likely cause: the resumed program did not restore all of its state' "$T/rcbad.out" &&
    [ -e logs/rcbad-ref2.status ]; then pass; else fail "resume-check on train.sh forget: exit $rc"; cat "$T/rcbad.out" "$T/rcbad.err"; fi
 
 step "envpin resume-check: not deterministic, no checkpoint before the kill, a missing --compare"
 "$ENVPIN" resume-check --job-id rcrand --compare 'line:digest' -- \
-  sh -c 'i=0; while [ $i -lt 8 ]; do i=$((i + 1)); echo $i > "$ENVPIN_CHECKPOINT_DIR/c"; sleep 0.2; done; echo "digest $(od -An -N8 -tx8 /dev/urandom)"' \
+  sh -c 'i=$(cat "$ENVPIN_CHECKPOINT_DIR/c" 2>/dev/null || echo 0); while [ $i -lt 8 ]; do i=$((i + 1)); echo $i > "$ENVPIN_CHECKPOINT_DIR/c"; sleep 0.2; done; echo "digest $(od -An -N8 -tx8 /dev/urandom)"' \
   >"$T/rcrand.out" 2>&1
 rc=$?
 if [ "$rc" = 1 ] && grep -q '^not deterministic even without interruption: two uninterrupted runs (rcrand-ref, rcrand-ref2) differ in line:digest' "$T/rcrand.out"; then
@@ -355,7 +388,7 @@ if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$(grep -c '^envpin: slurm job' "
 
 step "slurm: envpin resume-check --slurm (scontrol requeue instead of a kill)"
 start=$(date +%s)
-"$ENVPIN" resume-check --slurm --job-id rcslurm --compare 'line:digest' -- sh train.sh $STEPS $EVERY $DELAY >"$T/rcslurm.out" 2>"$T/rcslurm.err"
+"$ENVPIN" resume-check --slurm --keep --job-id rcslurm --compare 'line:digest' -- sh train.sh $STEPS $EVERY $DELAY >"$T/rcslurm.out" 2>"$T/rcslurm.err"
 rc=$?
 if [ "$rc" = 0 ] && grep -q '^identical: 1 compared item of rcslurm-kill (1 kill at ' "$T/rcslurm.out" &&
    grep -q "^  line:digest  digest $REF\$" "$T/rcslurm.out" && grep -q '^envpin resume-check: kill 1 (scontrol requeue)' "$T/rcslurm.err" &&

@@ -49,7 +49,7 @@ python3 -m py_compile .envpin/envpin_ckpt.py && pass || fail "envpin_ckpt.py doe
 
 step "resume-check on the example (builds the torch image first)"
 start=$(date +%s)
-"$ENVPIN" resume-check --job-id good --kills 2 --compare outputs/final.pt --compare 'line:final weights' -- \
+"$ENVPIN" resume-check --job-id good --keep --kills 2 --compare outputs/final.pt --compare 'line:final weights' -- \
   python3 train.py --steps "$STEPS" >"$T/good.out" 2>"$T/good.err"
 rc=$?
 took=$(( $(date +%s) - start ))
@@ -72,7 +72,7 @@ start=$(date +%s)
   python3 train.py --steps "$STEPS" --no-rng-state >"$T/norng.out" 2>"$T/norng.err"
 rc=$?
 if [ "$rc" = 1 ] && grep -q '^differs: norng-kill (1 kill at ' "$T/norng.out" &&
-   grep -q '^  the runs diverged at checkpoint ckpt-000020.pt, written after kill 1 (.*resumed from ckpt-000010.pt); every checkpoint before it is identical' "$T/norng.out" &&
+   grep -q '^  the runs diverged at checkpoint ckpt-000020.pt (step 20), written after kill 1 (.*resumed from ckpt-000010.pt (step 10)): .*; every checkpoint before it is identical' "$T/norng.out" &&
    grep -q 'RNG states of Python, NumPy, torch and CUDA' "$T/norng.out"; then pass; else
   fail "resume-check on --no-rng-state: exit $rc"; cat "$T/norng.out"; tail -n 20 "$T/norng.err"; fi
 step "the variant without RNG state, reported in $(( $(date +%s) - start )) s: $(sed -n 2p "$T/norng.out")"
@@ -97,6 +97,65 @@ if grep -q "^envpin_ckpt: skipping /checkpoints/$newest: its sha256 does not mat
 else
   fail "resume after a cut-off checkpoint"; grep -E 'envpin_ckpt|resumed|final' logs/cut.log; printf 'want: %s\n' "$WEIGHTS"
 fi
+
+# --- patterns from real training projects ---------------------------------------------------------
+# tests/e2e/jobs/tiny_train.py reproduces, flag by flag, what resume-check met on public projects
+# (cited in the script): a single checkpoint overwritten in place with the run's start mode
+# pickled in it (karpathy/nanoGPT), sample images beside the checkpoints (pytorch/examples
+# dcgan), a resume option that takes a path (imagenet's --resume PATH), a program that ignores
+# the resume words and starts over (word_language_model), and one that is not bit for bit
+# deterministic. Same lock and image as above; jobs.resume passes the newest checkpoint's path.
+R=$T/patterns
+mkdir -p "$R/checkpoints"
+cp "$(dirname "$0")/jobs/tiny_train.py" "$P/.gitignore" "$P/envpin.lock" "$R/"
+sed -e 's|^  resume: --resume$|  resume: "--resume {checkpoint}"|' -e 's|, keep: 3}|}|' "$P/envpin.yaml" >"$R/envpin.yaml"
+cd "$R" || exit 1
+"$ENVPIN" generate >"$T/patterns-gen.out" 2>&1 || { fail "envpin generate (patterns)"; cat "$T/patterns-gen.out"; }
+pattern_check() {  # NAME EXPECTED_EXIT RESUME-CHECK-ARGS... -- CMD...
+  name=$1 want=$2
+  shift 2
+  start=$(date +%s)
+  "$ENVPIN" resume-check --job-id "$name" "$@" >"$T/$name.out" 2>"$T/$name.err"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  [ "$rc" = "$want" ] || { fail "resume-check $name: exit $rc, expected $want"; cat "$T/$name.out"; tail -n 20 "$T/$name.err"; return 1; }
+}
+expect_line() {  # NAME PATTERN
+  if grep -q -- "$2" "$T/$1.out"; then pass; else fail "resume-check $1: no line matching '$2'"; cat "$T/$1.out"; fi
+}
+
+step "resume-check's comparison script with torch, in the job image"
+docker run --rm --network none -v "$(cd "$(dirname "$0")/.." && pwd):/tests:ro" -v "$(cd "$(dirname "$0")/../../templates" && pwd):/templates:ro" \
+  "$(sed -n 's/^image=//p' "$P/logs/cut.status")" python3 /tests/unit/compare_test.py /templates/envpin_compare.py.mustache >"$T/compare.out" 2>&1
+if grep -q '^compare_test: 15 cases (torch .*), 0 failures$' "$T/compare.out"; then pass; else fail "compare_test.py with torch"; cat "$T/compare.out"; fi
+
+step "nanoGPT's habit: one ckpt.pt overwritten in place, the start mode pickled in it, samples beside it"
+pattern_check single 0 -- python3 tiny_train.py --single --config-entry --samples
+expect_line single "^identical state: 1 compared item of single-kill (1 kill at [0-9.]* s (after ckpt.pt), resumed each time) equal those of the uninterrupted single-ref as the program loads them$"
+expect_line single "^  checkpoint ckpt.pt  state identical (torch), metadata differs: config.init_from: 'scratch' vs 'resume'$"
+if [ ! -e logs/single-ref.status ] && [ ! -e logs/single-kill.log ] && [ ! -d checkpoints/single-kill ]; then pass; else
+  fail "resume-check left its jobs behind without --keep"; ls logs checkpoints; fi
+step "single file, start mode pickled: $(head -n 1 "$T/single.out" | cut -c1-60)... in $took s"
+
+step "the same without the RNG state: the version after the kill differs, by key"
+pattern_check single-norng 1 -- python3 tiny_train.py --single --no-rng
+expect_line single-norng "^differs: single-norng-kill (1 kill at [0-9.]* s (after ckpt.pt), resumed each time) and the uninterrupted single-norng-ref differ in checkpoint ckpt.pt$"
+expect_line single-norng "^  checkpoint ckpt.pt: state differs (torch): model.*elements, max |Δ|"
+expect_line single-norng "^  the runs diverged at checkpoint ckpt.pt (version [0-9]* of [0-9]*), written after kill 1 (.*resumed from ckpt.pt (version [0-9]* of [0-9]*)): .*; every checkpoint before it is identical$"
+step "single file without RNG state, in $took s: $(grep 'diverged' "$T/single-norng.out" | cut -c1-120)..."
+
+step "dcgan's and word_language_model's habit: samples beside the checkpoints, resume words ignored"
+pattern_check over 1 -- sh -c 'exec python3 tiny_train.py --samples'
+expect_line over "^differs: over-kill (1 kill at [0-9.]* s (after ckpt-0000[0-9]*.pt)) did not resume: its results equal those of the uninterrupted over-ref only because it ran again from the start$"
+expect_line over "started again from step 0"
+step "no resume, in $took s: $(sed -n 2p "$T/over.out")"
+
+step "a program that is not bit for bit deterministic, compared within --tolerance"
+pattern_check noise 0 --tolerance 1e-4,1e-6 -- python3 tiny_train.py --noise
+expect_line noise "^identical within --tolerance (not bit for bit): "
+expect_line noise "^  checkpoint final.pt  within rtol 0.0001, atol 1e-06: model.0.weight: "
+step "tolerance, in $took s: $(sed -n 2p "$T/noise.out")"
+cd "$P" || exit 1
 
 # --- the framework smoke ---------------------------------------------------------------------------
 # .envpin/smoke.py on CPU with Debian's torch, in separate containers of the job image, run by envpin

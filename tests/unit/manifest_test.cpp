@@ -317,7 +317,10 @@ const ErrorCase kErrors[] = {
      "envpin: error: envpin.yaml:3:23: 'jobs.restart.max' must be between 0 and 100, found 500\n"},
     {"jobs_resume_shell", "envpin: 1\nname: x\njobs: {resume: \"--resume $(id)\"}\n",
      "envpin: error: envpin.yaml:3:16: jobs.resume word '$(id)' has characters a shell would read\n"
-     "envpin: hint: use plain words such as '--resume auto'\n"},
+     "envpin: hint: use plain words such as '--resume auto', and {checkpoint} for the newest checkpoint's path\n"},
+    {"jobs_resume_two_checkpoints", "envpin: 1\nname: x\njobs: {resume: \"--a={checkpoint}{checkpoint}\"}\n",
+     "envpin: error: envpin.yaml:3:16: jobs.resume word '--a={checkpoint}{checkpoint}' names {checkpoint} more than once\n"
+     "envpin: hint: write {checkpoint} at most once a word, e.g. '--resume={checkpoint}'\n"},
     {"jobs_slurm_time", "envpin: 1\nname: x\njobs: {slurm: {time: 4h}}\n",
      "envpin: error: envpin.yaml:3:22: jobs.slurm.time must be Slurm's [D-]HH:MM:SS or minutes, found '4h'\n"
      "envpin: hint: write it as '04:00:00' or '1-00:00:00'\n"},

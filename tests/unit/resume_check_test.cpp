@@ -122,16 +122,20 @@ TEST_F(CheckpointDir, WatchRecordsACheckpointOnceComplete) {
   checkpoint("step-10", "ten", "ten");
   EXPECT_EQ(watch.poll(), std::vector<std::string>{"step-10"});
   ASSERT_EQ(watch.completed().size(), 2u);
-  EXPECT_EQ(watch.completed()[1].second, pin::sha256_hex("ten"));
-  // Rewritten under the same name: a new version. Removed (a keep-N prune): still in the history.
-  write("step-5", "five again");
-  fs::last_write_time(dir_ / "step-5", fs::file_time_type::clock::now() + std::chrono::seconds(5));
+  EXPECT_EQ(watch.completed()[1].sha256, pin::sha256_hex("ten"));
+  // Once the program writes sidecars, a file without one is not a checkpoint (any more).
+  write("step-15", "fifteen");
   watch.poll();
-  EXPECT_EQ(watch.poll(), std::vector<std::string>{"step-5"});
+  EXPECT_TRUE(watch.poll().empty());
+  // Rewritten under the same name: a new version. Removed (a keep-N prune): still in the history.
+  checkpoint("step-10", "ten again", "ten again");
+  fs::last_write_time(dir_ / "step-10", fs::file_time_type::clock::now() + std::chrono::seconds(5));
+  EXPECT_EQ(watch.poll(), std::vector<std::string>{"step-10"});
   fs::remove(dir_ / "step-10");
   watch.poll();
   ASSERT_EQ(watch.completed().size(), 3u);
-  EXPECT_EQ(watch.completed()[2], std::make_pair(std::string("step-5"), pin::sha256_hex("five again")));
+  EXPECT_EQ(watch.completed()[2].name, "step-10");
+  EXPECT_EQ(watch.completed()[2].sha256, pin::sha256_hex("ten again"));
 }
 
 TEST_F(CheckpointDir, OutputsAreFilesDirectoriesLinesOrTheFinalCheckpoints) {
@@ -158,8 +162,18 @@ TEST_F(CheckpointDir, OutputsAreFilesDirectoriesLinesOrTheFinalCheckpoints) {
 }
 
 RunRecord record(const std::string& job, const std::string& final_digest,
-                 std::vector<std::pair<std::string, std::string>> checkpoints) {
-  return {job, {{"outputs/final.pt", final_digest}}, std::move(checkpoints), 1.0};
+                 const std::vector<std::pair<std::string, std::string>>& checkpoints,
+                 const std::vector<long long>& steps = {}) {
+  RunRecord r;
+  r.job = job;
+  r.outputs = {{"outputs/final.pt", final_digest}};
+  r.files = {{"outputs/final.pt", job + "/final.pt"}};
+  for (std::size_t i = 0; i < checkpoints.size(); ++i)
+    r.checkpoints.push_back({checkpoints[i].first, checkpoints[i].second,
+                             i < steps.size() ? std::optional<long long>(steps[i]) : std::nullopt,
+                             job + "/" + std::to_string(i)});
+  r.seconds = 1.0;
+  return r;
 }
 
 TEST(Verdict, IdenticalRunsPass) {
@@ -184,15 +198,15 @@ TEST(Verdict, NamesTheFirstCheckpointAfterTheKillThatDiffers) {
             "differs: t-kill (2 kills at 2.0 s (after c5), 4.0 s (after c10), resumed each time) and the "
             "uninterrupted t-ref differ in outputs/final.pt");
   EXPECT_EQ(v.lines[1],
-            "  the runs diverged at checkpoint c15, written after kill 2 (4.0 s, resumed from c10); every "
-            "checkpoint before it is identical");
+            "  the runs diverged at checkpoint c15, written after kill 2 (4.0 s, resumed from c10): their bytes "
+            "differ; every checkpoint before it is identical");
   // One file overwritten at each checkpoint: its versions are compared in order.
   const RunRecord one = record("t-ref", "aa", {{"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "3"}});
   const RunRecord one_killed = record("t-kill", "bb", {{"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "X"}});
   const Verdict w = judge(one, one_killed, {{2.0, "checkpoint", 2}}, ref2);
   EXPECT_EQ(w.lines[1],
-            "  the runs diverged at checkpoint checkpoint, written after kill 1 (2.0 s, resumed from "
-            "checkpoint); every checkpoint before it is identical");
+            "  the runs diverged at checkpoint checkpoint (version 3 of 3), written after kill 1 (2.0 s, resumed "
+            "from checkpoint (version 2 of 3)): their bytes differ; every checkpoint before it is identical");
   EXPECT_NE(v.lines[2].find("RNG states of Python, NumPy, torch and CUDA"), std::string::npos) << v.lines[2];
 }
 
@@ -212,11 +226,218 @@ TEST(Verdict, SameCheckpointsDifferentResults) {
   const RunRecord killed = record("t-kill", "bb", {{"c5", "1"}, {"c10", "2"}});
   const Verdict v = judge(ref, killed, {{1.0, "c5", 1}}, record("t-ref2", "aa", {}));
   EXPECT_EQ(v.exit_code, 1);
-  EXPECT_NE(v.lines[1].find("every checkpoint both runs wrote is identical"), std::string::npos) << v.lines[1];
+  EXPECT_NE(v.lines[1].find("every checkpoint both runs wrote has the same state"), std::string::npos) << v.lines[1];
   // A checkpoint the interrupted run never wrote: resumed from another step.
   const RunRecord skipped = record("t-kill", "bb", {{"c5", "1"}});
   const Verdict w = judge(ref, skipped, {{1.0, "c5", 1}}, record("t-ref2", "aa", {}));
-  EXPECT_NE(w.lines[1].find("never wrote checkpoint c10"), std::string::npos) << w.lines[1];
+  EXPECT_NE(w.lines[1].find("the interrupted run wrote 1 checkpoint, the uninterrupted run 2"), std::string::npos)
+      << w.lines[1];
+}
+
+// What envpin_compare.py answers for one pair (its JSON, as parse_semantics reads it).
+Semantics semantic(const std::string& id, const std::string& result) {
+  return parse_semantics(R"({"torch": "1.13.1", "results": [{"id": ")" + id + R"(", )" + result + "}]}");
+}
+
+// Issue 32, 1: a pickled config entry recording how the run started differs in bytes, not in
+// state: "identical state", never "did not restore all of its state".
+TEST(Verdict, MetadataThatDiffersIsNotState) {
+  const RunRecord ref = record("t-ref", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}});
+  const RunRecord killed = record("t-kill", "bb", {{"ckpt.pt", "1"}, {"ckpt.pt", "3"}});
+  const Semantics sem = semantic("out:outputs/final.pt", R"("how": "torch", "equal": false, "state": [],
+      "metadata": [{"key": "config.init_from", "what": "x", "a": "'scratch'", "b": "'resume'"}],
+      "tolerated": [], "counts": {"state": 0, "metadata": 1, "tolerated": 0})");
+  EXPECT_TRUE(results_match(ref, killed, sem, ""));
+  const Verdict v = judge(ref, killed, {{2.0, "ckpt.pt", 1}}, std::nullopt, sem);
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.lines[0],
+            "identical state: 1 compared item of t-kill (1 kill at 2.0 s (after ckpt.pt), resumed each time) equal "
+            "those of the uninterrupted t-ref as the program loads them");
+  EXPECT_EQ(v.lines[1],
+            "  outputs/final.pt  state identical (torch), metadata differs: config.init_from: 'scratch' vs 'resume'");
+  // Without the comparison (no engine, no torch): bytes differ, and that is all it can say.
+  EXPECT_FALSE(results_match(ref, killed, {}, ""));
+}
+
+TEST(Verdict, StateThatDiffersIsNamedKeyByKey) {
+  const RunRecord ref = record("t-ref", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}}, {100, 200});
+  const RunRecord killed = record("t-kill", "bb", {{"ckpt.pt", "1"}, {"ckpt.pt", "3"}}, {100, 200});
+  Semantics sem = semantic("out:outputs/final.pt", R"("how": "torch", "equal": false,
+      "state": [{"key": "model.layers.3.weight", "what": "1,024 of 4,096 elements differ, max |d| 0.0003"}],
+      "metadata": [], "tolerated": [], "counts": {"state": 1, "metadata": 0, "tolerated": 0})");
+  sem.merge(semantic("ver:1:1", R"("how": "torch", "equal": false,
+      "state": [{"key": "optimizer.state.0.exp_avg", "what": "12 of 64 elements differ, max |d| 1e-05"}],
+      "metadata": [], "tolerated": [], "counts": {"state": 1, "metadata": 0, "tolerated": 0})"));
+  const Verdict v = judge(ref, killed, {{2.0, "ckpt.pt", 1}}, record("t-ref2", "aa", {}), sem);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.lines[1],
+            "  outputs/final.pt: state differs (torch): model.layers.3.weight: 1,024 of 4,096 elements differ, max "
+            "|d| 0.0003");
+  // A single file overwritten in place: compared version by version, named by step.
+  EXPECT_EQ(v.lines[2],
+            "  the runs diverged at checkpoint ckpt.pt (step 200, version 2), written after kill 1 (2.0 s, resumed "
+            "from ckpt.pt (step 100, version 1)): optimizer.state.0.exp_avg: 12 of 64 elements differ, max |d| 1e-05; "
+            "every checkpoint before it is identical");
+}
+
+TEST(Verdict, ToleranceIsReportedAsSuch) {
+  const RunRecord ref = record("t-ref", "aa", {{"c5", "1"}});
+  const RunRecord killed = record("t-kill", "bb", {{"c5", "1"}});
+  const Semantics sem = semantic("out:outputs/final.pt", R"("how": "torch", "equal": false, "state": [],
+      "metadata": [], "tolerated": [{"key": "w", "what": "3 of 10 elements differ, max |d| 2e-07"}],
+      "counts": {"state": 0, "metadata": 0, "tolerated": 3})");
+  const Verdict v = judge(ref, killed, {{1.0, "c5", 1}}, std::nullopt, sem, parse_tolerance("1e-5,1e-8"));
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_TRUE(v.lines[0].starts_with("identical within --tolerance (not bit for bit): ")) << v.lines[0];
+  EXPECT_EQ(v.lines[1], "  outputs/final.pt  within rtol 1e-05, atol 1e-08: w: 3 of 10 elements differ, max |d| 2e-07");
+  for (const char* bad : {"x", "-1", "1,", ",1", "1,2,3", "nan", "inf", "1e999"})
+    EXPECT_THROW(parse_tolerance(bad), diag::Error) << bad;
+  EXPECT_DOUBLE_EQ(parse_tolerance("0.001").rtol, 0.001);
+}
+
+// Unequal with nothing named, or a result that is not envpin_compare.py's: never "same state".
+TEST(Verdict, SemanticsAreReadAsData) {
+  const Semantics odd = semantic("out:x", R"("how": "torch", "equal": false)");
+  ASSERT_EQ(odd.count("out:x"), 1u);
+  EXPECT_FALSE(odd.at("out:x").same_state());
+  EXPECT_THROW(parse_semantics("not json"), diag::Error);
+  EXPECT_THROW(parse_semantics(std::string(100, '[') + std::string(100, ']')), diag::Error);
+  EXPECT_TRUE(parse_semantics(R"({"results": [{"id": 3, "equal": true}, {"equal": true}]})").empty());
+}
+
+TEST(Verdict, LinesThatDifferArePrintedBoth) {
+  RunRecord ref = record("t-ref", "aa", {{"c5", "1"}});
+  RunRecord killed = record("t-kill", "aa", {{"c5", "1"}});
+  ref.outputs["line:final weights"] = "final weights 1234";
+  killed.outputs["line:final weights"] = "final weights 99\x1b[2J";
+  const Verdict v = judge(ref, killed, {{1.0, "c5", 1}}, ref);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.lines[1], "  t-ref: final weights 1234");
+  EXPECT_EQ(v.lines[2].find('\x1b'), std::string::npos) << v.lines[2];
+  EXPECT_TRUE(v.lines[2].starts_with("  t-kill: final weights 99")) << v.lines[2];
+}
+
+// Issue 32, 2: a segment that started over writes its first checkpoint again; its results
+// equal the uninterrupted run's only because it ran again. Never "identical".
+TEST(Verdict, ARunThatStartedOverDidNotResume) {
+  const RunRecord ref =
+      record("t-ref", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-30.pt", "3"}}, {10, 20, 30});
+  const RunRecord again =
+      record("t-kill", "aa",
+             {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-30.pt", "3"}},
+             {10, 20, 10, 20, 30});
+  const Verdict v = judge(ref, again, {{2.0, "ckpt-20.pt", 2}}, std::nullopt);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_TRUE(
+      v.lines[0].starts_with("differs: t-kill (1 kill at 2.0 s (after ckpt-20.pt)) did not resume: its "
+                             "results equal those of the uninterrupted t-ref only because it ran again"))
+      << v.lines[0];
+  EXPECT_EQ(v.lines[1],
+            "  the job did not resume after kill 1: it started again from step 0 (its first checkpoint after the kill "
+            "is ckpt-10.pt (step 10, version 2); the kill came after ckpt-20.pt (step 20, version 1))");
+  // Without steps: the first checkpoint after the kill has the bytes of one written before it.
+  const RunRecord plain = record(
+      "t-kill", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"ckpt.pt", "3"}});
+  const RunRecord plain_ref = record("t-ref", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"ckpt.pt", "3"}});
+  const Verdict w = judge(plain_ref, plain, {{2.0, "ckpt.pt", 2}}, std::nullopt);
+  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_NE(w.lines[1].find("it started again: its first checkpoint after the kill, ckpt.pt (version 3 of 5), has "
+                            "the bytes of ckpt.pt (version 1 of 5)"),
+            std::string::npos)
+      << w.lines[1];
+  // A program that resumes and first saves again what it loaded (nanoGPT saves at the step it
+  // resumed at) did resume: by bytes, and by steps.
+  const RunRecord resaved =
+      record("t-kill", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"ckpt.pt", "2"}, {"ckpt.pt", "3"}});
+  EXPECT_EQ(judge(plain_ref, resaved, {{2.0, "ckpt.pt", 2}}, std::nullopt).exit_code, 0);
+  const RunRecord resaved_steps =
+      record("t-kill", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-20.pt", "2b"}, {"ckpt-30.pt", "3"}},
+             {10, 20, 20, 30});
+  EXPECT_EQ(judge(ref, resaved_steps, {{2.0, "ckpt-20.pt", 2}}, std::nullopt).exit_code, 0);
+  // envpin_ckpt's journal: saves, and no load after the kill.
+  RunRecord journaled = record("t-kill", "aa", {{"a.pt", "1"}, {"b.pt", "2"}});
+  journaled.journal = parse_journal("saved 1 " + std::string(64, 'a') + " a.pt\n");
+  EXPECT_EQ(judge(record("t-ref", "aa", {{"a.pt", "1"}, {"b.pt", "2"}}), journaled, {{1.0, "a.pt", 1}}, std::nullopt)
+                .exit_code,
+            1);
+  journaled.journal =
+      parse_journal("saved 1 " + std::string(64, 'a') + " a.pt\nloaded 1 " + std::string(64, 'a') + " a.pt\n");
+  EXPECT_EQ(judge(record("t-ref", "aa", {{"a.pt", "1"}, {"b.pt", "2"}}), journaled, {{1.0, "a.pt", 1}}, std::nullopt)
+                .exit_code,
+            0);
+}
+
+TEST(Journal, IsReadWithAGrammar) {
+  const std::string a(64, 'a'), b(64, 'b');
+  const Journal j = parse_journal("saved 10 " + a + " ckpt-10.pt\nsaved - " + b + " x.pt\nloaded 10 " + a +
+                                  " ckpt-10.pt\nsaved 99999999999999999999 " + b + " y\nsaved 5 " +
+                                  std::string(64, 'G') + " z\nrm -rf /\n\x1b[2J\nloaded - " + b + " x.pt\n");
+  EXPECT_EQ(j.saved_step, (std::map<std::string, long long>{{a, 10}}));
+  ASSERT_EQ(j.loaded.size(), 2u);
+  EXPECT_EQ(j.loaded[0].first, 10);
+  EXPECT_FALSE(j.loaded[1].first.has_value());
+}
+
+// Issue 32, 2 and 3: sample images beside the model are not checkpoints; a pattern says which
+// files are; steps come from the journal, else from numbers in names that change.
+TEST_F(CheckpointDir, OnlyCheckpointsCountAndCarryTheirSteps) {
+  write("real_samples.png", "png");
+  write("events.out.tfevents.1700000000.host", "tb");
+  write("train.log", "log");
+  write("netG_epoch_0.pth", "g0");
+  write("netD_epoch_0.pth", "d0");
+  CheckpointWatch watch(dir_);
+  watch.poll();
+  watch.poll();
+  std::vector<std::string> names;
+  for (const Version& v : watch.completed()) names.push_back(v.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"netD_epoch_0.pth", "netG_epoch_0.pth"}));
+  EXPECT_FALSE(is_checkpoint_name("fake_samples_epoch_000.PNG"));
+  EXPECT_TRUE(is_checkpoint_name("checkpoint"));
+  EXPECT_TRUE(is_checkpoint_name("ckpt.pt", {"*.pt"}));
+  EXPECT_FALSE(is_checkpoint_name("netG_epoch_0.pth", {"*.pt"}));
+  EXPECT_FALSE(is_checkpoint_name("sub/ckpt.pt", {"*.pt"}));  // '*' does not cross '/'
+  // Steps: one number in the names that changes; a constant one ("v2") is no step.
+  write("netG_epoch_1.pth", "g1");
+  write("netD_epoch_1.pth", "d1");
+  watch.poll();
+  watch.poll();
+  watch.resolve_steps({});
+  ASSERT_EQ(watch.completed().size(), 4u);
+  EXPECT_EQ(watch.completed()[3].step, 1);
+  CheckpointWatch constant(dir_, {"model-v2*"});
+  write("model-v2.pt", "x");
+  constant.poll();
+  constant.poll();
+  constant.resolve_steps({});
+  ASSERT_EQ(constant.completed().size(), 1u);
+  EXPECT_FALSE(constant.completed()[0].step.has_value());
+  Journal j;
+  j.saved_step[pin::sha256_hex("x")] = 300;
+  constant.resolve_steps(j);
+  EXPECT_EQ(constant.completed()[0].step, 300);
+}
+
+// A single file overwritten in place: each version is kept (a snapshot) to compare later.
+TEST_F(CheckpointDir, EachVersionIsSnapshotted) {
+  const fs::path snaps = dir_ / "snaps";
+  CheckpointWatch watch(dir_ / "c", {}, snaps, 1 << 20);
+  write("c/ckpt.pt", "one");
+  watch.poll();
+  watch.poll();
+  write("c/ckpt.pt", "two!");
+  fs::last_write_time(dir_ / "c/ckpt.pt", fs::file_time_type::clock::now() + std::chrono::seconds(5));
+  watch.poll();
+  watch.poll();
+  ASSERT_EQ(watch.completed().size(), 2u);
+  EXPECT_EQ(pin::sha256_file(watch.completed()[0].copy), pin::sha256_hex("one"));
+  EXPECT_EQ(pin::sha256_file(watch.completed()[1].copy), pin::sha256_hex("two!"));
+  // Past the budget: recorded, not copied.
+  CheckpointWatch small(dir_ / "c", {}, dir_ / "snaps2", 2);
+  small.poll();
+  small.poll();
+  ASSERT_EQ(small.completed().size(), 1u);
+  EXPECT_TRUE(small.completed()[0].copy.empty());
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ struct JobOptions {
   std::string kill_at = "auto";
   int kills = 1;
   std::vector<std::string> compare;
+  std::string tolerance;  // RTOL[,ATOL]
+  bool keep = false;      // keep the check's jobs (status, logs, checkpoints)
 };
 
 using Action = int (*)(const JobOptions&, Streams&);

@@ -56,15 +56,19 @@ int run_job(const JobOptions& o, Streams& io) {
 int resume_job(const JobOptions& o, Streams& io) {
   const jobs::Project p = jobs::load_project(o.manifest);
   const auto status = jobs::job_status(p, o.job_id);
-  if (jobs::active(jobs::field(status, "state")) && jobs::supervisor_alive(p, status))
-    throw Error("job '" + o.job_id + "' is still " + jobs::field(status, "state"), std::nullopt,
-                "stop it first: envpin stop " + o.job_id);
+  // As `envpin jobs` shows it: a job whose supervisor died is judged by its container.
+  const jobs::Shown now = jobs::shown(p, status);
+  if (jobs::active(now.state))
+    throw Error("job '" + o.job_id + "' is still " + now.state +
+                    (jobs::supervisor_alive(p, status) ? "" : " (its container, without its supervisor)"),
+                std::nullopt, "stop it first: envpin stop " + o.job_id);
   // A job that finished is done: resuming it would run it again over its final checkpoint.
-  if (jobs::field(status, "state") == "exited" && jobs::field(status, "exit") == "0" && !o.force)
-    throw Error("job '" + o.job_id +
-                    "' finished successfully (exit 0); resuming it would run it again over its "
-                    "final checkpoint",
-                std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
+  if (now.state == "exited" && now.exit == "0" && !o.force)
+    throw Error(
+        "job '" + o.job_id + "' finished successfully (exit 0" +
+            (jobs::field(status, "state") == "exited" ? "" : ", its container's, after its supervisor was lost") +
+            "); resuming it would run it again over its final checkpoint",
+        std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
   {
     const ProjectLock project_lock(p.m.project_dir, &io.err);
     require_pinned(p);
@@ -143,10 +147,12 @@ int list_jobs(const JobOptions& o, Streams& io) {
     if (!s["node"].empty() && !s["node"].starts_with("0/")) continue;
     // The directory run.sh made for this job (<checkpoints>/<job>), not any the file names.
     const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
-    const auto [checkpoint, age] = jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string());
+    const auto [checkpoint, age] =
+        jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string(), jobs::checkpoint_patterns(p));
+    const jobs::Shown shown = jobs::shown(p, s);
     out.push_back({{"job", s["job"].empty() ? f.stem().string() : s["job"]},
-                   {"state", jobs::shown_state(p, s)},
-                   {"exit", s["exit"]},
+                   {"state", shown.state},
+                   {"exit", shown.exit},
                    {"restarts", s["restarts"]},
                    {"started", s["started"]},
                    {"last_checkpoint", checkpoint},
@@ -154,7 +160,7 @@ int list_jobs(const JobOptions& o, Streams& io) {
                    {"checkpoints", s["checkpoints"]},
                    {"log", s["log"]},
                    {"container", s["job"].empty() ? std::string() : jobs::container_name(p, s["job"])},
-                   {"reason", s["reason"]}});
+                   {"reason", shown.reason}});
   }
   if (o.json) {
     io.out << out.dump(2) << "\n";

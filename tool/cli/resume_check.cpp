@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <optional>
@@ -19,9 +20,12 @@
 #include "cli/app.hpp"
 #include "cli/job_command.hpp"
 #include "cli/project.hpp"
+#include "diag/text.hpp"
+#include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "jobs/project.hpp"
 #include "jobs/resume_check.hpp"
+#include "render/templates.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -53,12 +57,15 @@ std::string last_line(std::string text) {
 // A job of the check, on this machine (run.sh) or under Slurm (job.sbatch), watched while it runs.
 class CheckRun {
  public:
-  CheckRun(const jobs::Project& p, std::string id, std::string engine, std::string sbatch)
+  // Each version of a checkpoint is copied under `snapshots` (while `budget` bytes last) to be
+  // compared after the run, as the program loads it.
+  CheckRun(const jobs::Project& p, std::string id, std::string engine, std::string sbatch, const fs::path& snapshots,
+           std::uintmax_t budget)
       : p_(p),
         id_(std::move(id)),
         engine_(std::move(engine)),
         sbatch_(std::move(sbatch)),
-        watch_(checkpoint_root(p, slurm()) / id_) {}
+        watch_(checkpoint_root(p, slurm()) / id_, jobs::checkpoint_patterns(p), snapshots / id_, budget) {}
 
   bool slurm() const { return !sbatch_.empty(); }
   const std::string& id() const { return id_; }
@@ -80,6 +87,13 @@ class CheckRun {
       throw Error(
           "the checkpoint directory " + checkpoints().generic_string() + " is not empty", std::nullopt,
           "resume-check runs each job from an empty checkpoint directory: choose another --job-id, or remove it");
+  }
+
+  // Its status, saved command, log and checkpoint directory removed (the check's own jobs).
+  void remove() const {
+    std::error_code ec;
+    for (const char* ext : {".status", ".args", ".log"}) fs::remove(p_.logs / (id_ + ext), ec);
+    fs::remove_all(checkpoints(), ec);
   }
 
   // Starts it detached from envpin: run.sh --detach, or a Slurm batch job.
@@ -184,15 +198,33 @@ class CheckRun {
   jobs::CheckpointWatch watch_;
 };
 
+// What a finished run left: its outputs, each checkpoint version with its step.
+jobs::RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::vector<jobs::CompareItem>& items,
+                              double seconds) {
+  jobs::RunRecord r;
+  r.job = run.id();
+  r.outputs = jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log(), jobs::checkpoint_patterns(p),
+                                    &r.files);
+  r.journal = jobs::read_journal(run.checkpoints());
+  run.watch().resolve_steps(r.journal);
+  r.checkpoints = run.watch().completed();
+  r.seconds = seconds;
+  return r;
+}
+
 // One run, watched to its end: interrupted and resumed at `kill_at` until `kills` interruptions
-// were made (none for a reference run). Throws diag::Error when it cannot be judged.
+// were made (none for a reference run). With --kill-at auto the first kill waits for
+// `first_after` checkpoint versions: after the second, a program that starts over writes the
+// first again, which tells it from one that resumes (and may save again what it loaded).
+// Throws diag::Error when it cannot be judged.
 struct Watched {
   jobs::RunRecord record;
   std::vector<jobs::KillPoint> kills;
 };
 
 Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, const jobs::KillAt& kill_at,
-                  int kills_wanted, double limit, const std::vector<jobs::CompareItem>& items, Streams& io) {
+                  int kills_wanted, double limit, const std::vector<jobs::CompareItem>& items, Streams& io,
+                  std::size_t first_after = 1) {
   const auto start = Clock::now();
   std::vector<jobs::KillPoint> kills;
   run.start(o.command);
@@ -216,7 +248,7 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, co
     bool now = false;
     switch (kill_at.kind) {
       case jobs::KillAt::Kind::automatic:
-        now = segment_checkpoint;
+        now = segment_checkpoint && (!kills.empty() || run.watch().completed().size() >= first_after);
         break;
       case jobs::KillAt::Kind::seconds:
         now = seconds_since(segment) >= kill_at.seconds;
@@ -241,7 +273,7 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, co
               "raise --kill-at or checkpoint more often");
     run.interrupt();
     const auto& done = run.watch().completed();
-    kills.push_back({seconds_since(start), done.empty() ? "" : done.back().first, done.size()});
+    kills.push_back({seconds_since(start), done.empty() ? "" : done.back().name, done.size()});
     io.err << "envpin resume-check: kill " << kills.size() << " (" << run.interruption() << ") at "
            << static_cast<int>(kills.back().seconds) << " s"
            << (kills.back().newest.empty() ? "" : ", newest checkpoint " + kills.back().newest) << "; resuming\n";
@@ -262,9 +294,7 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, co
                     (kill_at.kind == jobs::KillAt::Kind::pattern ? "the text never appeared in the log again"
                                                                  : "it wrote no new checkpoint in time"),
                 std::nullopt, "ask for fewer --kills, an earlier --kill-at, or checkpoint more often");
-  return {{run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()),
-           run.watch().completed(), seconds_since(start)},
-          kills};
+  return {finish_record(p, run, items, seconds_since(start)), kills};
 }
 
 // An uninterrupted run. On this machine in the foreground (its output shown), its checkpoints
@@ -313,8 +343,77 @@ jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const J
     throw Error("the uninterrupted run (job " + run.id() + ") failed with exit " + std::to_string(rc) +
                     ": resume cannot be checked on a run that does not finish",
                 std::nullopt, "see " + run.log().generic_string());
-  return {run.id(), jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log()),
-          run.watch().completed(), seconds_since(start)};
+  return finish_record(p, run, items, seconds_since(start));
+}
+
+// envpin_compare.py in the job's image, with the project's python3, over `pairs`: each file is
+// loaded as the program loads it and compared key by key. The engine runs it without network,
+// every directory read-only. On any failure: no findings, and `note` says why (the verdict then
+// compares bytes and says so).
+jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& image, const std::vector<jobs::Pair>& pairs,
+                                 const fs::path& work, const jobs::Tolerance& tolerance, std::string& note) {
+  if (pairs.empty()) return {};
+  std::string engine;
+  try {
+    engine = jobs::container_engine();
+  } catch (const Error&) {
+    note = "compared by bytes: no container engine here to load the checkpoints in the job's image";
+    return {};
+  }
+  std::error_code ec;
+  fs::create_directories(work, ec);
+  // Each path through the deepest directory of the ones mounted that holds it.
+  std::vector<fs::path> roots;
+  std::vector<std::pair<std::string, std::string>> mapped;
+  nlohmann::json list = nlohmann::json::array();
+  const auto inside = [&](const fs::path& file) {
+    const fs::path abs = fs::absolute(file).lexically_normal();
+    std::size_t best = roots.size();
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+      const auto rel = abs.lexically_relative(roots[i]);
+      if (!rel.empty() && *rel.begin() != ".." &&
+          (best == roots.size() || roots[i].string().size() > roots[best].string().size()))
+        best = i;
+    }
+    if (best == roots.size()) {
+      roots.push_back(abs.parent_path());
+      best = roots.size() - 1;
+    }
+    return "/envpin-compare/r" + std::to_string(best) + "/" + abs.lexically_relative(roots[best]).generic_string();
+  };
+  roots.push_back(fs::absolute(p.m.project_dir).lexically_normal());
+  for (const auto& pair : pairs) list.push_back({{"id", pair.id}, {"a", inside(pair.a)}, {"b", inside(pair.b)}});
+  io::write_atomic(work / "pairs.json", list.dump() + "\n", false);
+  io::write_atomic(work / "envpin_compare.py", render::render_template("envpin_compare.py.mustache", {}), false);
+  std::vector<std::string> argv = {engine,
+                                   "run",
+                                   "--rm",
+                                   "--network",
+                                   "none",
+                                   "--user",
+                                   std::to_string(::getuid()) + ":" + std::to_string(::getgid()),
+                                   "-e",
+                                   "OMP_NUM_THREADS=1",
+                                   "-v",
+                                   fs::absolute(work).lexically_normal().string() + ":/envpin-compare/x:ro"};
+  for (std::size_t i = 0; i < roots.size(); ++i)
+    argv.insert(argv.end(), {"-v", roots[i].string() + ":/envpin-compare/r" + std::to_string(i) + ":ro"});
+  argv.insert(argv.end(), {image, "python3", "/envpin-compare/x/envpin_compare.py", "/envpin-compare/x/pairs.json",
+                           std::to_string(tolerance.rtol), std::to_string(tolerance.atol)});
+  const auto r = io::run_process(argv);
+  if (r.exit_code != 0) {
+    note = "compared by bytes: envpin_compare.py failed in " + image + ": " + diag::printable(last_line(r.err));
+    return {};
+  }
+  try {
+    jobs::Semantics found = jobs::parse_semantics(r.out);
+    const std::string torch = jobs::torch_version(r.out);
+    note = torch.empty() ? "torch is not in the image: its files were compared by bytes" : "";
+    return found;
+  } catch (const Error& e) {
+    note = "compared by bytes: " + e.message();
+    return {};
+  }
 }
 
 int resume_check_job(const JobOptions& o, Streams& io) {
@@ -343,25 +442,54 @@ int resume_check_job(const JobOptions& o, Streams& io) {
       base = p.m.name.value + "-rc-" + stamp;
     }
     jobs::check_job_id(base + "-ref2");
-    CheckRun ref_run(p, base + "-ref", engine, sbatch), killed_run(p, base + "-kill", engine, sbatch),
-        ref2_run(p, base + "-ref2", engine, sbatch);
+    const jobs::Tolerance tolerance = jobs::parse_tolerance(o.tolerance);
+    // Snapshots of every checkpoint version, compared after the runs (1 GiB a run by default).
+    const fs::path work = p.logs / (".resume-check-" + base);
+    std::uintmax_t budget = std::uintmax_t{1} << 30;
+    if (const char* b = std::getenv("ENVPIN_RESUME_CHECK_SNAPSHOT_MB");
+        b && *b && std::strlen(b) < 9 && std::strspn(b, "0123456789") == std::strlen(b))
+      budget = std::stoull(b) << 20;
+    CheckRun ref_run(p, base + "-ref", engine, sbatch, work, budget),
+        killed_run(p, base + "-kill", engine, sbatch, work, budget),
+        ref2_run(p, base + "-ref2", engine, sbatch, work, budget);
     for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->require_unused();
 
     const jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
+    // The image the jobs ran in (run.sh's, ENVPIN_IMAGE included), for the comparison.
+    const std::string image = jobs::field(ref_run.status(), "image");
     io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " "
            << killed_run.interruption() << (o.kills == 1 ? "" : "s") << ", --kill-at " << o.kill_at << ")\n";
     // A requeued Slurm job waits for its credential to expire (120 s on a default cluster).
     const double limit = std::max(120.0, 10 * ref.seconds) + (o.slurm ? 180.0 * o.kills : 0.0);
-    const Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io);
+    // The first kill after the second checkpoint version when the uninterrupted run wrote three
+    // or more (see watch_run).
+    const std::size_t first_after = ref.checkpoints.size() >= 3 ? 2 : 1;
+    const Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after);
+    // Files that differ in bytes are loaded as the program loads them and compared key by key.
+    std::string note;
+    jobs::Semantics semantics =
+        compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, ""), work / "compare", tolerance, note);
     // Different: a second uninterrupted run tells non-determinism from a wrong resume.
     std::optional<jobs::RunRecord> ref2;
-    if (ref.outputs != killed.record.outputs) ref2 = run_uninterrupted(p, ref2_run, o, items, io);
-    const jobs::Verdict v = jobs::judge(ref, killed.record, killed.kills, ref2);
+    if (!jobs::results_match(ref, killed.record, semantics, "")) {
+      ref2 = run_uninterrupted(p, ref2_run, o, items, io);
+      std::string note2;
+      semantics.merge(
+          compare_in_image(p, image, jobs::pairs_to_compare(ref, *ref2, "ref2:"), work / "compare2", tolerance, note2));
+      if (note.empty()) note = note2;
+    }
+    const jobs::Verdict v = jobs::judge(ref, killed.record, killed.kills, ref2, semantics, tolerance, note);
     for (const std::string& line : v.lines) io.out << line << "\n";
     io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.record.job << " "
            << static_cast<int>(killed.record.seconds) << " s"
            << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "")
-           << "; logs in " << shown_path(p.m.project_dir, p.logs).generic_string() << "/\n";
+           << (o.keep ? "; logs in " + shown_path(p.m.project_dir, p.logs).generic_string() + "/"
+                      : "; their jobs removed (--keep keeps their logs and checkpoints)")
+           << "\n";
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    if (!o.keep)
+      for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->remove();
     return v.exit_code;
   } catch (const Error& e) {
     io.err << diag::paint_diagnostic(io.err_term, diag::format(e));
@@ -390,6 +518,10 @@ Command resume_check_command() {
                        "what to compare after each run: a project path, or line:PREFIX (default: the "
                        "final checkpoints); repeatable")
             ->allow_extra_args(false);
+        app.add_option("--tolerance", o.tolerance,
+                       "RTOL[,ATOL]: floating-point values within ATOL + RTOL*|b| count as equal, reported as "
+                       "tolerated (for programs that are not bitwise deterministic)");
+        app.add_flag("--keep", o.keep, "keep the check's jobs (status, logs, checkpoints) afterwards");
         app.add_option("command", o.command, "the command, after --")->required();
       });
 }

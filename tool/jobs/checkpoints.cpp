@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/checkpoints.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <string_view>
 #include <system_error>
@@ -44,17 +47,29 @@ bool newer(const CheckpointFile& a, const CheckpointFile& b) {
 
 }  // namespace
 
-std::vector<CheckpointFile> list_checkpoints(const fs::path& dir) {
+bool is_checkpoint_name(const std::string& name, const Patterns& patterns) {
+  const std::string base = name.substr(name.rfind('/') + 1);
+  if (temporary(base) || base.ends_with(kSidecar)) return false;
+  if (!patterns.empty())
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const std::string& p) { return ::fnmatch(p.c_str(), name.c_str(), FNM_PATHNAME) == 0; });
+  std::string lower = base;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.find("tfevents") != std::string::npos) return false;  // TensorBoard's events.out.tfevents.*
+  return std::none_of(kNotCheckpointSuffixes.begin(), kNotCheckpointSuffixes.end(),
+                      [&](std::string_view ext) { return lower.ends_with(ext); });
+}
+
+std::vector<CheckpointFile> list_checkpoints(const fs::path& dir, const Patterns& patterns) {
   std::vector<CheckpointFile> out;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     std::error_code fe;
     if (!it->is_regular_file(fe) || it->is_symlink(fe)) continue;
-    const std::string base = it->path().filename().string();
-    if (temporary(base) || base.ends_with(kSidecar)) continue;
     CheckpointFile f;
     f.name = it->path().lexically_relative(dir).generic_string();
+    if (!is_checkpoint_name(f.name, patterns)) continue;
     f.size = it->file_size(fe);
     f.mtime = it->last_write_time(fe);
     if (fe) continue;  // vanished while listed (a keep-N prune, a rename)
@@ -65,6 +80,9 @@ std::vector<CheckpointFile> list_checkpoints(const fs::path& dir) {
     }
     out.push_back(std::move(f));
   }
+  // Once the program writes sidecars, a file without one is not (yet) a checkpoint.
+  if (std::any_of(out.begin(), out.end(), [](const auto& f) { return f.has_sidecar; }))
+    std::erase_if(out, [](const auto& f) { return !f.has_sidecar; });
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
@@ -81,12 +99,11 @@ bool sidecar_matches(const fs::path& dir, const CheckpointFile& file, std::strin
   }
 }
 
-std::optional<CheckpointFile> last_complete(const fs::path& dir, std::vector<std::string>* skipped) {
-  std::vector<CheckpointFile> files = list_checkpoints(dir);
+std::optional<CheckpointFile> last_complete(const fs::path& dir, std::vector<std::string>* skipped,
+                                            const Patterns& patterns) {
+  std::vector<CheckpointFile> files = list_checkpoints(dir, patterns);
   std::sort(files.begin(), files.end(), newer);
-  const bool any_sidecar = std::any_of(files.begin(), files.end(), [](const auto& f) { return f.has_sidecar; });
   for (const CheckpointFile& f : files) {
-    if (any_sidecar && !f.has_sidecar) continue;  // a helper's directory: only verified files count
     if (sidecar_matches(dir, f)) return f;
     if (skipped) skipped->push_back(f.name);
   }

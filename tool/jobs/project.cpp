@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -244,10 +245,60 @@ bool supervisor_alive(const Project& p, const Status& s) {
   return !pid.empty() && pid.size() <= 9 && is_supervisor(p, std::stoi(pid), field(s, "pid_start"));
 }
 
-std::string shown_state(const Project& p, const Status& s) {
-  const std::string state = field(s, "state").empty() ? "?" : field(s, "state");
-  return active(state) && !supervisor_alive(p, s) ? "lost" : state;
+std::optional<ContainerState> container_state(const Project& p, const std::string& id) {
+  std::string engine;
+  try {
+    engine = container_engine();
+    check_job_id(id);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  const auto r = io::run_process(
+      {engine, "container", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", container_name(p, id)});
+  if (r.exit_code != 0) return std::nullopt;
+  // "<status> <code>": the engine's answer is data too; anything else is no answer.
+  std::istringstream in(r.out);
+  ContainerState c;
+  std::string code, rest;
+  if (!(in >> c.status >> code) || (in >> rest) || c.status.size() > 16 || code.size() > 4 ||
+      !diag::only_ascii(c.status, "") || code.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  c.exit = std::stoi(code);
+  return c;
 }
+
+Shown shown(const Project& p, const Status& s) {
+  Shown v{field(s, "state").empty() ? "?" : field(s, "state"), field(s, "exit"), field(s, "reason")};
+  if (!active(v.state) || supervisor_alive(p, s)) return v;
+  // The supervisor is gone (killed, or its machine session ended). Its container may have run
+  // on: the engine knows whether it still runs and how it ended (run.sh leaves the container
+  // for the supervisor to remove, so one whose supervisor died is still there).
+  const auto c = on_this_host(s) ? container_state(p, field(s, "job")) : std::nullopt;
+  if (!c) {
+    v.state = "lost";
+    return v;
+  }
+  if (c->status == "running" || c->status == "paused" || c->status == "restarting") {
+    v.state = "running";
+    v.reason = "its supervisor is gone: the container runs on, without restarts or checkpoint pruning";
+    return v;
+  }
+  if (c->status == "exited" || c->status == "stopped") {
+    // Exit 0: the job finished, nothing to resume. Anything else ended without the restart
+    // policy (it died with its supervisor): lost, to be resumed.
+    v.state = c->exit == 0 ? "exited" : "lost";
+    v.exit = std::to_string(c->exit);
+    v.reason = "its supervisor is gone; the container exited " + std::to_string(c->exit) +
+               (c->exit == 0     ? " (the job finished)"
+                : c->exit == 137 ? " (killed)"
+                                 : "");
+    return v;
+  }
+  v.state = "lost";
+  return v;
+}
+
+std::string shown_state(const Project& p, const Status& s) { return shown(p, s).state; }
 
 std::string container_name(const Project& p, const std::string& id) {
   check_job_id(id);
@@ -269,9 +320,15 @@ bool signal_supervisor(const Project& p, const Status& s, int sig) {
   return sent;
 }
 
-std::pair<std::string, long> last_checkpoint(const std::string& dir) {
+Patterns checkpoint_patterns(const Project& p) {
+  Patterns out;
+  for (const auto& g : p.m.jobs->checkpoints_pattern) out.push_back(g.value);
+  return out;
+}
+
+std::pair<std::string, long> last_checkpoint(const std::string& dir, const Patterns& patterns) {
   if (dir.empty()) return {"", 0};
-  const auto last = last_complete(dir);
+  const auto last = last_complete(dir, nullptr, patterns);
   if (!last) return {"", 0};
   const auto age = std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - last->mtime);
   return {last->name, static_cast<long>(age.count())};

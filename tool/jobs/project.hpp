@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "jobs/checkpoints.hpp"
 #include "manifest/model.hpp"
 
 namespace envpin::jobs {
@@ -53,7 +55,23 @@ bool is_supervisor(const Project& p, int pid, const std::string& start);
 // Whether the supervisor (run.sh) recorded in the status still runs; unknown (true) for another
 // host. A pid that is not verifiably the supervisor counts as gone.
 bool supervisor_alive(const Project& p, const Status& s);
-// The state to show: a job whose supervisor vanished while running is "lost".
+// The job's container as the engine (ENVPIN_ENGINE, else docker or podman on PATH) sees it:
+// its status ("running", "exited", ...) and exit code; none when there is no such container or
+// no engine answers.
+struct ContainerState {
+  std::string status;
+  int exit = 0;
+};
+std::optional<ContainerState> container_state(const Project& p, const std::string& id);
+// What to show for a job: the status file's state, exit and reason while its supervisor runs
+// (or it ended); when the supervisor vanished while running, what the engine says of the
+// container: still "running" (unsupervised), "exited" with its exit code, or else "lost".
+struct Shown {
+  std::string state;
+  std::string exit;
+  std::string reason;
+};
+Shown shown(const Project& p, const Status& s);
 std::string shown_state(const Project& p, const Status& s);
 // Sends `sig` to the recorded supervisor when it is verifiably this project's (is_supervisor,
 // through a pidfd so a pid reused meanwhile is never hit); whether it was sent.
@@ -62,7 +80,9 @@ bool signal_supervisor(const Project& p, const Status& s, int sig);
 std::string container_name(const Project& p, const std::string& id);
 // The newest complete checkpoint in `dir` (its sha256 sidecar verified when there is one: a file
 // cut off mid-write is not the last checkpoint) and its age in seconds; empty when none.
-std::pair<std::string, long> last_checkpoint(const std::string& dir);
+std::pair<std::string, long> last_checkpoint(const std::string& dir, const Patterns& patterns = {});
+// jobs.checkpoints.pattern's globs.
+Patterns checkpoint_patterns(const Project& p);
 
 // SIGTERM to the job's supervisor (verified as is_supervisor says), then its status once it left
 // the running states, waiting up to `timeout_s`; throws when it is still running then.

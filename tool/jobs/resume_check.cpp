@@ -5,10 +5,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <locale>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "io/json_input.hpp"
 #include "pin/sha256.hpp"
 
 namespace envpin::jobs {
@@ -23,6 +27,13 @@ bool printable_line(const std::string& s) {
 
 std::string plural(std::size_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string number_text(double x) {
+  std::ostringstream o;
+  o.imbue(std::locale::classic());
+  o << x;
+  return o.str();
 }
 
 std::string seconds_text(double s) {
@@ -74,23 +85,28 @@ CompareItem parse_compare(const std::string& text) {
 }
 
 Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& project, const fs::path& checkpoint_dir,
-                        const fs::path& log) {
+                        const fs::path& log, const Patterns& patterns, std::map<std::string, fs::path>* files) {
   Outputs out;
+  const auto file = [&](const std::string& name, const fs::path& path, const std::string& digest) {
+    out[name] = digest;
+    if (files) (*files)[name] = path;
+  };
   if (items.empty()) {
-    for (const CheckpointFile& f : list_checkpoints(checkpoint_dir)) {
+    for (const CheckpointFile& f : list_checkpoints(checkpoint_dir, patterns)) {
       std::string digest;
       if (!f.has_sidecar)
         digest = pin::sha256_file(checkpoint_dir / f.name);
       else if (!sidecar_matches(checkpoint_dir, f, &digest))
         continue;  // cut off: not a result
-      out["checkpoint " + f.name] = digest;
+      file("checkpoint " + f.name, checkpoint_dir / f.name, digest);
     }
     // Nothing compared would read as "identical".
     if (out.empty())
       throw Error(
           "there is nothing to compare: the job left no complete checkpoint in " + checkpoint_dir.generic_string(),
           std::nullopt,
-          "name what the job writes with --compare (a project file, or line:PREFIX for a line it prints)");
+          "name what the job writes with --compare (a project file, or line:PREFIX for a line it prints), or say "
+          "which files are checkpoints with jobs.checkpoints.pattern");
     return out;
   }
   for (const CompareItem& item : items) {
@@ -112,12 +128,13 @@ Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& p
     const fs::path target = project / item.path_or_prefix;
     std::error_code ec;
     if (fs::is_regular_file(target, ec)) {
-      out[item.spec] = pin::sha256_file(target);
+      file(item.spec, target, pin::sha256_file(target));
     } else if (fs::is_directory(target, ec)) {
       for (auto it = fs::recursive_directory_iterator(target, ec); !ec && it != fs::recursive_directory_iterator();
            it.increment(ec))
         if (it->is_regular_file() && !it->is_symlink())
-          out[item.spec + "/" + it->path().lexically_relative(target).generic_string()] = pin::sha256_file(it->path());
+          file(item.spec + "/" + it->path().lexically_relative(target).generic_string(), it->path(),
+               pin::sha256_file(it->path()));
     } else {
       throw Error("--compare " + item.spec + " does not exist after the run (" + target.generic_string() + ")",
                   std::nullopt, "name a file or directory the command writes, relative to the project");
@@ -126,117 +143,516 @@ Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& p
   return out;
 }
 
+namespace {
+
+// "saved 20 <sha256> ckpt-000020.pt": a word, a step or '-', 64 hex digits, a name.
+std::optional<long long> step_word(const std::string& w) {
+  if (w == "-" || w.empty() || w.size() > 15 || w.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(w);
+}
+
+bool hex64(const std::string& h) {
+  return h.size() == 64 &&
+         std::all_of(h.begin(), h.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The number in a checkpoint's name, its last run of digits (ckpt-000020.pt: 20).
+std::optional<long long> name_number(const std::string& name) {
+  const std::string base = name.substr(name.rfind('/') + 1);
+  const auto end = base.find_last_of("0123456789");
+  if (end == std::string::npos) return std::nullopt;
+  auto begin = base.find_last_not_of("0123456789", end);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  if (end + 1 - begin > 15) return std::nullopt;
+  return std::stoll(base.substr(begin, end + 1 - begin));
+}
+
+}  // namespace
+
+Journal parse_journal(const std::string& text) {
+  Journal j;
+  std::istringstream in(text);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line) && ++lines <= 100000;) {
+    std::istringstream words(line);
+    std::string what, step, sha;
+    if (!(words >> what >> step >> sha) || !hex64(sha) || (step != "-" && !step_word(step))) continue;
+    if (what == "saved") {
+      if (const auto s = step_word(step)) j.saved_step[sha] = *s;
+    } else if (what == "loaded") {
+      j.loaded.emplace_back(step_word(step), sha);
+    }
+  }
+  return j;
+}
+
+Journal read_journal(const fs::path& dir) {
+  const fs::path file = dir / ".envpin-ckpt.log";
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(file, ec))) return {};
+  std::ifstream in(file, std::ios::binary);
+  std::string text(1 << 20, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_journal(text);
+}
+
 std::vector<std::string> CheckpointWatch::poll() {
   std::vector<std::string> done;
-  for (const CheckpointFile& f : list_checkpoints(dir_)) {
+  for (const CheckpointFile& f : list_checkpoints(dir_, patterns_)) {
     const auto key = std::make_pair(f.size, f.mtime);
     if (const auto r = recorded_.find(f.name); r != recorded_.end() && r->second == key) continue;
-    std::string digest;
-    bool complete = false;
-    if (f.has_sidecar) {
-      complete = sidecar_matches(dir_, f, &digest);
-    } else if (const auto s = seen_.find(f.name); s != seen_.end() && s->second == key) {
-      try {
-        digest = pin::sha256_file(dir_ / f.name);
-        complete = true;
-      } catch (const Error&) {
-      }
-    }
+    const bool settled = f.has_sidecar || (seen_.count(f.name) && seen_[f.name] == key);
     seen_[f.name] = key;
-    if (!complete) continue;
+    if (!settled) continue;
+    // The bytes are copied first and hashed from the copy: a file rewritten meanwhile is
+    // caught by the sidecar (or by the next poll), never recorded with another version's digest.
+    Version v{f.name, "", std::nullopt, {}};
+    std::error_code ec;
+    if (!snapshots_.empty() && f.size <= budget_) {
+      v.copy = snapshots_ / (std::to_string(completed_.size()) + "-" + fs::path(f.name).filename().string());
+      fs::create_directories(snapshots_, ec);
+      if (ec || !fs::copy_file(dir_ / f.name, v.copy, fs::copy_options::overwrite_existing, ec) || ec) v.copy.clear();
+    }
+    try {
+      v.sha256 = pin::sha256_file(v.copy.empty() ? dir_ / f.name : v.copy);
+    } catch (const Error&) {
+      continue;  // gone meanwhile (a keep-N prune)
+    }
+    if (f.has_sidecar && v.sha256 != f.sidecar_sha256) {
+      if (!v.copy.empty()) fs::remove(v.copy, ec);
+      continue;  // not complete yet
+    }
+    if (!v.copy.empty()) budget_ -= std::min(budget_, f.size);
     recorded_[f.name] = key;
-    completed_.emplace_back(f.name, digest);
+    completed_.push_back(std::move(v));
     done.push_back(f.name);
   }
   return done;
 }
 
+void CheckpointWatch::resolve_steps(const Journal& journal) {
+  // Numbers in names count only when they change from version to version: "resnet-v2.pt"
+  // rewritten in place carries no step.
+  std::set<long long> numbers;
+  bool all = !completed_.empty();
+  for (const Version& v : completed_) {
+    const auto n = name_number(v.name);
+    if (n)
+      numbers.insert(*n);
+    else
+      all = false;
+  }
+  const bool names_count = all && numbers.size() > 1;
+  for (Version& v : completed_) {
+    if (const auto s = journal.saved_step.find(v.sha256); s != journal.saved_step.end())
+      v.step = s->second;
+    else if (names_count)
+      v.step = name_number(v.name);
+  }
+}
+
+Tolerance parse_tolerance(const std::string& text) {
+  Tolerance t;
+  if (text.empty()) return t;
+  const auto number = [&](const std::string& part, double& into) {
+    char* end = nullptr;
+    into = std::strtod(part.c_str(), &end);
+    return !part.empty() && end == part.c_str() + part.size() && std::isfinite(into) && into >= 0 &&
+           part.find_first_of("xXnNiI") == std::string::npos;
+  };
+  const auto comma = text.find(',');
+  const bool ok = comma == std::string::npos
+                      ? number(text, t.rtol)
+                      : number(text.substr(0, comma), t.rtol) && number(text.substr(comma + 1), t.atol);
+  if (!ok || text.size() > 64)
+    throw Error("--tolerance '" + diag::printable(text) + "' is not RTOL or RTOL,ATOL", std::nullopt,
+                "give one or two numbers >= 0, e.g. --tolerance 1e-5 or --tolerance 1e-5,1e-8");
+  return t;
+}
+
+Semantics parse_semantics(const std::string& text) {
+  const nlohmann::json doc = io::parse_bounded_json(text);
+  Semantics out;
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("results") || !doc["results"].is_array())
+    throw Error("envpin_compare.py's output has no results");
+  const auto str = [](const nlohmann::json& o, const char* k) {
+    return o.is_object() && o.contains(k) && o[k].is_string() ? diag::printable(o[k].get<std::string>())
+                                                              : std::string();
+  };
+  const auto entries = [&](const nlohmann::json& r, const char* k) {
+    std::vector<Semantic::Entry> list;
+    if (r.contains(k) && r[k].is_array())
+      for (const auto& e : r[k])
+        if (list.size() < 20) list.push_back({str(e, "key"), str(e, "what"), str(e, "a"), str(e, "b")});
+    return list;
+  };
+  const auto count = [](const nlohmann::json& r, const char* k) -> std::size_t {
+    return r.contains("counts") && r["counts"].is_object() && r["counts"].contains(k) &&
+                   r["counts"][k].is_number_unsigned()
+               ? r["counts"][k].get<std::size_t>()
+               : 0;
+  };
+  for (const auto& r : doc["results"]) {
+    const std::string id = str(r, "id");
+    if (id.empty() || !r.contains("equal") || !r["equal"].is_boolean()) continue;
+    Semantic m;
+    m.how = str(r, "how");
+    m.note = str(r, "note");
+    m.equal = r["equal"].get<bool>();
+    m.state = entries(r, "state");
+    m.metadata = entries(r, "metadata");
+    m.tolerated = entries(r, "tolerated");
+    m.state_count = std::max(count(r, "state"), m.state.size());
+    m.metadata_count = std::max(count(r, "metadata"), m.metadata.size());
+    m.tolerated_count = std::max(count(r, "tolerated"), m.tolerated.size());
+    if (m.how != "bytes" && !m.equal && m.state_count + m.metadata_count + m.tolerated_count == 0)
+      m.state_count = 1;  // unequal with nothing named: never taken for the same state
+    out[id] = std::move(m);
+  }
+  return out;
+}
+
+std::string torch_version(const std::string& text) {
+  try {
+    const nlohmann::json doc = io::parse_bounded_json(text);
+    return !doc.is_discarded() && doc.is_object() && doc.contains("torch") && doc["torch"].is_string()
+               ? diag::printable(doc["torch"].get<std::string>())
+               : std::string();
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+namespace {
+
+// Versions of two runs matched for comparison: by step where both know theirs, else by order.
+std::vector<std::pair<std::size_t, std::size_t>> matched_versions(const std::vector<Version>& a,
+                                                                  const std::vector<Version>& b) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  const bool steps = std::all_of(a.begin(), a.end(), [](const Version& v) { return v.step.has_value(); }) &&
+                     std::all_of(b.begin(), b.end(), [](const Version& v) { return v.step.has_value(); });
+  if (steps) {
+    // The last version of each (name, step) in b: a repeated step after a resume is the one kept.
+    std::map<std::pair<std::string, long long>, std::size_t> at;
+    for (std::size_t j = 0; j < b.size(); ++j) at[{b[j].name, *b[j].step}] = j;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (const auto f = at.find({a[i].name, *a[i].step}); f != at.end()) out.emplace_back(i, f->second);
+    return out;
+  }
+  // By order within each name: the k-th version of ckpt.pt against the k-th.
+  std::map<std::string, std::vector<std::size_t>> by_a, by_b;
+  for (std::size_t i = 0; i < a.size(); ++i) by_a[a[i].name].push_back(i);
+  for (std::size_t j = 0; j < b.size(); ++j) by_b[b[j].name].push_back(j);
+  for (const auto& [name, list] : by_a)
+    for (std::size_t k = 0; k < list.size() && k < by_b[name].size(); ++k) out.emplace_back(list[k], by_b[name][k]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other, const std::string& prefix) {
+  std::vector<Pair> out;
+  for (const auto& [name, path] : ref.files) {
+    const auto o = other.files.find(name);
+    if (o == other.files.end() || ref.outputs.at(name) == other.outputs.at(name)) continue;
+    out.push_back({prefix + "out:" + name, path, o->second});
+  }
+  if (!prefix.empty()) return out;
+  for (const auto& [i, j] : matched_versions(ref.checkpoints, other.checkpoints)) {
+    const Version &a = ref.checkpoints[i], &b = other.checkpoints[j];
+    if (a.sha256 != b.sha256 && !a.copy.empty() && !b.copy.empty())
+      out.push_back({"ver:" + std::to_string(i) + ":" + std::to_string(j), a.copy, b.copy});
+  }
+  return out;
+}
+
+namespace {
+
+std::string version_text(const std::vector<Version>& all, std::size_t i) {
+  const Version& v = all[i];
+  std::size_t nth = 0, of = 0;
+  for (std::size_t k = 0; k < all.size(); ++k)
+    if (all[k].name == v.name) {
+      ++of;
+      if (k <= i) ++nth;
+    }
+  std::string s = v.name;
+  if (v.step)
+    s += " (step " + std::to_string(*v.step) + (of > 1 ? ", version " + std::to_string(nth) : "") + ")";
+  else if (of > 1)
+    s += " (version " + std::to_string(nth) + " of " + std::to_string(of) + ")";
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
+                                         const std::vector<KillPoint>& kills) {
+  std::vector<std::string> out;
+  const auto& v = killed.checkpoints;
+  // The uninterrupted run's first step (-1: unknown): a segment back there started from scratch.
+  const long long first_step =
+      ref.checkpoints.empty() || !ref.checkpoints.front().step ? -1 : *ref.checkpoints.front().step;
+  for (std::size_t k = 0; k < kills.size(); ++k) {
+    const std::size_t at = kills[k].completed;  // the segment's first version, if it wrote one
+    if (at == 0 || at >= v.size()) continue;
+    const Version& before = v[at - 1];
+    // A program that resumes may first save again what it loaded (same step, or same bytes):
+    // the first version after the kill that is not such a copy tells.
+    std::size_t first = at;
+    while (first < v.size() && v[first].name == before.name &&
+           (v[first].sha256 == before.sha256 || (before.step && v[first].step && *v[first].step == *before.step)))
+      ++first;
+    if (first >= v.size()) continue;
+    const Version& after = v[first];
+    const std::string head = "the job did not resume after kill " + std::to_string(k + 1) + ": ";
+    if (before.step && after.step && *after.step < *before.step) {
+      const bool from_start = first_step >= 0 && *after.step <= first_step;
+      out.push_back(head + (from_start ? "it started again from step 0" : "it went back to an earlier step") +
+                    " (its first checkpoint after the kill is " + version_text(v, first) + "; the kill came after " +
+                    version_text(v, at - 1) + ")");
+      continue;
+    }
+    // Without steps: a deterministic program that starts over writes an earlier checkpoint again.
+    for (std::size_t e = 0; e + 1 < at; ++e)
+      if (v[e].sha256 == after.sha256 && v[e].name == after.name) {
+        out.push_back(head + "it started again: its first checkpoint after the kill, " + version_text(v, first) +
+                      ", has the bytes of " + version_text(v, e) + ", written before the kill");
+        break;
+      }
+  }
+  // envpin_ckpt's journal: every segment after a kill loads a checkpoint.
+  if (out.empty() && !killed.journal.saved_step.empty() && killed.journal.loaded.size() < kills.size())
+    out.push_back("the job did not resume after " + std::to_string(kills.size() - killed.journal.loaded.size()) +
+                  " of " + std::to_string(kills.size()) +
+                  " kills: envpin_ckpt.load_latest() loaded nothing then, so it started again from step 0");
+  return out;
+}
+
+namespace {
+
+const char* const kContract =
+    "an exact resume needs all of the program's state in the checkpoint: model, optimizer, LR scheduler, AMP "
+    "scaler, step/epoch, the data position (sampler or loader state) and the RNG states of Python, NumPy, torch and "
+    "CUDA (envpin_ckpt.rng_state() collects them), restored before the next step, without re-seeding after the "
+    "load; see \"Checkpoint contract\" in envpin's README";
+
+std::string list_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size() && i < 5; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > 5) s += " and " + std::to_string(names.size() - 5) + " more";
+  return s;
+}
+
+// What differs in state, one line: "model.layers.3.weight: 1,024 of 4,096 elements differ, ...".
+std::string state_text(const Semantic& m) {
+  std::string s;
+  for (std::size_t i = 0; i < m.state.size() && i < 3; ++i)
+    s += (i ? "; " : "") + m.state[i].key + ": " + m.state[i].what;
+  if (m.state_count > 3) s += "; and " + std::to_string(m.state_count - 3) + " more";
+  return s;
+}
+
+std::string metadata_text(const Semantic& m) {
+  std::string s;
+  for (std::size_t i = 0; i < m.metadata.size() && i < 3; ++i)
+    s += (i ? "; " : "") + m.metadata[i].key + ": " + m.metadata[i].a + " vs " + m.metadata[i].b;
+  if (m.metadata_count > 3) s += "; and " + std::to_string(m.metadata_count - 3) + " more";
+  return s;
+}
+
+// How one compared item of two runs relates.
+enum class Match { same_bytes, same_state, tolerated, differs };
+
+struct ItemView {
+  std::string name;
+  Match match = Match::differs;
+  const Semantic* semantic = nullptr;
+};
+
+std::vector<ItemView> items_of(const Outputs& a, const Outputs& b, const Semantics& sem, const std::string& prefix) {
+  std::set<std::string> all;
+  for (const auto& [k, _] : a) all.insert(k);
+  for (const auto& [k, _] : b) all.insert(k);
+  std::vector<ItemView> out;
+  for (const std::string& k : all) {
+    ItemView v{k};
+    const auto x = a.find(k), y = b.find(k);
+    if (x != a.end() && y != b.end()) {
+      if (x->second == y->second) {
+        v.match = Match::same_bytes;
+      } else if (const auto m = sem.find(prefix + "out:" + k); m != sem.end()) {
+        v.semantic = &m->second;
+        v.match = !m->second.same_state()         ? Match::differs
+                  : m->second.tolerated_count > 0 ? Match::tolerated
+                                                  : Match::same_state;
+      }
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+bool all_same(const std::vector<ItemView>& items) {
+  return std::all_of(items.begin(), items.end(), [](const ItemView& v) { return v.match != Match::differs; });
+}
+
+}  // namespace
+
+bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics& semantics,
+                   const std::string& prefix) {
+  return all_same(items_of(ref.outputs, other.outputs, semantics, prefix));
+}
+
 Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
-              const std::optional<RunRecord>& ref2) {
+              const std::optional<RunRecord>& ref2, const Semantics& semantics, const Tolerance& tolerance,
+              const std::string& bytes_only_note) {
   Verdict v;
   std::string where;
   for (std::size_t i = 0; i < kills.size(); ++i)
     where += (i ? ", " : "") + seconds_text(kills[i].seconds) +
              (kills[i].newest.empty() ? "" : " (after " + kills[i].newest + ")");
   const std::string killed_text = plural(kills.size(), "kill", "kills") + (where.empty() ? "" : " at " + where);
-  if (ref.outputs == killed.outputs) {
-    v.lines.push_back("identical: " + plural(ref.outputs.size(), "compared item", "compared items") + " of " +
-                      killed.job + " (" + killed_text + ", resumed each time) equal those of the uninterrupted " +
-                      ref.job);
-    for (const auto& [name, digest] : ref.outputs)
-      v.lines.push_back("  " + name + "  " + (name.starts_with("line:") ? digest : "sha256:" + digest));
+  const std::vector<ItemView> items = items_of(ref.outputs, killed.outputs, semantics, "");
+
+  // A segment that started over proves nothing, whatever it ended with.
+  if (const auto failures = resume_failures(ref, killed, kills); !failures.empty()) {
+    v.exit_code = 1;
+    v.lines.push_back("differs: " + killed.job + " (" + killed_text + ") did not resume: " +
+                      (all_same(items) ? "its results equal those of the uninterrupted " + ref.job +
+                                             " only because it ran again from the start"
+                                       : "its results differ from those of the uninterrupted " + ref.job));
+    for (const std::string& f : failures) v.lines.push_back("  " + f);
+    v.lines.push_back(
+        "  likely cause: the resume words (jobs.resume) do not reach the program, or it does not load the newest "
+        "checkpoint: pass its path with {checkpoint} (e.g. resume: '--resume {checkpoint}') or read "
+        "$ENVPIN_CHECKPOINT");
     return v;
   }
-  v.exit_code = 1;
-  const auto differing = [](const Outputs& a, const Outputs& b) {
-    std::vector<std::string> names;
-    std::set<std::string> all;
-    for (const auto& [k, _] : a) all.insert(k);
-    for (const auto& [k, _] : b) all.insert(k);
-    for (const std::string& k : all) {
-      const auto x = a.find(k), y = b.find(k);
-      if (x == a.end() || y == b.end() || x->second != y->second) names.push_back(k);
+
+  if (all_same(items)) {
+    const bool bitwise =
+        std::all_of(items.begin(), items.end(), [](const ItemView& i) { return i.match == Match::same_bytes; });
+    const bool tolerated =
+        std::any_of(items.begin(), items.end(), [](const ItemView& i) { return i.match == Match::tolerated; });
+    v.lines.push_back(std::string(bitwise     ? "identical: "
+                                  : tolerated ? "identical within --tolerance (not bit for bit): "
+                                              : "identical state: ") +
+                      plural(ref.outputs.size(), "compared item", "compared items") + " of " + killed.job + " (" +
+                      killed_text + ", resumed each time) equal those of the uninterrupted " + ref.job +
+                      (bitwise     ? ""
+                       : tolerated ? ""
+                                   : " as the program loads them"));
+    for (const ItemView& i : items) {
+      const std::string& digest = ref.outputs.at(i.name);
+      if (i.match == Match::same_bytes) {
+        v.lines.push_back("  " + i.name + "  " + (i.name.starts_with("line:") ? digest : "sha256:" + digest));
+        continue;
+      }
+      const Semantic& m = *i.semantic;
+      if (i.match == Match::tolerated) {
+        std::string t;
+        for (std::size_t k = 0; k < m.tolerated.size() && k < 3; ++k)
+          t += (k ? "; " : "") + m.tolerated[k].key + ": " + m.tolerated[k].what;
+        v.lines.push_back("  " + i.name + "  within rtol " + number_text(tolerance.rtol) + ", atol " +
+                          number_text(tolerance.atol) + ": " + t);
+      }
+      if (m.metadata_count > 0)
+        v.lines.push_back("  " + i.name + "  state identical (" + m.how + "), metadata differs: " + metadata_text(m));
+      else if (i.match == Match::same_state)
+        v.lines.push_back("  " + i.name + "  state identical (" + m.how + "); the files differ in bytes only");
     }
-    return names;
-  };
-  const auto list = [](const std::vector<std::string>& names) {
-    std::string s;
-    for (std::size_t i = 0; i < names.size() && i < 5; ++i) s += (i ? ", " : "") + names[i];
-    if (names.size() > 5) s += " and " + std::to_string(names.size() - 5) + " more";
-    return s;
-  };
-  if (ref2 && ref2->outputs != ref.outputs) {
-    v.lines.push_back("not deterministic even without interruption: two uninterrupted runs (" + ref.job + ", " +
-                      ref2->job + ") differ in " + list(differing(ref.outputs, ref2->outputs)));
-    v.lines.push_back(
-        "  resume cannot be checked until the program repeats itself: seed every RNG (Python, NumPy, "
-        "torch), use deterministic algorithms (torch.use_deterministic_algorithms(True)), a fixed data "
-        "order and no wall-clock values in what it writes");
     return v;
+  }
+
+  v.exit_code = 1;
+  std::vector<std::string> differing;
+  for (const ItemView& i : items)
+    if (i.match == Match::differs) differing.push_back(i.name);
+  if (ref2) {
+    const std::vector<ItemView> again = items_of(ref.outputs, ref2->outputs, semantics, "ref2:");
+    if (!all_same(again)) {
+      std::vector<std::string> names;
+      for (const ItemView& i : again)
+        if (i.match == Match::differs) names.push_back(i.name);
+      v.lines.push_back("not deterministic even without interruption: two uninterrupted runs (" + ref.job + ", " +
+                        ref2->job + ") differ in " + list_names(names));
+      for (const ItemView& i : again)
+        if (i.match == Match::differs && i.semantic) v.lines.push_back("  " + i.name + ": " + state_text(*i.semantic));
+      v.lines.push_back(
+          "  resume cannot be checked until the program repeats itself: seed every RNG (Python, NumPy, "
+          "torch), use deterministic algorithms (torch.use_deterministic_algorithms(True)), a fixed data "
+          "order and no wall-clock values in what it writes" +
+          std::string(tolerance.any() ? "" : "; or compare within a tolerance: --tolerance RTOL[,ATOL]"));
+      return v;
+    }
   }
   v.lines.push_back("differs: " + killed.job + " (" + killed_text + ", resumed each time) and the uninterrupted " +
-                    ref.job + " differ in " + list(differing(ref.outputs, killed.outputs)));
-  // Checkpoint after checkpoint: the first version the interrupted run wrote that the
-  // uninterrupted run never did, and the kill it came after.
-  const auto versions = [](const RunRecord& r) {
-    return std::set<std::pair<std::string, std::string>>(r.checkpoints.begin(), r.checkpoints.end());
-  };
-  const auto ours = versions(ref), theirs = versions(killed);
-  const std::string contract =
-      "an exact resume needs all of the program's state in the checkpoint: model, optimizer, LR scheduler, AMP "
-      "scaler, step/epoch, the data position (sampler or loader state) and the RNG states of Python, NumPy, torch and "
-      "CUDA (envpin_ckpt.rng_state() collects them), restored before the next step, without re-seeding after the "
-      "load; see \"Checkpoint contract\" in envpin's README";
-  for (std::size_t i = 0; i < killed.checkpoints.size(); ++i) {
-    if (ours.count(killed.checkpoints[i])) continue;
-    const std::string& name = killed.checkpoints[i].first;
-    std::size_t kill = 0;  // kills before it completed
+                    ref.job + " differ in " + list_names(differing));
+  for (const ItemView& i : items) {
+    if (i.match != Match::differs) continue;
+    if (i.name.starts_with("line:")) {
+      const auto a = ref.outputs.find(i.name), b = killed.outputs.find(i.name);
+      v.lines.push_back("  " + ref.job + ": " + diag::printable(a == ref.outputs.end() ? "(no line)" : a->second));
+      v.lines.push_back("  " + killed.job + ": " +
+                        diag::printable(b == killed.outputs.end() ? "(no line)" : b->second));
+    } else if (i.semantic) {
+      v.lines.push_back("  " + i.name + ": state differs (" + i.semantic->how + "): " + state_text(*i.semantic));
+    }
+  }
+  if (semantics.empty() && !bytes_only_note.empty()) v.lines.push_back("  note: " + bytes_only_note);
+
+  // Version after version: the first the interrupted run wrote whose state the uninterrupted
+  // run's matching version does not have (by step, else by order), and the kill it came after.
+  const auto kill_before = [&](std::size_t index) {
+    std::size_t n = 0;
     for (const KillPoint& k : kills)
-      if (k.completed <= i) ++kill;
+      if (k.completed <= index) ++n;
+    return n;
+  };
+  const auto version_differs = [&](std::size_t i, std::size_t j) {
+    const Version &a = ref.checkpoints[i], &b = killed.checkpoints[j];
+    if (a.sha256 == b.sha256) return std::optional<std::string>();
+    const auto m = semantics.find("ver:" + std::to_string(i) + ":" + std::to_string(j));
+    if (m == semantics.end()) return std::optional<std::string>("their bytes differ");
+    if (m->second.same_state()) return std::optional<std::string>();
+    return std::optional<std::string>(m->second.how == "bytes" ? "their bytes differ" : state_text(m->second));
+  };
+  for (const auto& [i, j] : matched_versions(ref.checkpoints, killed.checkpoints)) {
+    const auto why = version_differs(i, j);
+    if (!why) continue;
+    const std::size_t kill = kill_before(j);
+    const std::string which = version_text(killed.checkpoints, j);
     if (kill == 0) {
-      v.lines.push_back("  the runs diverged before any kill, at checkpoint " + name +
-                        ": the program is not deterministic (a second uninterrupted run agreed with the first only by "
-                        "chance, or the data changed between runs)");
+      v.lines.push_back("  the runs diverged before any kill, at checkpoint " + which + " (" + *why +
+                        "): the program is not deterministic (a second uninterrupted run agreed with the first only "
+                        "by chance, or the data changed between runs)");
       return v;
     }
     const KillPoint& k = kills[kill - 1];
-    v.lines.push_back("  the runs diverged at checkpoint " + name + ", written after kill " + std::to_string(kill) +
-                      " (" + seconds_text(k.seconds) + (k.newest.empty() ? "" : ", resumed from " + k.newest) +
-                      "); every checkpoint before it is identical");
-    v.lines.push_back("  likely cause: the resumed program did not restore all of its state; " + contract);
+    v.lines.push_back("  the runs diverged at checkpoint " + which + ", written after kill " + std::to_string(kill) +
+                      " (" + seconds_text(k.seconds) +
+                      (k.completed ? ", resumed from " + version_text(killed.checkpoints, k.completed - 1) : "") +
+                      "): " + *why + "; every checkpoint before it is identical");
+    v.lines.push_back("  likely cause: the resumed program did not restore all of its state; " +
+                      std::string(kContract));
     return v;
   }
-  for (const auto& c : ref.checkpoints)
-    if (!theirs.count(c)) {
-      v.lines.push_back("  the interrupted run never wrote checkpoint " + c.first +
-                        " as the uninterrupted run did: it resumed from another step, or skipped or repeated steps");
-      v.lines.push_back("  likely cause: the step counter or data position is not restored exactly; " + contract);
-      return v;
-    }
+  if (ref.checkpoints.size() != killed.checkpoints.size() && !ref.checkpoints.empty()) {
+    v.lines.push_back("  the interrupted run wrote " + plural(killed.checkpoints.size(), "checkpoint", "checkpoints") +
+                      ", the uninterrupted run " + std::to_string(ref.checkpoints.size()) +
+                      ": it resumed from another step, or skipped or repeated steps");
+    v.lines.push_back("  likely cause: the step counter or data position is not restored exactly; " +
+                      std::string(kContract));
+    return v;
+  }
   v.lines.push_back(
-      "  every checkpoint both runs wrote is identical, yet the compared results differ: they depend on "
+      "  every checkpoint both runs wrote has the same state, yet the compared results differ: they depend on "
       "state that is not in the checkpoint (kept in memory only, or re-initialised on start)");
-  v.lines.push_back("  likely cause: " + contract);
+  v.lines.push_back("  likely cause: " + std::string(kContract));
   return v;
 }
 

@@ -39,34 +39,65 @@ CompareItem parse_compare(const std::string& text);
 using Outputs = std::map<std::string, std::string>;
 
 // Collects what `items` name after a run of job `log`: files hashed (a directory file by
-// file, "DIR/REL"), lines found. With no items, the checkpoint directory's complete files.
-// Throws diag::Error naming the item when it does not exist, or when there is nothing at all.
+// file, "DIR/REL"), lines found. With no items, the checkpoint directory's complete
+// checkpoints. `files` receives each file item's path. Throws diag::Error naming the item when
+// it does not exist, or when there is nothing at all.
 Outputs collect_outputs(const std::vector<CompareItem>& items, const std::filesystem::path& project,
-                        const std::filesystem::path& checkpoint_dir, const std::filesystem::path& log);
+                        const std::filesystem::path& checkpoint_dir, const std::filesystem::path& log,
+                        const Patterns& patterns = {}, std::map<std::string, std::filesystem::path>* files = nullptr);
 
-// Watches a checkpoint directory while a job runs: each version of a checkpoint is recorded
-// once complete (its sidecar matches; without one, unchanged between two polls), with its
-// digest, in the order they completed. A file rewritten under the same name (one "checkpoint"
-// overwritten every N steps) is a new version.
+// One completed version of a checkpoint: a file written once, or each rewrite of a file
+// overwritten in place ("ckpt.pt" every N steps).
+struct Version {
+  std::string name;
+  std::string sha256;
+  std::optional<long long> step;  // envpin_ckpt's journal, else the number in the file's name
+  std::filesystem::path copy;     // a snapshot of its bytes, to compare later; empty when not kept
+};
+
+// What envpin_ckpt.py's journal (<checkpoint dir>/.envpin-ckpt.log) says: the step of each
+// saved checkpoint (by sha256), and each load, in order. The file is data the job wrote (and
+// anyone may edit): read with a grammar, at most 1 MiB; lines that break it are skipped.
+struct Journal {
+  std::map<std::string, long long> saved_step;                           // sha256 -> step
+  std::vector<std::pair<std::optional<long long>, std::string>> loaded;  // step, sha256
+};
+Journal read_journal(const std::filesystem::path& dir);
+Journal parse_journal(const std::string& text);
+
+// Watches a checkpoint directory while a job runs: each version of a checkpoint
+// (is_checkpoint_name with the manifest's patterns) is recorded once complete (its sidecar
+// matches; without one, unchanged between two polls), with its digest, in the order they
+// completed; a file rewritten under the same name is a new version. With a snapshot directory,
+// each version's bytes are copied there (and hashed from the copy) while `budget` bytes last.
 class CheckpointWatch {
  public:
-  explicit CheckpointWatch(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  explicit CheckpointWatch(std::filesystem::path dir, Patterns patterns = {}, std::filesystem::path snapshots = {},
+                           std::uintmax_t budget = 0)
+      : dir_(std::move(dir)), patterns_(std::move(patterns)), snapshots_(std::move(snapshots)), budget_(budget) {}
   // Looks once; returns the names that completed since the last poll.
   std::vector<std::string> poll();
-  // name, sha256 of every version, in completion order.
-  const std::vector<std::pair<std::string, std::string>>& completed() const { return completed_; }
+  const std::vector<Version>& completed() const { return completed_; }
+  // After the run: each version's step, from the journal, else from a number in its name when
+  // the names carry one that changes (ckpt-000020.pt, netG_epoch_3.pth).
+  void resolve_steps(const Journal& journal);
 
  private:
   std::filesystem::path dir_;
+  Patterns patterns_;
+  std::filesystem::path snapshots_;
+  std::uintmax_t budget_ = 0;
   std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> seen_;  // pending or recorded
   std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> recorded_;
-  std::vector<std::pair<std::string, std::string>> completed_;
+  std::vector<Version> completed_;
 };
 
 struct RunRecord {
   std::string job;
   Outputs outputs;
-  std::vector<std::pair<std::string, std::string>> checkpoints;  // in completion order
+  std::map<std::string, std::filesystem::path> files;  // each compared file item's path after the run
+  std::vector<Version> checkpoints;                    // in completion order
+  Journal journal;
   double seconds = 0;
 };
 
@@ -76,6 +107,52 @@ struct KillPoint {
   std::size_t completed = 0;  // how many checkpoint versions had completed then
 };
 
+// --tolerance RTOL[,ATOL]: floating-point elements within |a - b| <= ATOL + RTOL * |b| pass,
+// reported as tolerated. Throws diag::Error for anything but one or two finite numbers >= 0.
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+  bool any() const { return rtol > 0 || atol > 0; }
+};
+Tolerance parse_tolerance(const std::string& text);
+
+// What envpin_compare.py found for one pair of files, loaded as the program loads them.
+struct Semantic {
+  std::string how;  // torch, safetensors, numpy, json, pickle, or bytes
+  std::string note;
+  bool equal = false;
+  struct Entry {
+    std::string key, what, a, b;
+  };
+  std::vector<Entry> state, metadata, tolerated;  // the first of each, at most 20
+  std::size_t state_count = 0, metadata_count = 0, tolerated_count = 0;
+  // The state a resume continues from is the same (metadata and tolerated elements aside).
+  bool same_state() const { return how == "bytes" ? equal : state_count == 0; }
+};
+using Semantics = std::map<std::string, Semantic>;  // by pair id
+// envpin_compare.py's output (bounded JSON; anything else: an error naming it).
+Semantics parse_semantics(const std::string& json);
+std::string torch_version(const std::string& json);
+
+// A pair of files to compare semantically: an id the verdict looks up, and the two paths.
+struct Pair {
+  std::string id;
+  std::filesystem::path a, b;
+};
+// The pairs the verdict needs: each compared file item that differs in bytes between `ref` and
+// `other` ("out:NAME"; with prefix "ref2:" for the second uninterrupted run), and each version
+// pair that differs in bytes and has snapshots ("ver:I:J", ref's version I against other's J).
+std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other, const std::string& prefix);
+
+// Whether every compared item of `ref` and `other` is the same: equal bytes, or the same state
+// as envpin_compare.py loaded it (pair ids with `prefix`).
+bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics& semantics, const std::string& prefix);
+
+// Each kill's resume checked: the segment after it must continue from the newest checkpoint,
+// not start again. A line for each that did not; empty when each did or it cannot be told.
+std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
+                                         const std::vector<KillPoint>& kills);
+
 struct Verdict {
   int exit_code = 0;  // 0 identical, 1 differs
   std::vector<std::string> lines;
@@ -83,7 +160,9 @@ struct Verdict {
 
 // The verdict on `ref` (uninterrupted) and `killed` (interrupted at `kills`); `ref2`, a second
 // uninterrupted run, tells a program that is not deterministic from one that resumes wrongly.
+// `semantics` holds envpin_compare.py's findings for pairs_to_compare (none: bytes only, said so).
 Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
-              const std::optional<RunRecord>& ref2);
+              const std::optional<RunRecord>& ref2, const Semantics& semantics = {}, const Tolerance& tolerance = {},
+              const std::string& bytes_only_note = {});
 
 }  // namespace envpin::jobs

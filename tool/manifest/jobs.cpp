@@ -17,7 +17,7 @@ using diag::quote;
 constexpr std::string_view kJobsKeys[] = {"checkpoints",   "logs",         "restart", "resume", "env",
                                           "gpus",          "stop_timeout", "slurm",   "launch", "nodes",
                                           "gpus_per_node", "notify",       "idle"};
-constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep"};
+constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep", "pattern"};
 constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
 constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
 constexpr std::string_view kLaunchValues[] = {"none", "torchrun", "srun"};
@@ -26,6 +26,25 @@ constexpr std::string_view kNotifyEvents[] = {"started",  "checkpoint", "restart
                                               "finished", "stopped",    "idle"};
 constexpr std::string_view kIdleKeys[] = {"gpu_util_below", "for", "every", "action"};
 constexpr std::string_view kIdleActions[] = {"stop", "notify"};
+
+// jobs.checkpoints.pattern: which files of a job's checkpoint directory are checkpoints, as
+// globs on the names at its top (*, ? and [...]): one, or a list. Only letters, digits and
+// "._-*?[]!" are allowed, so the shell's `case` and fnmatch(3) read them alike and nothing else
+// reads them at all.
+std::vector<Located<std::string>> checkpoint_patterns(const Reader& r, const YAML::Node& v) {
+  std::vector<Located<std::string>> out;
+  if (v.IsSequence())
+    out = r.string_list(v, "jobs.checkpoints.pattern");
+  else
+    out.push_back(r.string(v, "jobs.checkpoints.pattern"));
+  if (out.empty()) r.fail(v, "jobs.checkpoints.pattern is empty", "name the checkpoint files, e.g. pattern: '*.pt'");
+  for (const auto& g : out)
+    if (g.value.empty() || g.value.size() > 128 || !diag::only_ascii(g.value, "._-*?[]!") || g.value == "." ||
+        g.value == "..")
+      throw Error("jobs.checkpoints.pattern " + quote(g.value) + " is not a glob on file names", g.where,
+                  "use letters, digits, '.', '_', '-' and the wildcards * ? [...], e.g. 'ckpt-*.pt' (no '/')");
+  return out;
+}
 
 // A duration: seconds as a number, or a number with s, m or h ("30s", "10m", "1h").
 Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key, int lo, int hi) {
@@ -133,8 +152,10 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
             j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
           else if (ckey == "host")
             j.checkpoints_host = host_dir(r, cv, "jobs.checkpoints.host", "checkpoints");
-          else
+          else if (ckey == "keep")
             j.checkpoints_keep = r.integer(cv, "jobs.checkpoints.keep", 1, 1000);
+          else
+            j.checkpoints_pattern = checkpoint_patterns(r, cv);
       } else {
         j.checkpoints = container_path(r, v, "jobs.checkpoints");
       }
@@ -155,10 +176,18 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
         std::istringstream words(s.value);
         for (std::string w; words >> w;) j.resume.push_back({w, s.where});
       }
-      for (const auto& w : j.resume)
-        if (!safe_word(w.value))
+      // {checkpoint} (once a word) stands for the newest complete checkpoint's path in the container.
+      for (const auto& w : j.resume) {
+        const std::size_t at = w.value.find(kCheckpointWord);
+        std::string rest = w.value;
+        if (at != std::string::npos) rest.erase(at, kCheckpointWord.size());
+        if (rest.find(kCheckpointWord) != std::string::npos)
+          throw Error("jobs.resume word " + quote(w.value) + " names {checkpoint} more than once", w.where,
+                      "write {checkpoint} at most once a word, e.g. '--resume={checkpoint}'");
+        if (!(rest.empty() && at != std::string::npos) && !safe_word(rest))
           throw Error("jobs.resume word " + quote(w.value) + " has characters a shell would read", w.where,
-                      "use plain words such as '--resume auto'");
+                      "use plain words such as '--resume auto', and {checkpoint} for the newest checkpoint's path");
+      }
     } else if (key == "env") {
       j.env = r.string_list(v, "jobs.env");
       for (const auto& e : j.env)

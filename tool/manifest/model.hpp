@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diag/error.hpp"
@@ -97,13 +98,20 @@ struct IdleGuard {
   Located<std::string> action{"stop", {}};
 };
 
+// In a jobs.resume word: the newest complete checkpoint's path in the container.
+inline constexpr std::string_view kCheckpointWord = "{checkpoint}";
+
 // Long jobs (`envpin run`, the generated .envpin/run.sh and .envpin/job.sbatch).
 struct Jobs {
   Location where;                                            // the jobs key
   Located<std::string> checkpoints{"/checkpoints", {}};      // inside the container
   Located<std::string> checkpoints_host{"checkpoints", {}};  // on the host: each job gets <dir>/<job-id>
   std::optional<Located<int>> checkpoints_keep;              // the newest N complete checkpoints kept
-  Located<std::string> logs{"logs", {}};                     // on the host: <dir>/<job-id>.log
+  // Globs on the names at the top of a job's checkpoint directory that are its checkpoints;
+  // none: every file that is not a temporary, a sidecar or a known non-checkpoint (an image, a
+  // log, a text report; see jobs/checkpoints.hpp).
+  std::vector<Located<std::string>> checkpoints_pattern;
+  Located<std::string> logs{"logs", {}};  // on the host: <dir>/<job-id>.log
   Located<int> max_restarts{3, {}};
   Located<int> backoff{10, {}};              // seconds before the first restart; doubles
   std::vector<Located<std::string>> resume;  // appended to the command when resuming

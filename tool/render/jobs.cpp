@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "jobs/checkpoints.hpp"
 #include "jobs/slurm_rest.hpp"
 #include "pin/sha256.hpp"
 #include "render/code.hpp"
@@ -19,6 +20,20 @@ std::string join_words(const std::vector<manifest::Located<std::string>>& words)
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : " ") + w.value;
   return out;
+}
+
+// One sh word that expands to `text` with each {checkpoint} replaced by run.sh's $resume_ckpt
+// (the loader allows it once a word; the rest is quoted as a whole).
+Code sh_with_checkpoint(const std::string& text) {
+  std::vector<Code> parts;
+  std::size_t from = 0;
+  for (std::size_t at; (at = text.find(manifest::kCheckpointWord, from)) != std::string::npos;) {
+    if (at > from) parts.push_back(Code::sh(text.substr(from, at - from)));
+    parts.push_back(Code::literal("\"$resume_ckpt\""));
+    from = at + manifest::kCheckpointWord.size();
+  }
+  if (from < text.size() || parts.empty()) parts.push_back(Code::sh(text.substr(from)));
+  return join(parts, Code::literal(""));
 }
 
 }  // namespace
@@ -82,14 +97,32 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   }
   d.flag("has_resume", !j.resume.empty());
   d.text("resume_text", join_words(j.resume));
-  d.code("resume_words", Code::sh(join_words(j.resume)));
+  d.code("resume_words", sh_with_checkpoint(join_words(j.resume)));
+  d.flag("resume_needs_checkpoint", std::any_of(j.resume.begin(), j.resume.end(), [](const auto& w) {
+           return w.value.find(manifest::kCheckpointWord) != std::string::npos;
+         }));
+  // Which files are checkpoints: the manifest's globs, else all but the known non-checkpoints
+  // (the same rule as jobs::is_checkpoint_name).
+  std::vector<Code> globs;
+  std::string rule;
+  for (const auto& g : j.checkpoints_pattern) {
+    globs.push_back(Code::word(g.value, "._-*?[]!"));
+    rule += (rule.empty() ? "" : " or ") + g.value;
+  }
+  d.flag("has_pattern", !globs.empty());
+  d.code("checkpoint_case", join(globs, Code::literal(" | ")));
+  std::vector<Code> skipped;
+  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) skipped.push_back(Code::word(ext, "."));
+  d.codes("not_checkpoint", skipped);
+  d.text("checkpoint_rule", globs.empty() ? "a file that is not a temporary, a sidecar, an image, a log or a report"
+                                          : "a file named " + rule + " (jobs.checkpoints.pattern)");
   // The image is built for the manifest's platform, whatever the host is (one platform; with
   // several, the engine builds the host's and check_env names the mismatch).
   d.code("platform_flag", m.platforms.size() == 1 ? Code::literal("--platform ") +
                                                         Code::sh(m.platforms.front().value.text()) + Code::literal(" ")
                                                   : Code::literal(""));
   std::vector<Code> resume;
-  for (const auto& w : j.resume) resume.push_back(Code::sh(w.value));
+  for (const auto& w : j.resume) resume.push_back(sh_with_checkpoint(w.value));
   d.codes("resume", resume);
   // Secrets and jobs.env pass by name only: the engine reads each value from the caller.
   std::vector<std::string> names;

@@ -13,7 +13,10 @@
 # the directory), then a NAME.sha256 sidecar, then removes all but the newest 3 complete
 # checkpoints. load_latest() takes the newest checkpoint whose sidecar matches: one cut off
 # mid-write is skipped (and said so on stderr), so a resume falls back to the previous one.
-# The directory is $ENVPIN_CHECKPOINT_DIR (set by run.sh), else ./checkpoints.
+# The directory is $ENVPIN_CHECKPOINT_DIR (set by run.sh), else ./checkpoints. Each save and
+# each load_latest() appends a line to .envpin-ckpt.log there ("saved STEP SHA256 NAME",
+# "loaded STEP SHA256 NAME"; STEP is the state's step, or '-'): `envpin resume-check` reads
+# it to report by step and to tell a job that resumed from one that started over.
 import hashlib
 import io
 import os
@@ -23,6 +26,8 @@ import sys
 KEEP = 3
 SIDECAR = ".sha256"
 _TMP = ".envpin-tmp-"
+JOURNAL = ".envpin-ckpt.log"
+_STEP_KEYS = ("step", "global_step", "iteration", "iter_num", "epoch")
 
 def directory():
     """The job's checkpoint directory."""
@@ -88,13 +93,31 @@ def _complete(folder):
     return found
 
 def _matches(path):
+    """The file's sha256 when it matches its sidecar, else None."""
     try:
         with open(path + SIDECAR, encoding="ascii") as f:
             want = f.read().split()[0]
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest() == want
+            got = hashlib.sha256(f.read()).hexdigest()
+        return got if got == want else None
     except (OSError, IndexError, UnicodeDecodeError):
-        return False
+        return None
+
+def _step(state):
+    for key in _STEP_KEYS:
+        value = state.get(key) if isinstance(state, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return str(value)
+    return "-"
+
+def _journal(folder, what, state, digest, name):
+    if "\n" in name or "\r" in name:
+        return
+    try:
+        with open(os.path.join(folder, JOURNAL), "a", encoding="utf-8") as f:
+            f.write("%s %s %s %s\n" % (what, _step(state), digest, name))
+    except OSError:
+        pass  # the journal helps a check; it never fails a save or a load
 
 def save(name, keep=KEEP, **state):
     """Writes state (torch.save) to NAME in the checkpoint directory, atomically, with a sha256
@@ -108,7 +131,9 @@ def save(name, keep=KEEP, **state):
     torch.save(state, buffer)
     data = buffer.getvalue()
     _write_atomic(path, data)
-    _write_atomic(path + SIDECAR, (hashlib.sha256(data).hexdigest() + "  " + os.path.basename(path) + "\n").encode())
+    digest = hashlib.sha256(data).hexdigest()
+    _write_atomic(path + SIDECAR, (digest + "  " + os.path.basename(path) + "\n").encode())
+    _journal(os.path.dirname(path), "saved", state, digest, os.path.basename(path))
     for _, old in [c for c in _complete(os.path.dirname(path)) if _matches(os.path.join(os.path.dirname(path), c[1]))][keep:]:
         for victim in (old, old + SIDECAR):
             try:
@@ -127,7 +152,8 @@ def load_latest(folder=None, map_location="cpu"):
         return None, None
     for _, name in _complete(folder):
         path = os.path.join(folder, name)
-        if not _matches(path):
+        digest = _matches(path)
+        if not digest:
             print("envpin_ckpt: skipping " + path + ": its sha256 does not match " + name + SIDECAR +
                   " (a write cut off?); trying the previous checkpoint", file=sys.stderr)
             continue
@@ -135,5 +161,6 @@ def load_latest(folder=None, map_location="cpu"):
             state = torch.load(path, map_location=map_location, weights_only=False)
         except TypeError:  # torch before 1.13 has no weights_only
             state = torch.load(path, map_location=map_location)
+        _journal(folder, "loaded", state, digest, name)
         return path, state
     return None, None

@@ -5,10 +5,12 @@
 # - the image envpin/ddp:bd74842aaa37a184, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
-#   it holds anything (a restart, a resume, a requeued Slurm job) the job is started with
-#   ENVPIN_RESUME=1, so it continues;
+#   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
+#   ENVPIN_CHECKPOINT (the newest complete one's path in the container), so it continues;
 # - output is appended to <logs>/<job-id>.log, the job's state kept in <logs>/<job-id>.status;
-# - after a failure it is restarted at most 3 times, 10 s apart, doubling;
+# - after a failure it is restarted at most 3 times, 10 s apart, doubling; the
+#   same failure twice in a row (the same exit status and last lines, numbers aside) is not
+#   restarted again: the status names the cause;
 # - SIGTERM, SIGINT or SIGHUP stop the container (SIGKILL after 30 s), no restart.
 # - jobs.launch: torchrun. The command runs under torchrun in the container (--no_python, so any
 #   command: each of the node's 4 processes runs it with RANK, LOCAL_RANK and WORLD_SIZE
@@ -34,9 +36,10 @@
 # ENVPIN_CHECKPOINTS (default checkpoints), ENVPIN_LOGS (default logs),
 # ENVPIN_BUILD_FLAGS and ENVPIN_RUN_FLAGS (extra words for the image build and for the engine's
 # run, e.g. "--shm-size=16g" for PyTorch's data loader workers). Passed into the container: JOB_ID,
-# ENVPIN_JOB_ID, ENVPIN_CHECKPOINT_DIR, ENVPIN_RESTART_COUNT, ENVPIN_RESUME, ENVPIN_RESUME_ARGS
+# ENVPIN_JOB_ID, ENVPIN_CHECKPOINT_DIR, ENVPIN_CHECKPOINT, ENVPIN_RESTART_COUNT, ENVPIN_RESUME, ENVPIN_RESUME_ARGS
 # (the words appended when resuming). The container runs under an init
-# (--init), so a stop reaches the job at once.
+# (--init), so a stop reaches the job at once. The supervisor removes the container after
+# reading its exit status: one whose supervisor was killed stays, exited, for `envpin jobs`.
 # Exit status: the job's; 2 when the job could not be started.
 set -u
 
@@ -309,12 +312,18 @@ fi
 # jobs.checkpoints.keep: the newest $keep complete checkpoints at the top of the job's
 # directory stay, older ones (and their NAME.sha256 sidecars) go. Where sidecars are used
 # (envpin_ckpt.py), only a file with one is complete; temporaries are never touched.
+# A checkpoint is a file a program resumes from: a file that is not a temporary, a sidecar, an image, a log or a report.
+is_checkpoint() {  # NAME
+  case $1 in .* | *.tmp | *.partial | *~ | *.sha256 | *"$nl"*) return 1 ;; esac
+
+  case $(printf '%s' "$1" | tr '[:upper:]' '[:lower:]') in *tfevents* | *.png | *.jpg | *.jpeg | *.gif | *.bmp | *.webp | *.svg | *.tif | *.tiff | *.mp4 | *.avi | *.webm | *.wav | *.mp3 | *.log | *.out | *.err | *.txt | *.csv | *.tsv | *.md | *.html | *.pdf | *.pid) return 1 ;; esac
+}
 checkpoint_files() {  # one path a line: a name with a newline is never a checkpoint here
   sidecars=0
   for f in "$ckpt"/*.sha256; do [ -f "$f" ] && { sidecars=1; break; }; done
   for f in "$ckpt"/*; do
     [ -f "$f" ] || continue
-    case ${f##*/} in .* | *.tmp | *.partial | *~ | *.sha256 | *"$nl"*) continue ;; esac
+    is_checkpoint "${f##*/}" || continue
     [ "$sidecars" = 0 ] || [ -f "$f.sha256" ] || continue
     printf '%s\n' "$f"
   done
@@ -331,6 +340,24 @@ FILES
   # ls -t: newest first. The names are checkpoint_files' own, none with a newline.
   # shellcheck disable=SC2012
   ls -td -- "$@" | tail -n "+$((keep + 1))" | while IFS= read -r f; do rm -f -- "$f" "$f.sha256"; done
+}
+
+complete_checkpoint() {  # the newest checkpoint whose sidecar (when it has one) matches: its name, or nothing
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f"
+  done <<FILES
+$(checkpoint_files)
+FILES
+  [ $# -gt 0 ] || return 0
+  # shellcheck disable=SC2012
+  ls -td -- "$@" | while IFS= read -r f; do
+    if [ -f "$f.sha256" ] && [ "$(sha256sum <"$f" | cut -c1-64)" != "$(head -c 64 "$f.sha256")" ]; then
+      continue
+    fi
+    printf '%s\n' "${f##*/}"
+    break
+  done
 }
 
 newest_checkpoint() {  # its name, or nothing
@@ -432,6 +459,7 @@ watching=0
 
 resuming=0
 resume_args=''
+resume_ckpt=''
 run_container() {
   if [ "$launch" = torchrun ]; then
     # torch 1.13's torchrun takes only the underscore spellings (2.x takes both); its default
@@ -441,12 +469,12 @@ run_container() {
       --monitor_interval=1 --redirects=1 --tee=1 --log_dir=/tmp/envpin-torchrun --no_python "$@"
   fi
   # shellcheck disable=SC2086,SC2090
-  "$engine" run --rm --init --name "$container" \
+  "$engine" run --init --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.job="$job" --label org.envpin.image="$image" \
     --user "$(id -u):$(id -g)" \
     -v "$project:$workdir" -w "$workdir" -v "$ckpt:$ckpt_path" \
     -e JOB_ID="$job" -e ENVPIN_JOB_ID="$job" -e ENVPIN_CHECKPOINT_DIR="$ckpt_path" \
-    -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e ENVPIN_RESUME_ARGS="$resume_args" \
+    -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e ENVPIN_RESUME_ARGS="$resume_args" -e ENVPIN_CHECKPOINT="$resume_ckpt" \
     -e ENVPIN_NODE_RANK="$node_rank" -e ENVPIN_NNODES="$nnodes" -e MASTER_ADDR="$rdzv_host" -e MASTER_PORT="$rdzv_port" \
     -e NCCL_SOCKET_IFNAME -e NCCL_IB_DISABLE -e NCCL_DEBUG -e NCCL_P2P_DISABLE -e GLOO_SOCKET_IFNAME \
     -e TORCH_NCCL_ASYNC_ERROR_HANDLING -e TORCH_NCCL_BLOCKING_WAIT -e TORCH_DISTRIBUTED_DEBUG \
@@ -486,12 +514,50 @@ finish() {  # EXIT: the last lines reach the terminal before the tail stops
   exit "$1"
 }
 
+# What an attempt printed (the job's lines from byte $1 of the log, envpin's own notes aside):
+# its last 5 lines with every number masked, and the exit status $2, as one checksum; nothing
+# when it printed nothing (a failure without a word is not compared).
+attempt_lines() {
+  tail -c "+$(($1 + 1))" "$log" 2>/dev/null | grep -v '^envpin run: ' | grep -v '^[[:space:]]*$' | tail -n 5
+}
+failure_print() {
+  lines=$(attempt_lines "$1")
+  [ -n "$lines" ] || return 0
+  # Sorted: the engine interleaves a job's stdout and stderr differently from one run to the next.
+  printf '%s\n%s\n' "$2" "$lines" | sed 's/[0-9][0-9]*/N/g' | LC_ALL=C sort | cksum | cut -d' ' -f1
+}
+# The cause to show: a torn newest checkpoint, else the attempt's last line that reads as an error
+# (stdout and stderr interleave in any order), else its last line (one printable line).
+failure_cause() {
+  newest=$(newest_checkpoint)
+  if [ -n "$newest" ] && [ -f "$ckpt/$newest.sha256" ] && [ "$newest" != "$(complete_checkpoint)" ]; then
+    printf 'the newest checkpoint %s is torn: its sha256 does not match %s.sha256 (remove both, and envpin resume continues from the previous one)' "$newest" "$newest"
+    return 0
+  fi
+  last=$(attempt_lines "$1" | grep -E 'rror|No such file|not found|does not exist|Exception|denied|Killed' | tail -n 1)
+  [ -n "$last" ] || last=$(attempt_lines "$1" | tail -n 1)
+  last=$(printf '%s' "$last" | tr -d '\000-\037\177' | cut -c1-300)
+  case $last in
+    *'No such file or directory'* | *FileNotFoundError* | *'does not exist'*)
+      printf '%s (a file the job reads is missing on this host: copy it there, e.g. envpin sync --data)' "$last" ;;
+    *) printf '%s' "$last" ;;
+  esac
+}
+print_before=''
+
 delay=$backoff
 while :; do
   resuming=0
-  [ -z "$(ls -A "$ckpt" 2>/dev/null)" ] || resuming=1
+  resume_ckpt=''
+  [ -z "$(checkpoint_files)" ] || resuming=1
+  if [ "$resuming" = 1 ]; then
+    newest=$(complete_checkpoint)
+    [ -z "$newest" ] || resume_ckpt=$ckpt_path/$newest
+  fi
+  with_words=$resuming
+
   write_status running '' ''
-  note "job $job: attempt $((restarts + 1)) in $container$( [ "$resuming" = 0 ] || echo ", resuming from $ckpt")"
+  note "job $job: attempt $((restarts + 1)) in $container$( [ "$resuming" = 0 ] || echo ", resuming from $ckpt${newest:+ ($newest)}")"
   if [ "$restarts" = 0 ]; then notify started '' "$( [ "$resuming" = 0 ] || echo "resuming from $ckpt")"
   else notify restarted '' "restart $restarts of $max_restarts"; fi
   rm -f "$idle_stop"
@@ -500,7 +566,8 @@ while :; do
     monitor &
     monitor_pid=$!
   fi
-  if [ "$resuming" = 1 ]; then
+  attempt_from=$(wc -c <"$log" 2>/dev/null || echo 0)
+  if [ "$with_words" = 1 ]; then
     resume_args=''
     if [ "$shell_c" = 1 ]; then
       # `sh -c SCRIPT` takes the next word as $0: name the shell there so the resume words
@@ -522,6 +589,7 @@ while :; do
     rc=$?
   done
   child=''
+  "$engine" rm -f "$container" >/dev/null 2>&1
   if [ -n "$monitor_pid" ]; then
     kill "$monitor_pid" 2>/dev/null
     wait "$monitor_pid" 2>/dev/null
@@ -554,6 +622,19 @@ while :; do
     wait_notifications
     finish 125
   fi
+  # The same failure twice in a row (same exit status, same last lines of output with the
+  # numbers masked) is not transient: a third try would only fail again.
+  print_now=$(failure_print "$attempt_from" "$rc")
+  if [ -n "$print_now" ] && [ "$print_now" = "$print_before" ]; then
+    cause=$(failure_cause "$attempt_from")
+    write_status failed "$rc" "the same failure twice in a row (exit $rc), not restarted again: $cause"
+    note "job $job failed the same way twice in a row (exit $rc): not restarted again"
+    note "  $cause"
+    notify failed "$rc" "the same failure twice in a row: $cause"
+    wait_notifications
+    finish "$rc"
+  fi
+  print_before=$print_now
   if [ "$restarts" -ge "$max_restarts" ]; then
     write_status failed "$rc" "exit $rc after $restarts restarts: the restart policy allows $max_restarts"
     note "job $job failed: exit $rc after $restarts restarts (the restart policy allows $max_restarts)"
