@@ -37,7 +37,7 @@ diag::Error usage_error(const CLI::ParseError& e, const std::string& command) {
 // The commands that act where the job is, which --host [user@]host:path runs on the server (in
 // the synced directory, through `envpin remote`); `run` there is always detached, so the job
 // outlives the connection.
-constexpr std::string_view kHostCommands[] = {"run", "jobs", "logs", "stop", "resume", "check", "report"};
+constexpr std::string_view kHostCommands[] = {"run", "jobs", "logs", "stop", "rm", "resume", "check", "report"};
 
 // argv with "--host TARGET" (before any "--") turned into "remote TARGET -- COMMAND ...".
 std::vector<std::string> host_rewrite(int argc, const char* const* argv) {
@@ -86,7 +86,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
   std::vector<Command> table = {init_command(),       generate_command(), lock_command(),   verify_command(),
                                 context_command(),    scan_command(),     report_command(), diff_command(),
                                 smoke_command(),      check_command(),    run_command(),    jobs_command(),
-                                logs_command(),       stop_command(),     resume_command(), resume_check_command(),
+                                logs_command(),       stop_command(),     rm_command(),     resume_command(), resume_check_command(),
                                 submit_command(),     sync_command(),     remote_command(), hash_command(),
                                 apt_lookup_command(), validate_command(), cuda_command()};
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;

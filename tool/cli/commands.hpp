@@ -47,6 +47,7 @@ Command stop_command();
 Command resume_command();
 Command submit_command();
 Command resume_check_command();
+Command rm_command();
 Command init_command();
 Command sync_command();
 Command remote_command();

@@ -32,9 +32,18 @@ struct JobOptions {
   std::vector<std::string> compare;
   std::string tolerance;  // RTOL[,ATOL]
   bool keep = false;      // keep the check's jobs (status, logs, checkpoints)
+  // jobs --all, jobs prune, rm (cli/rm.cpp)
+  bool all = false;
+  std::string action;  // "prune" or empty
+  bool checkpoints = false;
+  std::string older_than;
+  std::vector<std::string> jobs;
 };
 
 using Action = int (*)(const JobOptions&, Streams&);
+
+// `envpin jobs prune` (cli/rm.cpp).
+int prune_finished_jobs(const JobOptions& o, Streams& io);
 
 // Every job command reads the manifest (-f) and its own options into one JobOptions.
 Command job_command(const char* name, const char* summary, Action action,

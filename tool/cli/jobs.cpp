@@ -27,6 +27,7 @@
 #include "diag/text.hpp"
 #include "io/process.hpp"
 #include "jobs/checkpoints.hpp"
+#include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 #include "jobs/slurm_rest.hpp"
 
@@ -114,6 +115,10 @@ int list_rest_jobs(const jobs::Project& p, const JobOptions& o, Streams& io) {
 }
 
 int list_jobs(const JobOptions& o, Streams& io) {
+  if (o.action == "prune") return prune_finished_jobs(o, io);
+  if (!o.older_than.empty() || o.checkpoints)
+    throw Error(std::string(o.checkpoints ? "--checkpoints" : "--older-than") + " is for 'envpin jobs prune'",
+                std::nullopt, "envpin jobs prune --older-than 7d");
   const jobs::Project p = jobs::load_project(o.manifest);
   if (!o.rest.empty()) return list_rest_jobs(p, o, io);
   std::vector<fs::path> files;
@@ -122,7 +127,9 @@ int list_jobs(const JobOptions& o, Streams& io) {
     if (e.path().extension() == ".status") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   nlohmann::json out = nlohmann::json::array();
+  std::vector<jobs::Listed> listed;  // (--all, or the newest finished ones)
   for (const fs::path& f : files) {
+    listed.push_back({false, jobs::written_at(f)});
     jobs::Status s;
     try {
       s = jobs::read_status(f);
@@ -144,12 +151,16 @@ int list_jobs(const JobOptions& o, Streams& io) {
       continue;
     }
     // Nodes other than the first of a multi-node job keep <job>.nodeN.status: shown with the job.
-    if (!s["node"].empty() && !s["node"].starts_with("0/")) continue;
+    if (!s["node"].empty() && !s["node"].starts_with("0/")) {
+      listed.pop_back();
+      continue;
+    }
     // The directory run.sh made for this job (<checkpoints>/<job>), not any the file names.
     const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
     const auto [checkpoint, age] =
         jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string(), jobs::checkpoint_patterns(p));
     const jobs::Shown shown = jobs::shown(p, s);
+    listed.back().active = jobs::active(shown.state);
     out.push_back({{"job", s["job"].empty() ? f.stem().string() : s["job"]},
                    {"state", shown.state},
                    {"exit", shown.exit},
@@ -177,7 +188,9 @@ int list_jobs(const JobOptions& o, Streams& io) {
   };
   io.out << cell("JOB", 32) << cell("STATE", 11) << cell("EXIT", 5) << cell("RESTARTS", 9) << cell("STARTED", 21)
          << "LAST CHECKPOINT\n";
-  for (const auto& j : out) {
+  const std::vector<std::size_t> kept = jobs::shown_in_list(listed, o.all ? out.size() : jobs::kListedFinished);
+  for (const std::size_t i : kept) {
+    const auto& j = out[i];
     std::string ck = j["last_checkpoint"].get<std::string>();
     if (!ck.empty()) ck += " (" + std::to_string(j["last_checkpoint_age_s"].get<long>()) + " s ago)";
     io.out << cell(j["job"], 32) << cell(j["state"], 11) << cell(j["exit"], 5) << cell(j["restarts"], 9)
@@ -185,6 +198,9 @@ int list_jobs(const JobOptions& o, Streams& io) {
     if (!j["reason"].get<std::string>().empty())
       io.out << "  " << diag::printable(j["reason"].get<std::string>()) << "\n";
   }
+  if (kept.size() < out.size())
+    io.out << out.size() - kept.size() << " older finished job" << (out.size() - kept.size() == 1 ? "" : "s")
+           << " left out (envpin jobs --all shows them; envpin jobs prune removes them)\n";
   return kOk;
 }
 
@@ -297,7 +313,12 @@ Command run_command() {
 Command jobs_command() {
   return job_command("jobs", "list the jobs with state, exit code, restarts, start time and last checkpoint", list_jobs,
                      [](CLI::App& app, JobOptions& o) {
-                       app.add_flag("--json", o.json, "print JSON");
+                       app.add_flag("--json", o.json, "print JSON (every job)");
+                       app.add_flag("--all", o.all, "list every job, not only the active and the newest 20 finished");
+                       app.add_option("action", o.action, "prune: remove finished jobs' status and logs")
+                           ->check(CLI::IsMember({"prune"}));
+                       app.add_option("--older-than", o.older_than, "prune: only jobs finished longer ago (30m, 12h, 7d)");
+                       app.add_flag("--checkpoints", o.checkpoints, "prune: remove their checkpoint directories too");
                        app.add_option("--rest", o.rest,
                                       "list the project's Slurm jobs from slurmrestd at this URL (token: SLURM_JWT)");
                      });

@@ -2,6 +2,7 @@
 #include "diag/text.hpp"
 
 #include <cstdio>
+#include <iterator>
 
 namespace envpin::diag {
 namespace {
@@ -149,6 +150,20 @@ std::string quote(std::string_view s, std::size_t max) {
   // Never cut inside a UTF-8 sequence.
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
   return "'" + printable(s.substr(0, cut)) + "...' (" + std::to_string(s.size()) + " bytes)";
+}
+
+std::string human_bytes(std::uintmax_t n) {
+  if (n < 1024) return std::to_string(n) + " B";
+  constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  // Tenths of the unit, rounded, in integers: the same text on every machine.
+  std::uintmax_t unit = 1024;
+  std::size_t i = 0;
+  while (i + 1 < std::size(kUnits) && n >= unit * 1024 - unit / 20) {
+    unit *= 1024;
+    ++i;
+  }
+  const std::uintmax_t tenths = (n / unit) * 10 + ((n % unit) * 10 + unit / 2) / unit;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " " + kUnits[i];
 }
 
 }  // namespace envpin::diag

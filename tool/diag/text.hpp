@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -36,5 +37,8 @@ std::string printable(std::string_view s);
 // `s` as it appears in a message: printable, cut to `max` bytes (then "..." and the
 // full size), between single quotes.
 std::string quote(std::string_view s, std::size_t max = 120);
+
+// A size for people: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (binary units, one decimal).
+std::string human_bytes(std::uintmax_t n);
 
 }  // namespace envpin::diag
