@@ -330,7 +330,7 @@ const ErrorCase kErrors[] = {
     {"jobs_unknown_key", "envpin: 1\nname: x\njobs: {checkpoint: /c}\n",
      "envpin: error: envpin.yaml:3:8: unknown key 'checkpoint' in jobs (did you mean 'checkpoints'?)\n"
      "envpin: hint: valid keys in jobs: checkpoints, logs, restart, resume, env, gpus, stop_timeout, slurm, launch, "
-     "nodes, gpus_per_node, notify, idle\n"},
+     "nodes, gpus_per_node, notify, idle, data\n"},
     {"jobs_nodes_without_launch", "envpin: 1\nname: x\njobs: {nodes: 2}\n",
      "envpin: error: envpin.yaml:3:15: jobs.nodes is 2 but jobs.launch is 'none': the command would run on the first node "
      "only, the other nodes idle\n"

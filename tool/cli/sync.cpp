@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -18,9 +19,11 @@
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "manifest/data.hpp"
 #include "manifest/load.hpp"
 #include "scan/ignore.hpp"
 #include "scan/send_set.hpp"
+#include "sync/data.hpp"
 #include "sync/remote.hpp"
 
 namespace envpin::cli {
@@ -35,6 +38,7 @@ struct SyncOptions {
   std::string manifest = "envpin.yaml";
   bool dry_run = false;
   bool remove = false;
+  bool data = false;  // --data: the jobs' data that the ignore rules leave out, sent too
 };
 
 // A file in the temporary directory, removed when this goes out of scope.
@@ -100,7 +104,16 @@ int run_sync(const SyncOptions& o, Streams& io) {
                     ": envpin sync never sends a secret file",
                 m.context_allow_secrets.front().where,
                 "copy it to the server yourself (scp), or remove it from context.allow_secrets");
-  const scan::IgnoreRules rules = scan::IgnoreRules::from_file(dockerignore);
+  const scan::IgnoreRules ignored = scan::IgnoreRules::from_file(dockerignore);
+  // The jobs' data that the rules leave out: named (the job on the server would not find it),
+  // or with --data taken back into what is sent, under the same secret rules.
+  const std::vector<sync::LeftData> data = sync::data_left_out(root, manifest::data_paths(m), ignored);
+  for (const sync::LeftData& d : data)
+    if (o.data)
+      io.out << "sending data " << d.path << (d.directory ? "/" : "") << " (" << diag::human_bytes(d.bytes) << ")\n";
+    else
+      io.err << sync::data_warning(d, o.target);
+  const scan::IgnoreRules rules = o.data ? sync::with_data(ignored, data) : ignored;
   scan::SendRules send;
   send.rules = &rules;
   send.carrier = "envpin sync would send to " + target.host;
@@ -193,12 +206,48 @@ struct RemoteOptions {
   std::vector<std::string> args;
 };
 
+// The manifest `envpin run` there reads (-f/--manifest among its arguments), as this copy of
+// the project has it; none when it cannot be read here (the server's envpin then says why).
+std::optional<manifest::Manifest> run_manifest(const std::vector<std::string>& args) {
+  std::string file = "envpin.yaml";
+  for (std::size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    if ((args[i] == "-f" || args[i] == "--manifest") && i + 1 < args.size()) file = args[i + 1];
+    if (args[i].starts_with("--manifest=")) file = args[i].substr(11);
+  }
+  try {
+    return manifest::load(file);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Before `run` starts a job there: every data path it needs is there and not empty.
+void check_remote_data(const sync::Target& target, const std::string& shown_target,
+                       const std::vector<std::string>& args) {
+  const auto m = run_manifest(args);
+  if (!m) return;
+  std::vector<std::string> paths;
+  for (const auto& d : manifest::data_paths(*m)) paths.push_back(d.value);
+  if (paths.empty()) return;
+  const std::string script = "cd " + sync::remote_dir(target) + " 2>/dev/null || exit 0; " + sync::data_check_script(paths);
+  const io::ProcessResult r = io::run_process(sync::remote_sh_argv(target, script));
+  if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, target, "checking the data on");
+  const auto result = sync::data_check_result(r.out, paths);
+  if (result.empty()) return;
+  const auto& [path, what] = result.front();
+  const bool directory = fs::is_directory(m->project_dir / path) || !fs::exists(m->project_dir / path);
+  throw Error(std::string(directory ? "data directory " : "data file ") + path + " is " + what + " on " + target.host +
+                  (result.size() > 1 ? " (and " + std::to_string(result.size() - 1) + " more of the job's data)" : ""),
+              std::nullopt, "envpin sync --data " + shown_target);
+}
+
 int run_remote(const RemoteOptions& o, Streams& io) {
   use_ssh(o.ssh);
   const sync::Target target = sync::parse_target(o.target);
   if (o.args.empty())
     throw Error("no envpin command to run on " + target.host, std::nullopt,
                 "e.g. envpin remote " + o.target + " -- check");
+  if (o.args.front() == "run") check_remote_data(target, o.target, o.args);
   io.out.flush();
   const int code = io::run_attached(sync::remote_envpin_argv(target, o.args));
   if (code == 127)
@@ -224,6 +273,9 @@ Command sync_command() {
             app.add_option("target", o->target, "[user@]host:path on the server")->required();
             app.add_option("-f,--manifest", o->manifest, "the manifest")->capture_default_str();
             app.add_flag("-n,--dry-run", o->dry_run, "list what would be sent, left out and deleted; send nothing");
+            app.add_flag("--data", o->data,
+                         "send the jobs' data (jobs.data, paths: in the project) that .gitignore leaves out; "
+                         "secret files still stay");
             app.add_flag("--delete", o->remove,
                          "delete files there that the project does not have (excluded ones stay)");
             app.add_option("-e,--ssh", o->ssh, "the ssh command and its options (default: $ENVPIN_SSH, else ssh)");

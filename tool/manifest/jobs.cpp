@@ -16,7 +16,7 @@ using diag::quote;
 
 constexpr std::string_view kJobsKeys[] = {"checkpoints",   "logs",         "restart", "resume", "env",
                                           "gpus",          "stop_timeout", "slurm",   "launch", "nodes",
-                                          "gpus_per_node", "notify",       "idle"};
+                                          "gpus_per_node", "notify",       "idle",    "data"};
 constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep", "pattern"};
 constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
 constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
@@ -100,6 +100,30 @@ Notify read_notify(const Reader& r, const YAML::Node& node) {
     r.fail(node, "jobs.notify needs url or url_secret",
            "add 'url: https://hooks.example.com/envpin', or 'url_secret: NOTIFY_URL' to read it from the environment");
   return n;
+}
+
+// jobs.data: project-relative paths (letters, digits and ._-+@/, as every manifest path), kept
+// inside the project, normalised ('a/./b/' is 'a/b'), each once.
+std::vector<Located<std::string>> data_list(const Reader& r, const YAML::Node& v) {
+  std::vector<Located<std::string>> out;
+  for (Located<std::string> d : r.string_list(v, "jobs.data")) {
+    check_path_chars(d, "jobs.data");
+    const fs::path path(d.value);
+    if (path.is_absolute())
+      throw Error("jobs.data " + quote(d.value) + " must be relative to the project", d.where,
+                  "name it as the project holds it, e.g. 'data/train' (the job sees it under the workdir)");
+    std::string norm = path.lexically_normal().generic_string();
+    while (norm.size() > 1 && norm.back() == '/') norm.pop_back();
+    if (norm.empty() || norm == "." || norm == ".." || norm.starts_with("../"))
+      throw Error("jobs.data " + quote(d.value) + " is not inside the project", d.where,
+                  "name a directory or file under the project, e.g. 'data/train'");
+    d.value = norm;
+    check_path_length(d, "jobs.data", {});
+    if (std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.value == norm; }))
+      throw Error("jobs.data lists " + quote(norm) + " twice", d.where, "keep one of them");
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
@@ -202,6 +226,8 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       else if (j.gpus.value != "all" && !count)
         r.fail(v, "jobs.gpus must be 'all', a number of GPUs or 'none', found " + quote(j.gpus.value),
                "write 'all', a count such as 2, or 'none'");
+    } else if (key == "data") {
+      j.data = data_list(r, v);
     } else if (key == "stop_timeout") {
       j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
     } else if (key == "launch") {

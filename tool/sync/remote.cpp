@@ -156,22 +156,27 @@ std::string rsync_shell(const std::vector<std::string>& words) {
   return out;
 }
 
-std::vector<std::string> remote_envpin_argv(const Target& t, const std::vector<std::string>& args) {
-  const char* bin = std::getenv("ENVPIN_REMOTE_ENVPIN");
-  const std::string envpin = bin && *bin ? bin : "envpin";
+std::string remote_dir(const Target& t) {
   // A leading ~ or ~user is the shell's to expand, as rsync's remote shell does for `sync`: it
   // stays outside the quotes (parse_target allows only letters, digits and ._-+@ in it).
-  std::string dir = sh_quote(t.path);
-  if (t.path.starts_with("~")) {
-    const std::size_t slash = t.path.find('/');
-    dir = t.path.substr(0, slash) + (slash == std::string::npos ? "" : "/" + sh_quote(t.path.substr(slash + 1)));
-  }
-  std::string command = "cd " + dir + " && exec " + sh_quote(envpin);
-  for (const std::string& a : args) command += " " + sh_quote(a);
+  if (!t.path.starts_with("~")) return sh_quote(t.path);
+  const std::size_t slash = t.path.find('/');
+  return t.path.substr(0, slash) + (slash == std::string::npos ? "" : "/" + sh_quote(t.path.substr(slash + 1)));
+}
+
+std::vector<std::string> remote_sh_argv(const Target& t, const std::string& command) {
   std::vector<std::string> argv = ssh_words();
   argv.push_back(t.destination);
   argv.push_back(command);
   return argv;
+}
+
+std::vector<std::string> remote_envpin_argv(const Target& t, const std::vector<std::string>& args) {
+  const char* bin = std::getenv("ENVPIN_REMOTE_ENVPIN");
+  const std::string envpin = bin && *bin ? bin : "envpin";
+  std::string command = "cd " + remote_dir(t) + " && exec " + sh_quote(envpin);
+  for (const std::string& a : args) command += " " + sh_quote(a);
+  return remote_sh_argv(t, command);
 }
 
 diag::Error remote_error(const std::string& err, int code, const Target& t, const std::string& doing) {

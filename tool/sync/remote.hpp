@@ -34,6 +34,12 @@ std::string rsync_shell(const std::vector<std::string>& words);
 // `s` as one word for a POSIX shell (single quotes).
 std::string sh_quote(const std::string& s);
 
+// The target's directory as one word for the server's shell (a leading ~ left to it to expand).
+std::string remote_dir(const Target& t);
+
+// The ssh command line that runs the shell command `command` on the server.
+std::vector<std::string> remote_sh_argv(const Target& t, const std::string& command);
+
 // The ssh command line that runs envpin (ENVPIN_REMOTE_ENVPIN, default "envpin") with `args` on
 // the server, in the target's directory; each argument is one quoted word there.
 std::vector<std::string> remote_envpin_argv(const Target& t, const std::vector<std::string>& args);
