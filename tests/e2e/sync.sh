@@ -7,7 +7,9 @@
 # directory is refused without --delete and excluded files there survive --delete; no spelling
 # of the home ('./', '~//', 'a/..', '~user', '~/..') lets --delete empty it (authorized_keys
 # stays); an rsync killed mid-transfer resumes from its partial file; `remote` runs envpin there;
-# host key mismatch, a wrong key, a closed port and a missing envpin are one clear line each.
+# host key mismatch, a wrong key, a closed port and a missing envpin are one clear line each;
+# jobs.data that .gitignore leaves out is named with its size, sent by --data (not its .env), and
+# run --host refuses to start while it is missing there.
 #   sync.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -226,7 +228,11 @@ os: debian12
 jobs:
   checkpoints: {path: /checkpoints, host: ckpt}
   logs: logs
+  data: [data/train]
 JOBS
+# The job's data, gitignored, with a secret file inside.
+mkdir -p "$J/data/train" && head -c 2048 /dev/urandom > "$J/data/train/x.bin" && echo 'TOKEN=x' > "$J/data/train/.env"
+echo 'data/' > "$J/.gitignore"
 cat > "$J/job.sh" <<'JOB'
 i=0
 while [ $i -lt 8 ]; do i=$((i + 1)); echo "step $i"; sleep 1; done
@@ -236,11 +242,23 @@ R="$U@127.0.0.2:work/sync-jobs"
 if "$ENVPIN" lock -f "$J/envpin.yaml" >"$T/jlock.out" 2>&1 && "$ENVPIN" generate -f "$J/envpin.yaml" >/dev/null &&
    "$ENVPIN" sync -f "$J/envpin.yaml" "$R" >"$T/jsync.out" 2>&1; then pass; else
   fail "lock, generate and sync of the jobs project"; cat "$T/jlock.out" "$T/jsync.out"; fi
+# jobs.data that .gitignore leaves out: named with its size and the fix, not sent.
+if grep -q "^envpin: warning: .*envpin.yaml:8:10: data directory data/train (2.0 KiB) is ignored .*'envpin sync --data $R' sends it" "$T/jsync.out" &&
+   [ ! -e "$T/u/work/sync-jobs/data" ]; then pass; else fail "sync: no warning for the job's data, or it was sent"; cat "$T/jsync.out"; fi
 ENVPIN_REMOTE_ENVPIN="$T/bin/envpin"
 export ENVPIN_REMOTE_ENVPIN
 # The checkpoint directory is the server's persistent storage: run.sh asks for it to exist.
 $ENVPIN_SSH "$U@127.0.0.2" mkdir -p work/sync-jobs/ckpt
-if "$ENVPIN" run --host "$R" --job-id far -- sh job.sh >"$T/run-host.out" 2>&1; then pass; else fail "run --host"; cat "$T/run-host.out"; fi
+(cd "$J" && "$ENVPIN" run --host "$R" --job-id early -- sh job.sh) >"$T/run-nodata.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && [ "$(sed -n 1p "$T/run-nodata.out")" = "envpin: error: data directory data/train is missing on 127.0.0.2" ] &&
+   [ "$(sed -n 2p "$T/run-nodata.out")" = "envpin: hint: envpin sync --data $R" ] && [ ! -e "$T/u/work/sync-jobs/logs/early.status" ]; then
+  pass; else fail "run --host without the data: exit $rc"; cat "$T/run-nodata.out"; fi
+"$ENVPIN" sync --data -f "$J/envpin.yaml" "$R" >"$T/jsync-data.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && cmp -s "$J/data/train/x.bin" "$T/u/work/sync-jobs/data/train/x.bin" && [ ! -e "$T/u/work/sync-jobs/data/train/.env" ] &&
+   ! grep -q "warning" "$T/jsync-data.out"; then pass; else fail "sync --data: exit $rc"; cat "$T/jsync-data.out"; fi
+if (cd "$J" && "$ENVPIN" run --host "$R" --job-id far -- sh job.sh) >"$T/run-host.out" 2>&1; then pass; else fail "run --host"; cat "$T/run-host.out"; fi
 # A second session follows the log; then the connection drops: the client is killed, and so are
 # the server side's sshd processes of every session.
 "$ENVPIN" logs --host "$R" far >"$T/follow.out" 2>&1 &
