@@ -44,16 +44,15 @@ class JobCleanup : public Cli {
   // A job whose supervisor runs: a stand-in for run.sh started as `sh <project>/.envpin/run.sh`.
   void running(const std::string& id) {
     write(".envpin/run.sh", "while :; do sleep 0.1; done\n");
-    const std::string pid = shell("cd " + sh_quote(dir_.string()) + " && { sh " +
-                                  sh_quote((dir_ / ".envpin/run.sh").string()) +
-                                  " >/dev/null 2>&1 </dev/null & echo $!; }");
+    const std::string pid =
+        shell("cd " + sh_quote(dir_.string()) + " && { sh " + sh_quote((dir_ / ".envpin/run.sh").string()) +
+              " >/dev/null 2>&1 </dev/null & echo $!; }");
     started_.push_back(std::stoi(pid));
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     for (int i = 0; i < 50 && jobs::process_start(started_.back()).empty(); ++i) ::usleep(20000);
-    write("logs/" + id + ".status", "job=" + id + "\nstate=running\nexit=\nrestarts=0\npid=" + pid +
-                                        "\npid_start=" + jobs::process_start(started_.back()) + "\nhost=" + host +
-                                        "\nreason=\n");
+    write("logs/" + id + ".status", "job=" + id + "\nstate=running\nexit=\nrestarts=0\npid=" + pid + "\npid_start=" +
+                                        jobs::process_start(started_.back()) + "\nhost=" + host + "\nreason=\n");
     write("logs/" + id + ".log", "step 1\n");
   }
   std::uintmax_t bytes(const std::vector<std::string>& rels) {
@@ -84,8 +83,8 @@ TEST_F(JobCleanup, RmRemovesStatusArgsAndLogButNotCheckpoints) {
   const Result r = run("rm a");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "removed job a (status and logs, " + std::to_string(size) + " B)\n");
-  for (const char* gone : {"logs/a.status", "logs/a.args", "logs/a.log", "logs/.a.idle-stop", "logs/a.node1.status",
-                           "logs/a.node1.log"})
+  for (const char* gone :
+       {"logs/a.status", "logs/a.args", "logs/a.log", "logs/.a.idle-stop", "logs/a.node1.status", "logs/a.node1.log"})
     EXPECT_FALSE(has(gone)) << gone;
   for (const char* kept : {"ckpt/a/model.pt", "logs/b.status", "logs/b.args", "logs/b.log", "logs/build.log"})
     EXPECT_TRUE(has(kept)) << kept;

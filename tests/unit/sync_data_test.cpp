@@ -112,8 +112,7 @@ TEST_F(SyncDataDir, TheServerCheckIsPosixShell) {
   fs::create_directories(dir_ / "data/empty");
   write("data/zero", "");
   write("data/file", "1");
-  const std::vector<std::string> paths = {"data/full", "data/empty", "data/zero", "data/file", "data/missing",
-                                          "-n"};
+  const std::vector<std::string> paths = {"data/full", "data/empty", "data/zero", "data/file", "data/missing", "-n"};
   const std::string script = sync::data_check_script(paths);
   write("check.sh", "#!/bin/sh\n" + script + "\n");
   const std::string out = shell("cd " + sh_quote(dir_.string()) + " && dash check.sh 2>&1");

@@ -317,7 +317,8 @@ Command jobs_command() {
                        app.add_flag("--all", o.all, "list every job, not only the active and the newest 20 finished");
                        app.add_option("action", o.action, "prune: remove finished jobs' status and logs")
                            ->check(CLI::IsMember({"prune"}));
-                       app.add_option("--older-than", o.older_than, "prune: only jobs finished longer ago (30m, 12h, 7d)");
+                       app.add_option("--older-than", o.older_than,
+                                      "prune: only jobs finished longer ago (30m, 12h, 7d)");
                        app.add_flag("--checkpoints", o.checkpoints, "prune: remove their checkpoint directories too");
                        app.add_option("--rest", o.rest,
                                       "list the project's Slurm jobs from slurmrestd at this URL (token: SLURM_JWT)");

@@ -229,7 +229,8 @@ void check_remote_data(const sync::Target& target, const std::string& shown_targ
   std::vector<std::string> paths;
   for (const auto& d : manifest::data_paths(*m)) paths.push_back(d.value);
   if (paths.empty()) return;
-  const std::string script = "cd " + sync::remote_dir(target) + " 2>/dev/null || exit 0; " + sync::data_check_script(paths);
+  const std::string script =
+      "cd " + sync::remote_dir(target) + " 2>/dev/null || exit 0; " + sync::data_check_script(paths);
   const io::ProcessResult r = io::run_process(sync::remote_sh_argv(target, script));
   if (r.exit_code != 0) throw sync::remote_error(r.err, r.exit_code, target, "checking the data on");
   const auto result = sync::data_check_result(r.out, paths);

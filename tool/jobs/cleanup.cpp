@@ -149,7 +149,8 @@ void check_removable(const Project& p, std::string_view job_view) {
                         (now.reason.empty() ? "" : " (" + diag::printable(now.reason) + ")") + "; nothing was removed",
                     std::nullopt, "stop it first: envpin stop " + job);
     }
-    if (const auto c = container_state(p, tag); c && (c->status == "running" || c->status == "paused" || c->status == "restarting"))
+    if (const auto c = container_state(p, tag);
+        c && (c->status == "running" || c->status == "paused" || c->status == "restarting"))
       throw Error("job '" + job + "' still has a " + c->status + " container (" + container_name(p, tag) +
                       "); nothing was removed",
                   std::nullopt, "stop it first: envpin stop " + job);
@@ -215,8 +216,7 @@ PruneResult prune_jobs(const Project& p, std::optional<long> older_than_s, bool 
       check_job_id(job);
       s = read_status(f);
     } catch (const Error& e) {
-      out.unreadable.push_back(diag::printable(f.filename().string()) + ": " + e.message() +
-                               " (envpin rm removes it)");
+      out.unreadable.push_back(diag::printable(f.filename().string()) + ": " + e.message() + " (envpin rm removes it)");
       continue;
     }
     // Another node's status goes with its job's.

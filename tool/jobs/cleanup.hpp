@@ -48,8 +48,8 @@ struct Pruned {
   std::uintmax_t bytes = 0;
 };
 struct PruneResult {
-  std::vector<Pruned> removed;            // sorted by job
-  std::vector<std::string> unreadable;    // status files left alone: why, one line each
+  std::vector<Pruned> removed;          // sorted by job
+  std::vector<std::string> unreadable;  // status files left alone: why, one line each
 };
 // Removes every finished job whose status was last written more than `older_than_s` seconds
 // before `now` (every finished job when none); jobs still running stay.

@@ -21,12 +21,14 @@ std::vector<Located<std::string>> data_paths(const Manifest& m) {
       const std::size_t end = v.find('}', at);
       if (end == std::string::npos) break;
       const std::string name = v.substr(at + 2, end - at - 2);
-      const auto e = std::find_if(m.env.begin(), m.env.end(), [&](const NamedValue& n) { return n.name.value == name; });
+      const auto e =
+          std::find_if(m.env.begin(), m.env.end(), [&](const NamedValue& n) { return n.name.value == name; });
       const std::string value = e == m.env.end() ? std::string() : e->value.value;
       v.replace(at, end + 1 - at, value);
       at += value.size();
     }
-    const fs::path inside = fs::path(v).lexically_normal().lexically_relative(fs::path(m.workdir.value).lexically_normal());
+    const fs::path inside =
+        fs::path(v).lexically_normal().lexically_relative(fs::path(m.workdir.value).lexically_normal());
     std::string rel = inside.generic_string();
     while (!rel.empty() && rel.back() == '/') rel.pop_back();
     if (rel.empty() || rel == "." || rel == ".." || rel.starts_with("../") || !fs::path(v).is_absolute()) continue;

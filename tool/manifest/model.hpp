@@ -116,9 +116,6 @@ struct Jobs {
   Located<int> backoff{10, {}};              // seconds before the first restart; doubles
   std::vector<Located<std::string>> resume;  // appended to the command when resuming
   std::vector<Located<std::string>> env;     // more variables passed by name from the caller
-  // jobs.data: what the jobs read that is not code (datasets, weights), relative to the project;
-  // envpin sync names those it leaves out, `sync --data` sends them, `run --host` needs them.
-  std::vector<Located<std::string>> data;
   Located<std::string> gpus{"", {}};         // "", "all" or a count
   Located<int> stop_timeout{30, {}};         // seconds between SIGTERM and SIGKILL on stop
   // Slurm (.envpin/job.sbatch)
@@ -133,6 +130,9 @@ struct Jobs {
   std::optional<Located<int>> gpus_per_node;  // also the processes per node under torchrun
   std::optional<Notify> notify;
   std::optional<IdleGuard> idle;
+  // jobs.data: what the jobs read that is not code (datasets, weights), relative to the project;
+  // envpin sync names those it leaves out, `sync --data` sends them, `run --host` needs them.
+  std::vector<Located<std::string>> data;
 };
 
 // Where each artifact is written, relative to the project directory.

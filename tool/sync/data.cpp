@@ -43,11 +43,11 @@ std::vector<LeftData> data_left_out(const fs::path& root, const std::vector<mani
 }
 
 std::string data_warning(const LeftData& d, const std::string& target) {
-  return diag::format_warning(std::string(d.directory ? "data directory " : "data file ") + d.path + " (" +
-                                  diag::human_bytes(d.bytes) +
-                                  ") is ignored (.gitignore, .dockerignore) and not sent, but the job needs it: " +
-                                  "'envpin sync --data " + target + "' sends it, or put it on the server another way",
-                              d.where.line > 0 ? std::optional<diag::Location>(d.where) : std::nullopt);
+  return diag::format_warning(
+      std::string(d.directory ? "data directory " : "data file ") + d.path + " (" + diag::human_bytes(d.bytes) +
+          ") is ignored (.gitignore, .dockerignore) and not sent, but the job needs it: " + "'envpin sync --data " +
+          target + "' sends it, or put it on the server another way",
+      d.where.line > 0 ? std::optional<diag::Location>(d.where) : std::nullopt);
 }
 
 scan::IgnoreRules with_data(scan::IgnoreRules rules, const std::vector<LeftData>& data) {
@@ -72,8 +72,7 @@ std::vector<std::pair<std::string, std::string>> data_check_result(const std::st
   for (std::string line; std::getline(in, line);)
     for (const char* what : {"missing", "empty"}) {
       const std::string prefix = std::string(what) + " ";
-      if (line.starts_with(prefix) &&
-          std::find(paths.begin(), paths.end(), line.substr(prefix.size())) != paths.end())
+      if (line.starts_with(prefix) && std::find(paths.begin(), paths.end(), line.substr(prefix.size())) != paths.end())
         result.emplace_back(line.substr(prefix.size()), what);
     }
   return result;
