@@ -44,20 +44,20 @@ TEST(SyncData, PathsInTheProjectAndJobsData) {
 
 TEST(SyncData, JobsDataIsCheckedLikeOtherPaths) {
   EXPECT_EQ(error_of("envpin: 1\nname: x\njobs: {data: [../outside]}\n"),
-            "envpin: error: envpin.yaml:3:16: jobs.data '../outside' is not inside the project\n"
+            "envpin: error: envpin.yaml:3:15: jobs.data '../outside' is not inside the project\n"
             "envpin: hint: name a directory or file under the project, e.g. 'data/train'\n");
   EXPECT_EQ(error_of("envpin: 1\nname: x\njobs: {data: [a/../../b]}\n"),
-            "envpin: error: envpin.yaml:3:16: jobs.data 'a/../../b' is not inside the project\n"
+            "envpin: error: envpin.yaml:3:15: jobs.data 'a/../../b' is not inside the project\n"
             "envpin: hint: name a directory or file under the project, e.g. 'data/train'\n");
   EXPECT_EQ(error_of("envpin: 1\nname: x\njobs: {data: [/srv/data]}\n"),
-            "envpin: error: envpin.yaml:3:16: jobs.data '/srv/data' must be relative to the project\n"
+            "envpin: error: envpin.yaml:3:15: jobs.data '/srv/data' must be relative to the project\n"
             "envpin: hint: name it as the project holds it, e.g. 'data/train' (the job sees it under the workdir)\n");
   EXPECT_EQ(error_of("envpin: 1\nname: x\njobs: {data: ['my data']}\n"),
-            "envpin: error: envpin.yaml:3:16: 'jobs.data' 'my data' has characters other than letters, digits and "
+            "envpin: error: envpin.yaml:3:15: 'jobs.data' 'my data' has characters other than letters, digits and "
             "._-+@/\n"
             "envpin: hint: rename it with those characters only; paths reach shell scripts and the Dockerfile\n");
   EXPECT_EQ(error_of("envpin: 1\nname: x\njobs: {data: [d, d/]}\n"),
-            "envpin: error: envpin.yaml:3:19: jobs.data lists 'd' twice\nenvpin: hint: keep one of them\n");
+            "envpin: error: envpin.yaml:3:18: jobs.data lists 'd' twice\nenvpin: hint: keep one of them\n");
   EXPECT_NE(error_of("envpin: 1\nname: x\njobs: {data: .}\n"), "");
   EXPECT_EQ(error_of("envpin: 1\nname: x\njobs: {data: [data/train]}\n"), "");
 }

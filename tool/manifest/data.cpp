@@ -27,6 +27,7 @@ std::vector<Located<std::string>> data_paths(const Manifest& m) {
       v.replace(at, end + 1 - at, value);
       at += value.size();
     }
+    while (v.size() > 1 && v.back() == '/') v.pop_back();
     const fs::path inside =
         fs::path(v).lexically_normal().lexically_relative(fs::path(m.workdir.value).lexically_normal());
     std::string rel = inside.generic_string();
