@@ -47,12 +47,13 @@ class JobCleanup : public Cli {
     const std::string pid =
         shell("cd " + sh_quote(dir_.string()) + " && { sh " + sh_quote((dir_ / ".envpin/run.sh").string()) +
               " >/dev/null 2>&1 </dev/null & echo $!; }");
-    started_.push_back(std::stoi(pid));
+    started_.push_back(std::stoi(pid));  // (the output ends in a newline)
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     for (int i = 0; i < 50 && jobs::process_start(started_.back()).empty(); ++i) ::usleep(20000);
-    write("logs/" + id + ".status", "job=" + id + "\nstate=running\nexit=\nrestarts=0\npid=" + pid + "\npid_start=" +
-                                        jobs::process_start(started_.back()) + "\nhost=" + host + "\nreason=\n");
+    write("logs/" + id + ".status",
+          "job=" + id + "\nstate=running\nexit=\nrestarts=0\npid=" + std::to_string(started_.back()) +
+              "\npid_start=" + jobs::process_start(started_.back()) + "\nhost=" + host + "\nreason=\n");
     write("logs/" + id + ".log", "step 1\n");
   }
   std::uintmax_t bytes(const std::vector<std::string>& rels) {
