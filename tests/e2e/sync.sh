@@ -244,11 +244,9 @@ if "$ENVPIN" lock -f "$J/envpin.yaml" >"$T/jlock.out" 2>&1 && "$ENVPIN" generate
   fail "lock, generate and sync of the jobs project"; cat "$T/jlock.out" "$T/jsync.out"; fi
 # jobs.data that .gitignore leaves out: named with its size and the fix, not sent.
 if grep -q "^envpin: warning: .*envpin.yaml:8:10: data directory data/train (2.0 KiB) is ignored .*'envpin sync --data $R' sends it" "$T/jsync.out" &&
-   [ ! -e "$T/u/work/sync-jobs/data" ]; then pass; else fail "sync: no warning for the job's data, or it was sent"; cat "$T/jsync.out"; fi
+   [ ! -e "$T/u/work/sync-jobs/data/train" ]; then pass; else fail "sync: no warning for the job's data, or it was sent"; cat "$T/jsync.out"; fi
 ENVPIN_REMOTE_ENVPIN="$T/bin/envpin"
 export ENVPIN_REMOTE_ENVPIN
-# The checkpoint directory is the server's persistent storage: run.sh asks for it to exist.
-$ENVPIN_SSH "$U@127.0.0.2" mkdir -p work/sync-jobs/ckpt
 (cd "$J" && "$ENVPIN" run --host "$R" --job-id early -- sh job.sh) >"$T/run-nodata.out" 2>&1
 rc=$?
 if [ "$rc" = 1 ] && [ "$(sed -n 1p "$T/run-nodata.out")" = "envpin: error: data directory data/train is missing on 127.0.0.2" ] &&
@@ -258,6 +256,8 @@ if [ "$rc" = 1 ] && [ "$(sed -n 1p "$T/run-nodata.out")" = "envpin: error: data 
 rc=$?
 if [ "$rc" = 0 ] && cmp -s "$J/data/train/x.bin" "$T/u/work/sync-jobs/data/train/x.bin" && [ ! -e "$T/u/work/sync-jobs/data/train/.env" ] &&
    ! grep -q "warning" "$T/jsync-data.out"; then pass; else fail "sync --data: exit $rc"; cat "$T/jsync-data.out"; fi
+# The checkpoint directory is the server's persistent storage: run.sh asks for it to exist.
+$ENVPIN_SSH "$U@127.0.0.2" mkdir -p work/sync-jobs/ckpt
 if (cd "$J" && "$ENVPIN" run --host "$R" --job-id far -- sh job.sh) >"$T/run-host.out" 2>&1; then pass; else fail "run --host"; cat "$T/run-host.out"; fi
 # A second session follows the log; then the connection drops: the client is killed, and so are
 # the server side's sshd processes of every session.
