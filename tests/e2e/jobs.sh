@@ -191,7 +191,8 @@ step "resume-check passed in $(( $(date +%s) - start )) s: $(grep -o 'kills at .
 if grep -q '^identical: 1 compared item' "$T/rcckpt.out" && grep -q '^  checkpoint checkpoint  sha256:' "$T/rcckpt.out"; then pass; else
   fail "resume-check comparing the final checkpoints"; cat "$T/rcckpt.out"; fi
 # Without --keep its jobs are gone afterwards: status, args, logs and checkpoints.
-if [ -z "$(ls logs ckpt | grep '^rcckpt')" ]; then pass; else fail "resume-check left its jobs: $(ls logs ckpt | grep '^rcckpt' | tr '\n' ' ')"; fi
+left=$(for f in logs/rcckpt* ckpt/rcckpt*; do [ ! -e "$f" ] || printf '%s ' "$f"; done)
+if [ -z "$left" ]; then pass; else fail "resume-check left its jobs: $left"; fi
 
 step "envpin resume-check: a job that forgets its state on resume"
 "$ENVPIN" resume-check --job-id rcbad --keep --compare 'line:digest' -- sh train.sh 20 5 0.2 forget >"$T/rcbad.out" 2>"$T/rcbad.err"
@@ -449,6 +450,23 @@ wait_for 60 at_least_step sigkill 10 || fail "no checkpoint from slurm job $id"
 "$ENGINE" kill -s KILL envpin-e2e-jobs-sigkill >/dev/null
 wait_for 120 slurm_done "$id" || fail "slurm job $id did not finish"
 expect_resumed sigkill "container SIGKILL under Slurm"
+
+step "slurm: a node's job killed outright (no status written): Slurm's word, not the stale 'running'"
+# Its status says running, on another node (the host field as that node wrote it): envpin jobs
+# on the login node cannot see its supervisor or container, and asks Slurm.
+submit gone
+id=$(slurm_id gone)
+wait_for 60 at_least_step gone 5 || fail "no checkpoint from slurm job $id"
+scancel --signal=KILL "$id"
+slurm_ended() { case $(slurm_state "$1") in COMPLETED | FAILED | CANCELLED) return 0 ;; esac; return 1; }
+wait_for 60 slurm_ended "$id" || fail "slurm job $id did not end after SIGKILL"
+"$ENGINE" rm -f envpin-e2e-jobs-gone >/dev/null 2>&1
+sed -i 's/^host=.*/host=node-elsewhere/' logs/gone.status
+"$ENVPIN" jobs >"$T/gone.out" 2>&1
+if grep -q '^state=running$' logs/gone.status && grep -q "^slurm_job=$id\$" logs/gone.status &&
+   grep -q '^gone  *lost ' "$T/gone.out" &&
+   grep -q "slurm job $id ended $(slurm_state "$id") (exit [0-9]*:[0-9]*) without its supervisor writing the status" "$T/gone.out"; then
+  pass; step "killed Slurm job: $(grep -A1 '^gone ' "$T/gone.out" | tail -n 1)"; else fail "envpin jobs after a Slurm job killed outright"; cat "$T/gone.out" logs/gone.status; fi
 
 step "slurm not reachable"
 sed "s/^SlurmctldPort=.*/SlurmctldPort=1/" "$SLURM_CONF" > "$T/dead.conf"

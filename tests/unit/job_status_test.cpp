@@ -91,3 +91,37 @@ TEST(JobStatus, NoProcessIsTakenForTheSupervisorByItsPidAlone) {
 
 }  // namespace
 }  // namespace envpin::jobs
+
+namespace envpin::jobs {
+namespace {
+
+// Issue 32, 4: a job whose supervisor is gone or on another node is what Slurm says of it. What
+// scontrol and sacct print is data: read by its words, anything else is no answer.
+TEST(SlurmTruth, ScontrolAndSacctAreReadAsData) {
+  const auto sc = parse_scontrol_job(
+      "JobId=42 JobName=job.sbatch UserId=me(1000) JobState=CANCELLED Reason=None Dependency=(null) "
+      "Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:9 RunTime=00:00:07\n");
+  ASSERT_TRUE(sc.has_value());
+  EXPECT_EQ(sc->state, "CANCELLED");
+  EXPECT_EQ(sc->exit, "0:9");
+  EXPECT_TRUE(sc->ended());
+  const auto running = parse_scontrol_job("JobId=43 JobState=RUNNING ExitCode=0:0\n");
+  ASSERT_TRUE(running.has_value());
+  EXPECT_FALSE(running->ended());
+  const auto sa = parse_sacct_job("CANCELLED by 0|0:15\n");
+  ASSERT_TRUE(sa.has_value());
+  EXPECT_EQ(sa->state, "CANCELLED");
+  EXPECT_EQ(sa->exit, "0:15");
+  EXPECT_EQ(parse_sacct_job("COMPLETED|0:0\n")->state, "COMPLETED");
+  for (const char* bad :
+       {"", "slurm_load_jobs error: Invalid job id specified\n", "JobState=RUN\x1b[2JNING ExitCode=0:0",
+        "JobState=COMPLETED ExitCode=0", "JobState=COMPLETED ExitCode=99999:0", "JobState= ExitCode=0:0"})
+    EXPECT_FALSE(parse_scontrol_job(bad).has_value()) << bad;
+  for (const char* bad : {"", "COMPLETED", "completed|0:0", "COMPLETED|0:0; rm -rf /", "|0:0"})
+    EXPECT_FALSE(parse_sacct_job(bad).has_value()) << bad;
+  // Not a job number: Slurm is not asked.
+  EXPECT_FALSE(slurm_job_state("1; id").has_value());
+}
+
+}  // namespace
+}  // namespace envpin::jobs

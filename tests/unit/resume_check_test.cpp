@@ -3,6 +3,8 @@
 // last complete checkpoint (a sidecar that does not match is skipped), and the verdict.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -317,6 +319,64 @@ TEST(Verdict, LinesThatDifferArePrintedBoth) {
   EXPECT_TRUE(v.lines[2].starts_with("  t-kill: final weights 99")) << v.lines[2];
 }
 
+// A single ckpt.pt without steps in its name, and a program that saves again what it loaded
+// (nanoGPT at the step it resumed at): found on nanoGPT, the versions matched by order compared
+// the reference's step 100 with the re-save of step 50. The steps read inside the files
+// (iter_num) match them by step.
+TEST(Verdict, StepsReadInsideTheFilesMatchTheVersions) {
+  RunRecord ref = record("t-ref", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"ckpt.pt", "3"}});
+  RunRecord killed = record("t-kill", "bb", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"ckpt.pt", "2b"}, {"ckpt.pt", "4"}});
+  const std::map<std::string, long long> steps = parse_steps(
+      R"({"results": [], "steps": {"step:r:0": 50, "step:r:1": 100, "step:r:2": 150, "step:k:0": 50,
+          "step:k:1": 100, "step:k:2": 100, "step:k:3": 150, "step:k:9": -4, "step:x": "1; rm -rf /"}})");
+  EXPECT_EQ(steps.size(), 7u);
+  ASSERT_TRUE(apply_inner_steps(ref.checkpoints, killed.checkpoints, steps));
+  Semantics sem = semantic("ver:1:2", R"("how": "torch", "equal": false, "state": [],
+      "metadata": [{"key": "config.init_from", "what": "'scratch' vs 'resume'", "a": "'scratch'", "b": "'resume'"}],
+      "tolerated": [], "counts": {"state": 0, "metadata": 1, "tolerated": 0})");
+  sem.merge(semantic("ver:2:3", R"("how": "torch", "equal": false,
+      "state": [{"key": "model.wte.weight", "what": "672 of 672 elements differ, max |d| 0.01"}],
+      "metadata": [], "tolerated": [], "counts": {"state": 1, "metadata": 0, "tolerated": 0})"));
+  const std::vector<Pair> pairs = pairs_to_compare(ref, killed, "");
+  std::vector<std::string> ids;
+  for (const Pair& p : pairs) ids.push_back(p.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"out:outputs/final.pt", "ver:1:2", "ver:2:3"}));
+  const Verdict v = judge(ref, killed, {{2.0, "ckpt.pt", 2}}, record("t-ref2", "aa", {}), sem);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.lines[1],
+            "  the runs diverged at checkpoint ckpt.pt (step 150, version 4), written after kill 1 (2.0 s, resumed "
+            "from ckpt.pt (step 100, version 2)): model.wte.weight: 672 of 672 elements differ, max |d| 0.01; every "
+            "checkpoint before it is identical");
+  // Steps that do not rise in the uninterrupted run (an epoch 0 saved each iteration) say nothing.
+  RunRecord flat = record("t-ref", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}});
+  RunRecord other = record("t-kill", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}});
+  EXPECT_FALSE(apply_inner_steps(flat.checkpoints, other.checkpoints,
+                                 {{"step:r:0", 0}, {"step:r:1", 0}, {"step:k:0", 0}, {"step:k:1", 0}}));
+  EXPECT_FALSE(flat.checkpoints[0].step.has_value());
+  // Some version without one: none is given.
+  EXPECT_FALSE(apply_inner_steps(flat.checkpoints, other.checkpoints, {{"step:r:0", 1}, {"step:r:1", 2}}));
+}
+
+// Found on pytorch/examples: word_language_model has no resume option (no jobs.resume), dcgan
+// was given '--netG {checkpoint}' and loaded it, yet started at epoch 0 again. The cause says which.
+TEST(Verdict, TheCauseOfAStartOverNamesTheResumeWords) {
+  const RunRecord ref = record("t-ref", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
+  RunRecord killed =
+      record("t-kill", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
+  Verdict v = judge(ref, killed, {{2.0, "m.pt", 2}}, std::nullopt);
+  ASSERT_EQ(v.lines.size(), 3u);
+  EXPECT_TRUE(
+      v.lines[2].starts_with("  likely cause: the manifest has no jobs.resume, so each restart ran the "
+                             "original command again"))
+      << v.lines[2];
+  killed.resume_words = "--netG {checkpoint}";
+  v = judge(ref, killed, {{2.0, "m.pt", 2}}, std::nullopt);
+  EXPECT_TRUE(
+      v.lines[2].starts_with("  likely cause: the resume words (--netG {checkpoint}) were passed, yet it "
+                             "started over"))
+      << v.lines[2];
+}
+
 // Issue 32, 2: a segment that started over writes its first checkpoint again; its results
 // equal the uninterrupted run's only because it ran again. Never "identical".
 TEST(Verdict, ARunThatStartedOverDidNotResume) {
@@ -386,12 +446,17 @@ TEST_F(CheckpointDir, OnlyCheckpointsCountAndCarryTheirSteps) {
   write("train.log", "log");
   write("netG_epoch_0.pth", "g0");
   write("netD_epoch_0.pth", "d0");
+  // In the order they were written, as run.sh picks the newest for {checkpoint} (dcgan writes
+  // netD just after netG): the kill is reported after the file the resume gets.
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::filesystem::last_write_time(dir_ / "netG_epoch_0.pth", now - std::chrono::seconds(2));
+  std::filesystem::last_write_time(dir_ / "netD_epoch_0.pth", now - std::chrono::seconds(1));
   CheckpointWatch watch(dir_);
   watch.poll();
   watch.poll();
   std::vector<std::string> names;
   for (const Version& v : watch.completed()) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"netD_epoch_0.pth", "netG_epoch_0.pth"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"netG_epoch_0.pth", "netD_epoch_0.pth"}));
   EXPECT_FALSE(is_checkpoint_name("fake_samples_epoch_000.PNG"));
   EXPECT_TRUE(is_checkpoint_name("checkpoint"));
   EXPECT_TRUE(is_checkpoint_name("ckpt.pt", {"*.pt"}));

@@ -13,8 +13,10 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <thread>
 
 #include "cli/app.hpp"
@@ -23,6 +25,7 @@
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 #include "jobs/resume_check.hpp"
 #include "render/templates.hpp"
@@ -89,11 +92,14 @@ class CheckRun {
           "resume-check runs each job from an empty checkpoint directory: choose another --job-id, or remove it");
   }
 
-  // Its status, saved command, log and checkpoint directory removed (the check's own jobs).
+  // Removed as `envpin rm --checkpoints` removes a job (the check's own jobs): its files in the
+  // logs directory and its checkpoint directory. One that still runs stays, for envpin stop.
   void remove() const {
-    std::error_code ec;
-    for (const char* ext : {".status", ".args", ".log"}) fs::remove(p_.logs / (id_ + ext), ec);
-    fs::remove_all(checkpoints(), ec);
+    if (jobs::job_files(p_, id_).empty()) return;
+    try {
+      jobs::remove_job(p_, id_, true);
+    } catch (const Error&) {
+    }
   }
 
   // Starts it detached from envpin: run.sh --detach, or a Slurm batch job.
@@ -284,10 +290,28 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const JobOptions& o, co
     segment_checkpoint = false;
   }
   run.watch().poll();
-  if (const std::string why = run.failure(); !why.empty())
-    throw Error("job " + run.id() + " ended " + why, std::nullopt,
-                "see " + run.log().generic_string() +
-                    (kills.empty() ? "" : "; a resume that cannot load its checkpoint fails here"));
+  if (const std::string why = run.failure(); !why.empty()) {
+    // Several kinds of checkpoint (netD_epoch_0.pth and netG_epoch_0.pth) and no pattern: the
+    // resume got the newest of any kind, perhaps not the one the program loads.
+    std::set<std::string> kinds;
+    for (const jobs::Version& v : run.watch().completed()) {
+      std::string kind;  // its name with each run of digits a '*': a pattern for its kind
+      for (const char c : v.name)
+        if (c < '0' || c > '9')
+          kind += c;
+        else if (kind.empty() || kind.back() != '*')
+          kind += '*';
+      kinds.insert(kind);
+    }
+    std::string hint = "see " + run.log().generic_string();
+    if (!kills.empty() && kinds.size() > 1 && jobs::checkpoint_patterns(p).empty())
+      hint += "; the resume got " + kills.back().newest + ", the newest of " + std::to_string(kinds.size()) +
+              " kinds of checkpoint: name the one the program resumes from with jobs.checkpoints.pattern (e.g. '" +
+              *kinds.rbegin() + "')";
+    else if (!kills.empty())
+      hint += "; a resume that cannot load its checkpoint fails here";
+    throw Error("job " + run.id() + " ended " + why, std::nullopt, hint);
+  }
   if (static_cast<int>(kills.size()) < kills_wanted)
     throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " +
                     std::to_string(kills_wanted) + " kills: " +
@@ -350,8 +374,10 @@ jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const J
 // loaded as the program loads it and compared key by key. The engine runs it without network,
 // every directory read-only. On any failure: no findings, and `note` says why (the verdict then
 // compares bytes and says so).
+// A pair without `b` asks for the step recorded inside `a`, answered in `steps`.
 jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& image, const std::vector<jobs::Pair>& pairs,
-                                 const fs::path& work, const jobs::Tolerance& tolerance, std::string& note) {
+                                 const fs::path& work, const jobs::Tolerance& tolerance, std::string& note,
+                                 std::map<std::string, long long>* steps = nullptr) {
   if (pairs.empty()) return {};
   std::string engine;
   try {
@@ -382,7 +408,11 @@ jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& imag
     return "/envpin-compare/r" + std::to_string(best) + "/" + abs.lexically_relative(roots[best]).generic_string();
   };
   roots.push_back(fs::absolute(p.m.project_dir).lexically_normal());
-  for (const auto& pair : pairs) list.push_back({{"id", pair.id}, {"a", inside(pair.a)}, {"b", inside(pair.b)}});
+  for (const auto& pair : pairs)
+    if (pair.b.empty())
+      list.push_back({{"id", pair.id}, {"a", inside(pair.a)}});
+    else
+      list.push_back({{"id", pair.id}, {"a", inside(pair.a)}, {"b", inside(pair.b)}});
   io::write_atomic(work / "pairs.json", list.dump() + "\n", false);
   io::write_atomic(work / "envpin_compare.py", render::render_template("envpin_compare.py.mustache", {}), false);
   std::vector<std::string> argv = {engine,
@@ -407,6 +437,7 @@ jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& imag
   }
   try {
     jobs::Semantics found = jobs::parse_semantics(r.out);
+    if (steps) *steps = jobs::parse_steps(r.out);
     const std::string torch = jobs::torch_version(r.out);
     note = torch.empty() ? "torch is not in the image: its files were compared by bytes" : "";
     return found;
@@ -454,7 +485,7 @@ int resume_check_job(const JobOptions& o, Streams& io) {
         ref2_run(p, base + "-ref2", engine, sbatch, work, budget);
     for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->require_unused();
 
-    const jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
+    jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
     // The image the jobs ran in (run.sh's, ENVPIN_IMAGE included), for the comparison.
     const std::string image = jobs::field(ref_run.status(), "image");
     io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " "
@@ -464,14 +495,35 @@ int resume_check_job(const JobOptions& o, Streams& io) {
     // The first kill after the second checkpoint version when the uninterrupted run wrote three
     // or more (see watch_run).
     const std::size_t first_after = ref.checkpoints.size() >= 3 ? 2 : 1;
-    const Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after);
+    Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after);
+    if (p.m.jobs)
+      for (const auto& w : p.m.jobs->resume)
+        killed.record.resume_words += (killed.record.resume_words.empty() ? "" : " ") + w.value;
+    // Steps from inside the checkpoints (nanoGPT's iter_num, an epoch) where neither the journal
+    // nor the names gave them: versions are then matched by step, not by order (a resumed
+    // program that saves again what it loaded would shift every later version).
+    {
+      std::vector<jobs::Pair> probes;
+      for (std::size_t i = 0; i < ref.checkpoints.size(); ++i)
+        if (!ref.checkpoints[i].step && !ref.checkpoints[i].copy.empty())
+          probes.push_back({"step:r:" + std::to_string(i), ref.checkpoints[i].copy, {}});
+      for (std::size_t j = 0; j < killed.record.checkpoints.size(); ++j)
+        if (!killed.record.checkpoints[j].step && !killed.record.checkpoints[j].copy.empty())
+          probes.push_back({"step:k:" + std::to_string(j), killed.record.checkpoints[j].copy, {}});
+      std::map<std::string, long long> steps;
+      std::string ignored;
+      compare_in_image(p, image, probes, work / "steps", {}, ignored, &steps);
+      jobs::apply_inner_steps(ref.checkpoints, killed.record.checkpoints, steps);
+    }
     // Files that differ in bytes are loaded as the program loads them and compared key by key.
     std::string note;
     jobs::Semantics semantics =
         compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, ""), work / "compare", tolerance, note);
     // Different: a second uninterrupted run tells non-determinism from a wrong resume.
     std::optional<jobs::RunRecord> ref2;
-    if (!jobs::results_match(ref, killed.record, semantics, "")) {
+    // (Not when a segment started over: that verdict needs no second run.)
+    if (jobs::resume_failures(ref, killed.record, killed.kills).empty() &&
+        !jobs::results_match(ref, killed.record, semantics, "")) {
       ref2 = run_uninterrupted(p, ref2_run, o, items, io);
       std::string note2;
       semantics.merge(

@@ -6,11 +6,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -108,6 +110,7 @@ constexpr StatusKey kStatusKeys[] = {
     {"image", 1024, image_ref},
     {"checkpoints", 4096, absolute_path},
     {"node", 21, node_of},
+    {"slurm_job", 12, digits},
     {"log", 4096, absolute_path},
     {"reason", 4096, text},
 };
@@ -267,14 +270,84 @@ std::optional<ContainerState> container_state(const Project& p, const std::strin
   return c;
 }
 
+bool SlurmJobState::ended() const {
+  static const std::set<std::string> kEnded = {"COMPLETED", "FAILED",    "CANCELLED",     "TIMEOUT",
+                                               "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
+                                               "DEADLINE",  "REVOKED",   "SPECIAL_EXIT"};
+  return kEnded.count(state) > 0;
+}
+
+namespace {
+
+bool slurm_word(const std::string& w) {
+  return !w.empty() && w.size() <= 32 &&
+         std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
+}
+
+bool exit_code_word(const std::string& w) {  // "0:9"
+  const auto colon = w.find(':');
+  const auto digits = [](std::string_view d) {
+    return !d.empty() && d.size() <= 3 && d.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return colon != std::string::npos && digits(std::string_view(w).substr(0, colon)) &&
+         digits(std::string_view(w).substr(colon + 1));
+}
+
+}  // namespace
+
+std::optional<SlurmJobState> parse_scontrol_job(const std::string& text) {
+  // One line of KEY=VALUE words; the first JobState= and ExitCode= count.
+  std::istringstream in(text.substr(0, 64 * 1024));
+  SlurmJobState st;
+  for (std::string w; in >> w;) {
+    if (st.state.empty() && w.starts_with("JobState=")) st.state = w.substr(9);
+    if (st.exit.empty() && w.starts_with("ExitCode=")) st.exit = w.substr(9);
+  }
+  if (!slurm_word(st.state) || !exit_code_word(st.exit)) return std::nullopt;
+  return st;
+}
+
+std::optional<SlurmJobState> parse_sacct_job(const std::string& text) {
+  // "STATE[ by UID]|A:B", the job's own line first (-X: no steps).
+  const std::string line = text.substr(0, std::min(text.find('\n'), std::size_t{256}));
+  const auto bar = line.find('|');
+  if (bar == std::string::npos) return std::nullopt;
+  SlurmJobState st{line.substr(0, line.find(' ') < bar ? line.find(' ') : bar), line.substr(bar + 1)};
+  if (!slurm_word(st.state) || !exit_code_word(st.exit)) return std::nullopt;
+  return st;
+}
+
+std::optional<SlurmJobState> slurm_job_state(const std::string& id) {
+  if (id.empty() || id.size() > 12 || id.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (const auto r = io::run_process({"scontrol", "show", "job", "-o", id}); r.exit_code == 0)
+    if (auto st = parse_scontrol_job(r.out)) return st;
+  if (const auto r = io::run_process({"sacct", "-n", "-X", "-P", "-o", "State,ExitCode", "-j", id}); r.exit_code == 0)
+    return parse_sacct_job(r.out);
+  return std::nullopt;
+}
+
 Shown shown(const Project& p, const Status& s) {
   Shown v{field(s, "state").empty() ? "?" : field(s, "state"), field(s, "exit"), field(s, "reason")};
-  if (!active(v.state) || supervisor_alive(p, s)) return v;
-  // The supervisor is gone (killed, or its machine session ended). Its container may have run
-  // on: the engine knows whether it still runs and how it ended (run.sh leaves the container
-  // for the supervisor to remove, so one whose supervisor died is still there).
-  const auto c = on_this_host(s) ? container_state(p, field(s, "job")) : std::nullopt;
+  if (!active(v.state)) return v;
+  const bool here = on_this_host(s);
+  if (here && supervisor_alive(p, s)) return v;
+  // The supervisor is gone (killed, or its machine session ended), or runs on another node. Its
+  // container may have run on: the engine knows whether it still runs and how it ended (run.sh
+  // leaves the container for the supervisor to remove, so one whose supervisor died is still
+  // there). Where this host cannot see it, Slurm knows whether the job still runs.
+  const auto c = here ? container_state(p, field(s, "job")) : std::nullopt;
   if (!c) {
+    const std::string slurm_job = field(s, "slurm_job");
+    const auto sj = slurm_job.empty() ? std::nullopt : slurm_job_state(slurm_job);
+    if (sj && sj->ended()) {
+      const bool finished = sj->state == "COMPLETED" && sj->exit == "0:0";
+      v.state = finished ? "exited" : "lost";
+      v.exit = sj->exit.substr(0, sj->exit.find(':'));
+      v.reason = "slurm job " + slurm_job + " ended " + sj->state + " (exit " + sj->exit + ")" +
+                 (finished ? "" : " without its supervisor writing the status");
+      return v;
+    }
+    if (!here || (sj && !sj->ended())) return v;  // Slurm runs it (or cannot be asked): as the status says
     v.state = "lost";
     return v;
   }

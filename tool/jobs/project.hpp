@@ -63,9 +63,25 @@ struct ContainerState {
   int exit = 0;
 };
 std::optional<ContainerState> container_state(const Project& p, const std::string& id);
+// A Slurm job as Slurm reports it: its state (RUNNING, COMPLETED, CANCELLED, ...) and exit code
+// ("0:9", exit status and signal). Parsed from `scontrol show job -o ID` (KEY=VALUE words) or
+// `sacct -n -X -P -o State,ExitCode -j ID` ("CANCELLED by 0|0:9"); none for anything else.
+struct SlurmJobState {
+  std::string state;
+  std::string exit;
+  bool ended() const;
+};
+std::optional<SlurmJobState> parse_scontrol_job(const std::string& text);
+std::optional<SlurmJobState> parse_sacct_job(const std::string& text);
+// Asks scontrol, then sacct (scontrol forgets a job MinJobAge after it ended); none when neither
+// answers or `id` is not a job number.
+std::optional<SlurmJobState> slurm_job_state(const std::string& id);
 // What to show for a job: the status file's state, exit and reason while its supervisor runs
 // (or it ended); when the supervisor vanished while running, what the engine says of the
-// container: still "running" (unsupervised), "exited" with its exit code, or else "lost".
+// container: still "running" (unsupervised), "exited" with its exit code, or else "lost". A job
+// run under Slurm (slurm_job= in its status) whose supervisor is gone or on another node, and
+// whose container this host cannot see, is what Slurm says: a Slurm job that ended makes it
+// "exited" (COMPLETED, exit 0:0) or "lost", with the reason.
 struct Shown {
   std::string state;
   std::string exit;

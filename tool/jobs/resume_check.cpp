@@ -200,7 +200,11 @@ Journal read_journal(const fs::path& dir) {
 
 std::vector<std::string> CheckpointWatch::poll() {
   std::vector<std::string> done;
-  for (const CheckpointFile& f : list_checkpoints(dir_, patterns_)) {
+  // In the order they were written (as run.sh picks the newest for a resume), not by name.
+  std::vector<CheckpointFile> files = list_checkpoints(dir_, patterns_);
+  std::stable_sort(files.begin(), files.end(),
+                   [](const CheckpointFile& a, const CheckpointFile& b) { return a.mtime < b.mtime; });
+  for (const CheckpointFile& f : files) {
     const auto key = std::make_pair(f.size, f.mtime);
     if (const auto r = recorded_.find(f.name); r != recorded_.end() && r->second == key) continue;
     const bool settled = f.has_sidecar || (seen_.count(f.name) && seen_[f.name] == key);
@@ -270,6 +274,41 @@ Tolerance parse_tolerance(const std::string& text) {
     throw Error("--tolerance '" + diag::printable(text) + "' is not RTOL or RTOL,ATOL", std::nullopt,
                 "give one or two numbers >= 0, e.g. --tolerance 1e-5 or --tolerance 1e-5,1e-8");
   return t;
+}
+
+std::map<std::string, long long> parse_steps(const std::string& text) {
+  const nlohmann::json doc = io::parse_bounded_json(text);
+  std::map<std::string, long long> out;
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("steps") || !doc["steps"].is_object()) return out;
+  for (const auto& [id, v] : doc["steps"].items())
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() < (1ULL << 62) && id.size() < 64)
+      out[id] = static_cast<long long>(v.get<std::uint64_t>());
+  return out;
+}
+
+bool apply_inner_steps(std::vector<Version>& ref, std::vector<Version>& killed,
+                       const std::map<std::string, long long>& steps) {
+  const auto step_of = [&](const std::vector<Version>& vs, std::size_t i, const char* run) -> std::optional<long long> {
+    if (vs[i].step) return vs[i].step;
+    const auto f = steps.find(std::string("step:") + run + ":" + std::to_string(i));
+    return f == steps.end() ? std::nullopt : std::optional<long long>(f->second);
+  };
+  std::vector<std::optional<long long>> a, b;
+  for (std::size_t i = 0; i < ref.size(); ++i) a.push_back(step_of(ref, i, "r"));
+  for (std::size_t j = 0; j < killed.size(); ++j) b.push_back(step_of(killed, j, "k"));
+  const auto all = [](const std::vector<std::optional<long long>>& v) {
+    return std::all_of(v.begin(), v.end(), [](const auto& s) { return s.has_value(); });
+  };
+  if (ref.empty() || !all(a) || !all(b)) return false;
+  std::map<std::string, long long> last;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const auto f = last.find(ref[i].name);
+    if (f != last.end() && *a[i] <= f->second) return false;  // an uninterrupted run's steps rise
+    last[ref[i].name] = *a[i];
+  }
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i].step = a[i];
+  for (std::size_t j = 0; j < killed.size(); ++j) killed[j].step = b[j];
+  return true;
 }
 
 Semantics parse_semantics(const std::string& text) {
@@ -526,10 +565,16 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
                                              " only because it ran again from the start"
                                        : "its results differ from those of the uninterrupted " + ref.job));
     for (const std::string& f : failures) v.lines.push_back("  " + f);
-    v.lines.push_back(
-        "  likely cause: the resume words (jobs.resume) do not reach the program, or it does not load the newest "
-        "checkpoint: pass its path with {checkpoint} (e.g. resume: '--resume {checkpoint}') or read "
-        "$ENVPIN_CHECKPOINT");
+    if (killed.resume_words.empty())
+      v.lines.push_back(
+          "  likely cause: the manifest has no jobs.resume, so each restart ran the original command again and the "
+          "program did not find its checkpoint by itself: give its resume option in jobs.resume (e.g. resume: "
+          "'--resume {checkpoint}') or read $ENVPIN_CHECKPOINT");
+    else
+      v.lines.push_back("  likely cause: the resume words (" + diag::printable(killed.resume_words) +
+                        ") were passed, yet it started over: it ignores them, loads another file, or restores only "
+                        "part of its state (a step or epoch counter that is not restored starts the loop at 0 "
+                        "again); its log shows what it loaded");
     return v;
   }
 

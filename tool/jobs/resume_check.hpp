@@ -99,6 +99,7 @@ struct RunRecord {
   std::vector<Version> checkpoints;                    // in completion order
   Journal journal;
   double seconds = 0;
+  std::string resume_words;  // jobs.resume as the manifest gives it (empty: none), for the causes
 };
 
 struct KillPoint {
@@ -133,6 +134,15 @@ using Semantics = std::map<std::string, Semantic>;  // by pair id
 // envpin_compare.py's output (bounded JSON; anything else: an error naming it).
 Semantics parse_semantics(const std::string& json);
 std::string torch_version(const std::string& json);
+// The steps envpin_compare.py read inside files (its "steps": id -> integer or null), by id;
+// entries that are not a non-negative integer are left out.
+std::map<std::string, long long> parse_steps(const std::string& json);
+// Steps read inside each version's file (ids "step:r:I" for ref's version I, "step:k:J" for
+// killed's) given to the versions that have none, when they carry the signal: every version of
+// both runs then has a step, and within the uninterrupted run each name's steps rise. Returns
+// whether they were applied.
+bool apply_inner_steps(std::vector<Version>& ref, std::vector<Version>& killed,
+                       const std::map<std::string, long long>& steps);
 
 // A pair of files to compare semantically: an id the verdict looks up, and the two paths.
 struct Pair {

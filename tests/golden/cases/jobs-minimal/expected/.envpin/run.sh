@@ -223,6 +223,7 @@ write_status() {  # STATE EXIT REASON
     echo "image=$image"
     echo "checkpoints=$ckpt"
     echo "node=$node_rank/$nnodes"
+    [ -z "${SLURM_JOB_ID:-}" ] || echo "slurm_job=$SLURM_JOB_ID"
     echo "log=$log"
     echo "reason=$3"
   } > "$status_tmp" && mv "$status_tmp" "$status_file"
