@@ -72,7 +72,7 @@ start=$(date +%s)
   python3 train.py --steps "$STEPS" --no-rng-state >"$T/norng.out" 2>"$T/norng.err"
 rc=$?
 if [ "$rc" = 1 ] && grep -q '^differs: norng-kill (1 kill at ' "$T/norng.out" &&
-   grep -q '^  the runs diverged at checkpoint ckpt-000020.pt (step 20), written after kill 1 (.*resumed from ckpt-000010.pt (step 10)): .*; every checkpoint before it is identical' "$T/norng.out" &&
+   grep -q '^  the runs diverged at checkpoint ckpt-0000\([0-9]\)0.pt (step \10), written after kill 1 (.*resumed from ckpt-0000[0-9]0.pt (step [0-9]*0)): .*; every checkpoint before it is identical' "$T/norng.out" &&
    grep -q 'RNG states of Python, NumPy, torch and CUDA' "$T/norng.out"; then pass; else
   fail "resume-check on --no-rng-state: exit $rc"; cat "$T/norng.out"; tail -n 20 "$T/norng.err"; fi
 step "the variant without RNG state, reported in $(( $(date +%s) - start )) s: $(sed -n 2p "$T/norng.out")"
@@ -131,7 +131,7 @@ if grep -q '^compare_test: 15 cases (torch .*), 0 failures$' "$T/compare.out"; t
 
 step "nanoGPT's habit: one ckpt.pt overwritten in place, the start mode pickled in it, samples beside it"
 pattern_check single 0 -- python3 tiny_train.py --single --config-entry --samples
-expect_line single "^identical state: 1 compared item of single-kill (1 kill at [0-9.]* s (after ckpt.pt), resumed each time) equal those of the uninterrupted single-ref as the program loads them$"
+expect_line single "^identical state: 2 compared items of single-kill (1 kill at [0-9.]* s (after ckpt.pt), resumed each time) equal those of the uninterrupted single-ref as the program loads them$"
 expect_line single "^  checkpoint ckpt.pt  state identical (torch), metadata differs: config.init_from: 'scratch' vs 'resume'$"
 if [ ! -e logs/single-ref.status ] && [ ! -e logs/single-kill.log ] && [ ! -d checkpoints/single-kill ]; then pass; else
   fail "resume-check left its jobs behind without --keep"; ls logs checkpoints; fi
@@ -139,9 +139,9 @@ step "single file, start mode pickled: $(head -n 1 "$T/single.out" | cut -c1-60)
 
 step "the same without the RNG state: the version after the kill differs, by key"
 pattern_check single-norng 1 -- python3 tiny_train.py --single --no-rng
-expect_line single-norng "^differs: single-norng-kill (1 kill at [0-9.]* s (after ckpt.pt), resumed each time) and the uninterrupted single-norng-ref differ in checkpoint ckpt.pt$"
-expect_line single-norng "^  checkpoint ckpt.pt: state differs (torch): model.*elements, max |Δ|"
-expect_line single-norng "^  the runs diverged at checkpoint ckpt.pt (version [0-9]* of [0-9]*), written after kill 1 (.*resumed from ckpt.pt (version [0-9]* of [0-9]*)): .*; every checkpoint before it is identical$"
+expect_line single-norng "^differs: single-norng-kill (1 kill at [0-9.]* s (after ckpt.pt), resumed each time) and the uninterrupted single-norng-ref differ in checkpoint ckpt.pt, checkpoint final.pt$"
+expect_line single-norng "^  checkpoint ckpt.pt: state differs (torch): model\..* elements differ, max |d| "
+expect_line single-norng "^  the runs diverged at checkpoint ckpt.pt (step [0-9]*, version [0-9]*), written after kill 1 (.*resumed from ckpt.pt (step [0-9]*, version [0-9]*)): .*; every checkpoint before it is identical$"
 step "single file without RNG state, in $took s: $(grep 'diverged' "$T/single-norng.out" | cut -c1-120)..."
 
 step "dcgan's and word_language_model's habit: samples beside the checkpoints, resume words ignored"
@@ -151,9 +151,9 @@ expect_line over "started again from step 0"
 step "no resume, in $took s: $(sed -n 2p "$T/over.out")"
 
 step "a program that is not bit for bit deterministic, compared within --tolerance"
-pattern_check noise 0 --tolerance 1e-4,1e-6 -- python3 tiny_train.py --noise
+pattern_check noise 0 --tolerance 1e-4,1e-5 -- python3 tiny_train.py --noise
 expect_line noise "^identical within --tolerance (not bit for bit): "
-expect_line noise "^  checkpoint final.pt  within rtol 0.0001, atol 1e-06: model.0.weight: "
+expect_line noise "^  checkpoint final.pt  within rtol [0-9.e-]*, atol [0-9.e-]*: model.0.weight: "
 step "tolerance, in $took s: $(sed -n 2p "$T/noise.out")"
 cd "$P" || exit 1
 

@@ -355,6 +355,14 @@ TEST(Verdict, StepsReadInsideTheFilesMatchTheVersions) {
   EXPECT_FALSE(flat.checkpoints[0].step.has_value());
   // Some version without one: none is given.
   EXPECT_FALSE(apply_inner_steps(flat.checkpoints, other.checkpoints, {{"step:r:0", 1}, {"step:r:1", 2}}));
+  // Name by name: a final.pt without a step leaves ckpt.pt's steps in place.
+  RunRecord with_final = record("t-ref", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"final.pt", "f"}});
+  RunRecord other_final = record("t-kill", "aa", {{"ckpt.pt", "1"}, {"ckpt.pt", "2"}, {"final.pt", "f"}});
+  EXPECT_TRUE(apply_inner_steps(with_final.checkpoints, other_final.checkpoints,
+                                {{"step:r:0", 5}, {"step:r:1", 10}, {"step:k:0", 5}, {"step:k:1", 10}}));
+  EXPECT_EQ(with_final.checkpoints[1].step, 10);
+  EXPECT_EQ(other_final.checkpoints[0].step, 5);
+  EXPECT_FALSE(with_final.checkpoints[2].step.has_value());
 }
 
 // Found on pytorch/examples: word_language_model has no resume option (no jobs.resume), dcgan

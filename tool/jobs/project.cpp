@@ -319,10 +319,18 @@ std::optional<SlurmJobState> parse_sacct_job(const std::string& text) {
 
 std::optional<SlurmJobState> slurm_job_state(const std::string& id) {
   if (id.empty() || id.size() > 12 || id.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  if (const auto r = io::run_process({"scontrol", "show", "job", "-o", id}); r.exit_code == 0)
-    if (auto st = parse_scontrol_job(r.out)) return st;
+  // The ids come from status files anyone may have written: at most 64 questions a run, and
+  // none after Slurm did not answer once (an unreachable slurmctld makes each wait its timeout).
+  static int asked = 0;
+  static bool silent = false;
+  if (silent || ++asked > 64) return std::nullopt;
+  const auto sc = io::run_process({"scontrol", "show", "job", "-o", id});
+  if (sc.exit_code == 0)
+    if (auto st = parse_scontrol_job(sc.out)) return st;
   if (const auto r = io::run_process({"sacct", "-n", "-X", "-P", "-o", "State,ExitCode", "-j", id}); r.exit_code == 0)
-    return parse_sacct_job(r.out);
+    if (auto st = parse_sacct_job(r.out)) return st;
+  // A job Slurm no longer knows is an answer; anything else (no scontrol, no slurmctld) is not.
+  if (sc.err.find("Invalid job id") == std::string::npos) silent = true;
   return std::nullopt;
 }
 

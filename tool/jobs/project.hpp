@@ -74,7 +74,8 @@ struct SlurmJobState {
 std::optional<SlurmJobState> parse_scontrol_job(const std::string& text);
 std::optional<SlurmJobState> parse_sacct_job(const std::string& text);
 // Asks scontrol, then sacct (scontrol forgets a job MinJobAge after it ended); none when neither
-// answers or `id` is not a job number.
+// answers or `id` is not a job number. At most 64 questions a process, none after one without
+// an answer.
 std::optional<SlurmJobState> slurm_job_state(const std::string& id);
 // What to show for a job: the status file's state, exit and reason while its supervisor runs
 // (or it ended); when the supervisor vanished while running, what the engine says of the

@@ -293,22 +293,28 @@ bool apply_inner_steps(std::vector<Version>& ref, std::vector<Version>& killed,
     const auto f = steps.find(std::string("step:") + run + ":" + std::to_string(i));
     return f == steps.end() ? std::nullopt : std::optional<long long>(f->second);
   };
-  std::vector<std::optional<long long>> a, b;
-  for (std::size_t i = 0; i < ref.size(); ++i) a.push_back(step_of(ref, i, "r"));
-  for (std::size_t j = 0; j < killed.size(); ++j) b.push_back(step_of(killed, j, "k"));
-  const auto all = [](const std::vector<std::optional<long long>>& v) {
-    return std::all_of(v.begin(), v.end(), [](const auto& s) { return s.has_value(); });
-  };
-  if (ref.empty() || !all(a) || !all(b)) return false;
+  // Name by name: a final.pt without a step does not keep ckpt.pt's versions from theirs.
+  std::map<std::string, bool> usable;
   std::map<std::string, long long> last;
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    const auto f = last.find(ref[i].name);
-    if (f != last.end() && *a[i] <= f->second) return false;  // an uninterrupted run's steps rise
-    last[ref[i].name] = *a[i];
+    const auto u = usable.try_emplace(ref[i].name, true).first;
+    const auto s = step_of(ref, i, "r");
+    const auto l = last.find(ref[i].name);
+    if (!s || (l != last.end() && *s <= l->second)) u->second = false;  // an uninterrupted run's steps rise
+    if (s) last[ref[i].name] = *s;
   }
-  for (std::size_t i = 0; i < ref.size(); ++i) ref[i].step = a[i];
-  for (std::size_t j = 0; j < killed.size(); ++j) killed[j].step = b[j];
-  return true;
+  for (std::size_t j = 0; j < killed.size(); ++j)
+    if (!step_of(killed, j, "k")) usable[killed[j].name] = false;
+  bool applied = false;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (usable[ref[i].name]) {
+      ref[i].step = step_of(ref, i, "r");
+      applied = true;
+    }
+  for (std::size_t j = 0; j < killed.size(); ++j)
+    if (const auto u = usable.find(killed[j].name); u != usable.end() && u->second)
+      killed[j].step = step_of(killed, j, "k");
+  return applied;
 }
 
 Semantics parse_semantics(const std::string& text) {
@@ -366,26 +372,29 @@ std::string torch_version(const std::string& text) {
 
 namespace {
 
-// Versions of two runs matched for comparison: by step where both know theirs, else by order.
+// Versions of two runs matched for comparison, name by name: by step where every version of
+// that name in both runs knows its own, else by order (the k-th version of ckpt.pt against the
+// k-th).
 std::vector<std::pair<std::size_t, std::size_t>> matched_versions(const std::vector<Version>& a,
                                                                   const std::vector<Version>& b) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
-  const bool steps = std::all_of(a.begin(), a.end(), [](const Version& v) { return v.step.has_value(); }) &&
-                     std::all_of(b.begin(), b.end(), [](const Version& v) { return v.step.has_value(); });
-  if (steps) {
-    // The last version of each (name, step) in b: a repeated step after a resume is the one kept.
-    std::map<std::pair<std::string, long long>, std::size_t> at;
-    for (std::size_t j = 0; j < b.size(); ++j) at[{b[j].name, *b[j].step}] = j;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (const auto f = at.find({a[i].name, *a[i].step}); f != at.end()) out.emplace_back(i, f->second);
-    return out;
-  }
-  // By order within each name: the k-th version of ckpt.pt against the k-th.
   std::map<std::string, std::vector<std::size_t>> by_a, by_b;
   for (std::size_t i = 0; i < a.size(); ++i) by_a[a[i].name].push_back(i);
   for (std::size_t j = 0; j < b.size(); ++j) by_b[b[j].name].push_back(j);
-  for (const auto& [name, list] : by_a)
-    for (std::size_t k = 0; k < list.size() && k < by_b[name].size(); ++k) out.emplace_back(list[k], by_b[name][k]);
+  for (const auto& [name, list] : by_a) {
+    const std::vector<std::size_t>& other = by_b[name];
+    const bool steps = std::all_of(list.begin(), list.end(), [&](std::size_t i) { return a[i].step.has_value(); }) &&
+                       std::all_of(other.begin(), other.end(), [&](std::size_t j) { return b[j].step.has_value(); });
+    if (steps) {
+      // The last version of each step in b: a repeated step after a resume is the one kept.
+      std::map<long long, std::size_t> at;
+      for (const std::size_t j : other) at[*b[j].step] = j;
+      for (const std::size_t i : list)
+        if (const auto f = at.find(*a[i].step); f != at.end()) out.emplace_back(i, f->second);
+      continue;
+    }
+    for (std::size_t k = 0; k < list.size() && k < other.size(); ++k) out.emplace_back(list[k], other[k]);
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -138,9 +138,9 @@ std::string torch_version(const std::string& json);
 // entries that are not a non-negative integer are left out.
 std::map<std::string, long long> parse_steps(const std::string& json);
 // Steps read inside each version's file (ids "step:r:I" for ref's version I, "step:k:J" for
-// killed's) given to the versions that have none, when they carry the signal: every version of
-// both runs then has a step, and within the uninterrupted run each name's steps rise. Returns
-// whether they were applied.
+// killed's) given to the versions that have none, name by name where they carry the signal:
+// every version of that name in both runs then has a step, and in the uninterrupted run they
+// rise. Returns whether any were applied.
 bool apply_inner_steps(std::vector<Version>& ref, std::vector<Version>& killed,
                        const std::map<std::string, long long>& steps);
 
