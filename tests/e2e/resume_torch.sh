@@ -14,6 +14,7 @@
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 EXAMPLE=$(cd "$(dirname "$0")/../../examples/pytorch-resume" && pwd)
+E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl setsid truncate slurmctld slurmd sbatch srun munged /usr/bin/python3
 need_root "dockerd, debootstrap and slurmd" "$0" "$@"
@@ -56,6 +57,7 @@ took=$(( $(date +%s) - start ))
 if [ "$rc" = 0 ] && grep -q '^identical: 2 compared items of good-kill (2 kills at ' "$T/good.out" &&
    [ "$(grep -c '^resumed from ckpt-' logs/good-kill.log)" = 2 ] && ! grep -q 'envpin_ckpt: skipping' logs/good-kill.log; then
   pass; else fail "resume-check on the example: exit $rc"; cat "$T/good.out"; tail -n 30 "$T/good.err"; fi
+sed 's/^/    /' "$T/good.out"  # the verdict as README's "Checkpoint contract" shows it
 WEIGHTS=$(sed -n 's/^  line:final weights  //p' "$T/good.out")
 step "identical in $took s (image build included): $(grep -o 'kills at .*resumed' "$T/good.out"); $WEIGHTS"
 # The job ran with torch from the image, and check_env (torch imports, python3-torch pinned) agrees.
@@ -75,6 +77,7 @@ if [ "$rc" = 1 ] && grep -q '^differs: norng-kill (1 kill at ' "$T/norng.out" &&
    grep -q '^  the runs diverged at checkpoint ckpt-0000\([0-9]\)0.pt (step \10), written after kill 1 (.*resumed from ckpt-0000[0-9]0.pt (step [0-9]*0)): .*; every checkpoint before it is identical' "$T/norng.out" &&
    grep -q 'RNG states of Python, NumPy, torch and CUDA' "$T/norng.out"; then pass; else
   fail "resume-check on --no-rng-state: exit $rc"; cat "$T/norng.out"; tail -n 20 "$T/norng.err"; fi
+sed 's/^/    /' "$T/norng.out"
 step "the variant without RNG state, reported in $(( $(date +%s) - start )) s: $(sed -n 2p "$T/norng.out")"
 
 step "a checkpoint cut off mid-write: envpin jobs and the resume fall back to the previous one"
@@ -107,7 +110,7 @@ fi
 # deterministic. Same lock and image as above; jobs.resume passes the newest checkpoint's path.
 R=$T/patterns
 mkdir -p "$R/checkpoints"
-cp "$(dirname "$0")/jobs/tiny_train.py" "$P/.gitignore" "$P/envpin.lock" "$R/"
+cp "$E2E_DIR/jobs/tiny_train.py" "$P/.gitignore" "$P/envpin.lock" "$R/"
 sed -e 's|^  resume: --resume$|  resume: "--resume {checkpoint}"|' -e 's|, keep: 3}|}|' "$P/envpin.yaml" >"$R/envpin.yaml"
 cd "$R" || exit 1
 "$ENVPIN" generate >"$T/patterns-gen.out" 2>&1 || { fail "envpin generate (patterns)"; cat "$T/patterns-gen.out"; }
@@ -125,7 +128,7 @@ expect_line() {  # NAME PATTERN
 }
 
 step "resume-check's comparison script with torch, in the job image"
-docker run --rm --network none -v "$(cd "$(dirname "$0")/.." && pwd):/tests:ro" -v "$(cd "$(dirname "$0")/../../templates" && pwd):/templates:ro" \
+docker run --rm --network none -v "$E2E_DIR/..:/tests:ro" -v "$E2E_DIR/../../templates:/templates:ro" \
   "$(sed -n 's/^image=//p' "$P/logs/cut.status")" python3 /tests/unit/compare_test.py /templates/envpin_compare.py.mustache >"$T/compare.out" 2>&1
 if grep -q '^compare_test: 15 cases (torch .*), 0 failures$' "$T/compare.out"; then pass; else fail "compare_test.py with torch"; cat "$T/compare.out"; fi
 

@@ -56,8 +56,11 @@ if a.resume:
 
 def sample(name):
     # A PNG's signature and some bytes: what matters is its name, and that no program resumes from it.
+    # Its own generator: drawing from the training RNG after save() captured it would be a resume
+    # bug of its own (resume-check found it: rng.python differed in the next checkpoint).
+    noise = random.Random(step)
     with open(os.path.join(out, name), "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", step) + bytes(random.getrandbits(8) for _ in range(64)))
+        f.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", step) + bytes(noise.getrandbits(8) for _ in range(64)))
 
 
 def save():
