@@ -28,6 +28,7 @@
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 #include "jobs/resume_check.hpp"
+#include "pin/sha256.hpp"
 #include "render/templates.hpp"
 
 namespace envpin::cli {
@@ -68,10 +69,12 @@ class CheckRun {
         id_(std::move(id)),
         engine_(std::move(engine)),
         sbatch_(std::move(sbatch)),
+        snapshots_(snapshots / id_),
         watch_(checkpoint_root(p, slurm()) / id_, jobs::checkpoint_patterns(p), snapshots / id_, budget) {}
 
   bool slurm() const { return !sbatch_.empty(); }
   const std::string& id() const { return id_; }
+  const fs::path& snapshots() const { return snapshots_; }
   fs::path status_file() const { return p_.logs / (id_ + ".status"); }
   fs::path log() const { return p_.logs / (id_ + ".log"); }
   fs::path checkpoints() const { return checkpoint_root(p_, slurm()) / id_; }
@@ -201,6 +204,7 @@ class CheckRun {
   std::string engine_;
   std::string sbatch_;
   std::string slurm_id_;
+  fs::path snapshots_;
   jobs::CheckpointWatch watch_;
 };
 
@@ -211,6 +215,21 @@ jobs::RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::
   r.job = run.id();
   r.outputs = jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log(), jobs::checkpoint_patterns(p),
                                     &r.files);
+  // Files of the project (outputs/final.pt) are written again by the next run: each run's copy
+  // is kept to be loaded later, or the comparison would read one file twice. (Checkpoint items
+  // stay in the run's own directory.)
+  std::size_t n = 0;
+  for (auto& [name, path] : r.files) {
+    if (name.starts_with("checkpoint ")) continue;
+    const fs::path copy = run.snapshots() / "outputs" / (std::to_string(n++) + "-" + path.filename().string());
+    std::error_code ec;
+    fs::create_directories(copy.parent_path(), ec);
+    if (!ec && fs::copy_file(path, copy, fs::copy_options::overwrite_existing, ec) && !ec &&
+        pin::sha256_file(copy) == r.outputs.at(name))
+      path = copy;
+    else
+      path.clear();  // not kept: compared by bytes only
+  }
   r.journal = jobs::read_journal(run.checkpoints());
   run.watch().resolve_steps(r.journal);
   r.checkpoints = run.watch().completed();

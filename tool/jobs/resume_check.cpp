@@ -405,7 +405,8 @@ std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other,
   std::vector<Pair> out;
   for (const auto& [name, path] : ref.files) {
     const auto o = other.files.find(name);
-    if (o == other.files.end() || ref.outputs.at(name) == other.outputs.at(name)) continue;
+    if (o == other.files.end() || path.empty() || o->second.empty() || ref.outputs.at(name) == other.outputs.at(name))
+      continue;
     out.push_back({prefix + "out:" + name, path, o->second});
   }
   if (!prefix.empty()) return out;
