@@ -3,6 +3,7 @@
 // last complete checkpoint (a sidecar that does not match is skipped), and the verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -363,6 +364,40 @@ TEST(Verdict, StepsReadInsideTheFilesMatchTheVersions) {
   EXPECT_EQ(with_final.checkpoints[1].step, 10);
   EXPECT_EQ(other_final.checkpoints[0].step, 5);
   EXPECT_FALSE(with_final.checkpoints[2].step.has_value());
+}
+
+// Found on pytorch/examples dcgan with --kill-at '[1/3][0/': resumed from netG_epoch_0.pth, it
+// wrote netG_epoch_0.pth again, trained a second time (its epoch loop starts at 0). The same step
+// with other weights is no save again of what it loaded (nanoGPT's re-save differs only in a
+// loss): "did not resume", not "resumed each time".
+TEST(Verdict, TheSameStepWithOtherWeightsWasTrainedAgain) {
+  const RunRecord ref = record("t-ref", "aa", {{"netG_epoch_0.pth", "g0"}, {"netG_epoch_1.pth", "g1"}}, {0, 1});
+  const RunRecord killed =
+      record("t-kill", "bb", {{"netG_epoch_0.pth", "g0"}, {"netG_epoch_0.pth", "g0b"}, {"netG_epoch_1.pth", "g1b"}},
+             {0, 0, 1});
+  const std::vector<KillPoint> kills = {{9.7, "netG_epoch_0.pth", 1}};
+  std::vector<std::string> ids;
+  for (const Pair& p : pairs_to_compare(ref, killed, "", kills)) ids.push_back(p.id);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "same:0:1"), ids.end());
+  const Semantics weights = semantic("same:0:1", R"("how": "torch", "equal": false,
+      "state": [{"key": "main.0.weight", "what": "16,384 of 16,384 elements differ, max |d| 0.00373", "elements": 16384}],
+      "metadata": [], "tolerated": [], "counts": {"state": 1, "metadata": 0, "tolerated": 0})");
+  const Verdict v = judge(ref, killed, kills, record("t-ref2", "aa", {}), weights);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_TRUE(v.lines[0].starts_with("differs: t-kill (1 kill at 9.7 s (after netG_epoch_0.pth)) did not resume"))
+      << v.lines[0];
+  EXPECT_EQ(v.lines[1],
+            "  the job did not resume after kill 1: it wrote netG_epoch_0.pth (step 0, version 2) with other weights "
+            "than netG_epoch_0.pth (step 0, version 1), written before the kill at the same step: it trained that step "
+            "again, its step or epoch counter not restored (main.0.weight: 16,384 of 16,384 elements differ, max |d| "
+            "0.00373)");
+  // Only a loss differs (one element): a save again of what it loaded; judged as usual.
+  const Semantics loss = semantic("same:0:1", R"("how": "torch", "equal": false,
+      "state": [{"key": "best_val_loss", "what": "1 of 1 elements differ, max |d| 0.0175", "elements": 1}],
+      "metadata": [], "tolerated": [], "counts": {"state": 1, "metadata": 0, "tolerated": 0})");
+  EXPECT_TRUE(resume_failures(ref, killed, kills, loss).empty());
+  // Compared by bytes only (no torch in the image): not claimed either way.
+  EXPECT_TRUE(resume_failures(ref, killed, kills, semantic("same:0:1", R"("how": "bytes", "equal": false)")).empty());
 }
 
 // Found on pytorch/examples: word_language_model has no resume option (no jobs.resume), dcgan

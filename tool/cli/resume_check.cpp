@@ -536,12 +536,12 @@ int resume_check_job(const JobOptions& o, Streams& io) {
     }
     // Files that differ in bytes are loaded as the program loads them and compared key by key.
     std::string note;
-    jobs::Semantics semantics =
-        compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, ""), work / "compare", tolerance, note);
+    jobs::Semantics semantics = compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, "", killed.kills),
+                                                 work / "compare", tolerance, note);
     // Different: a second uninterrupted run tells non-determinism from a wrong resume.
     std::optional<jobs::RunRecord> ref2;
     // (Not when a segment started over: that verdict needs no second run.)
-    if (jobs::resume_failures(ref, killed.record, killed.kills).empty() &&
+    if (jobs::resume_failures(ref, killed.record, killed.kills, semantics).empty() &&
         !jobs::results_match(ref, killed.record, semantics, "")) {
       ref2 = run_uninterrupted(p, ref2_run, o, items, io);
       std::string note2;

@@ -330,7 +330,11 @@ Semantics parse_semantics(const std::string& text) {
     std::vector<Semantic::Entry> list;
     if (r.contains(k) && r[k].is_array())
       for (const auto& e : r[k])
-        if (list.size() < 20) list.push_back({str(e, "key"), str(e, "what"), str(e, "a"), str(e, "b")});
+        if (list.size() < 20)
+          list.push_back({str(e, "key"), str(e, "what"), str(e, "a"), str(e, "b"),
+                          e.is_object() && e.contains("elements") && e["elements"].is_number_unsigned()
+                              ? e["elements"].get<std::size_t>()
+                              : 0});
     return list;
   };
   const auto count = [](const nlohmann::json& r, const char* k) -> std::size_t {
@@ -399,9 +403,38 @@ std::vector<std::pair<std::size_t, std::size_t>> matched_versions(const std::vec
   return out;
 }
 
+// The versions a segment wrote first after a kill that look like saves again of what it resumed
+// from: the same name as one written before the kill, with its bytes, or at its step (nanoGPT
+// saves ckpt.pt again at the step it resumed at). Each as (that version before the kill, this
+// one); stops at the first that is neither.
+struct Resave {
+  std::size_t before, after;
+  bool same_bytes;
+};
+std::vector<Resave> resaves_after(const std::vector<Version>& v, std::size_t at) {
+  std::vector<Resave> out;
+  if (at == 0) return out;
+  for (std::size_t j = at; j < v.size() && out.size() < 8; ++j) {
+    std::optional<std::size_t> prev;
+    for (std::size_t e = 0; e < at; ++e)
+      if (v[e].name == v[j].name) prev = e;
+    if (!prev) break;
+    const Version& p = v[*prev];
+    // Only a copy of what it resumed from: the newest version before the kill, or one at its step
+    // (netD_epoch_0.pth beside netG_epoch_0.pth). The bytes of an older one mean it started over.
+    const Version& resumed = v[at - 1];
+    if (*prev != at - 1 && !(p.step && resumed.step && *p.step == *resumed.step)) break;
+    const bool same_bytes = p.sha256 == v[j].sha256;
+    if (!same_bytes && !(p.step && v[j].step && *p.step == *v[j].step)) break;
+    out.push_back({*prev, j, same_bytes});
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other, const std::string& prefix) {
+std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other, const std::string& prefix,
+                                   const std::vector<KillPoint>& kills) {
   std::vector<Pair> out;
   for (const auto& [name, path] : ref.files) {
     const auto o = other.files.find(name);
@@ -415,6 +448,14 @@ std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other,
     if (a.sha256 != b.sha256 && !a.copy.empty() && !b.copy.empty())
       out.push_back({"ver:" + std::to_string(i) + ":" + std::to_string(j), a.copy, b.copy});
   }
+  // A save at the step it resumed from, with other bytes: the same weights (a save again of what
+  // it loaded), or weights trained again (its step counter was not restored)?
+  const auto& v = other.checkpoints;
+  for (const KillPoint& k : kills)
+    for (const Resave& r : resaves_after(v, k.completed))
+      if (!r.same_bytes && !v[r.before].copy.empty() && !v[r.after].copy.empty())
+        out.push_back(
+            {"same:" + std::to_string(r.before) + ":" + std::to_string(r.after), v[r.before].copy, v[r.after].copy});
   return out;
 }
 
@@ -438,8 +479,12 @@ std::string version_text(const std::vector<Version>& all, std::size_t i) {
 
 }  // namespace
 
+namespace {
+std::string state_text(const Semantic& m);
+}  // namespace
+
 std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
-                                         const std::vector<KillPoint>& kills) {
+                                         const std::vector<KillPoint>& kills, const Semantics& semantics) {
   std::vector<std::string> out;
   const auto& v = killed.checkpoints;
   // The uninterrupted run's first step (-1: unknown): a segment back there started from scratch.
@@ -449,15 +494,25 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
     const std::size_t at = kills[k].completed;  // the segment's first version, if it wrote one
     if (at == 0 || at >= v.size()) continue;
     const Version& before = v[at - 1];
-    // A program that resumes may first save again what it loaded (same step, or same bytes):
-    // the first version after the kill that is not such a copy tells.
-    std::size_t first = at;
-    while (first < v.size() && v[first].name == before.name &&
-           (v[first].sha256 == before.sha256 || (before.step && v[first].step && *v[first].step == *before.step)))
-      ++first;
+    const std::string head = "the job did not resume after kill " + std::to_string(k + 1) + ": ";
+    // A program that resumes may first save again what it loaded (same bytes, or the same step
+    // with its weights equal): the first version after the kill that is not such a copy tells.
+    // The same step with other weights was trained again: the step counter was not restored.
+    const std::vector<Resave> resaves = resaves_after(v, at);
+    bool trained_again = false;
+    for (const Resave& r : resaves) {
+      const auto m = semantics.find("same:" + std::to_string(r.before) + ":" + std::to_string(r.after));
+      if (r.same_bytes || m == semantics.end() || !m->second.weights_differ()) continue;
+      out.push_back(head + "it wrote " + version_text(v, r.after) + " with other weights than " +
+                    version_text(v, r.before) + ", written before the kill at the same step: it trained that step " +
+                    "again, its step or epoch counter not restored (" + state_text(m->second) + ")");
+      trained_again = true;
+      break;
+    }
+    if (trained_again) continue;
+    const std::size_t first = at + resaves.size();
     if (first >= v.size()) continue;
     const Version& after = v[first];
-    const std::string head = "the job did not resume after kill " + std::to_string(k + 1) + ": ";
     if (before.step && after.step && *after.step < *before.step) {
       const bool from_start = first_step >= 0 && *after.step <= first_step;
       out.push_back(head + (from_start ? "it started again from step 0" : "it went back to an earlier step") +
@@ -568,7 +623,7 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
   const std::vector<ItemView> items = items_of(ref.outputs, killed.outputs, semantics, "");
 
   // A segment that started over proves nothing, whatever it ended with.
-  if (const auto failures = resume_failures(ref, killed, kills); !failures.empty()) {
+  if (const auto failures = resume_failures(ref, killed, kills, semantics); !failures.empty()) {
     v.exit_code = 1;
     v.lines.push_back("differs: " + killed.job + " (" + killed_text + ") did not resume: " +
                       (all_same(items) ? "its results equal those of the uninterrupted " + ref.job +

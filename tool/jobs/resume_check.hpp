@@ -6,6 +6,7 @@
 // (cli/jobs.cpp), the real restart and resume path.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -124,11 +125,17 @@ struct Semantic {
   bool equal = false;
   struct Entry {
     std::string key, what, a, b;
+    std::size_t elements = 0;  // a tensor's or array's size (0: another value)
   };
   std::vector<Entry> state, metadata, tolerated;  // the first of each, at most 20
   std::size_t state_count = 0, metadata_count = 0, tolerated_count = 0;
   // The state a resume continues from is the same (metadata and tolerated elements aside).
   bool same_state() const { return how == "bytes" ? equal : state_count == 0; }
+  // Weights differ: a tensor or array of more than one element among the state differences
+  // (a loss or a counter aside).
+  bool weights_differ() const {
+    return how != "bytes" && std::any_of(state.begin(), state.end(), [](const Entry& e) { return e.elements > 1; });
+  }
 };
 using Semantics = std::map<std::string, Semantic>;  // by pair id
 // envpin_compare.py's output (bounded JSON; anything else: an error naming it).
@@ -152,7 +159,10 @@ struct Pair {
 // The pairs the verdict needs: each compared file item that differs in bytes between `ref` and
 // `other` ("out:NAME"; with prefix "ref2:" for the second uninterrupted run), and each version
 // pair that differs in bytes and has snapshots ("ver:I:J", ref's version I against other's J).
-std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other, const std::string& prefix);
+// With `kills`, also each version a segment wrote at the step it resumed from with other bytes,
+// against the one before the kill ("same:I:J"): saved again, or trained again.
+std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other, const std::string& prefix,
+                                   const std::vector<KillPoint>& kills = {});
 
 // Whether every compared item of `ref` and `other` is the same: equal bytes, or the same state
 // as envpin_compare.py loaded it (pair ids with `prefix`).
@@ -160,8 +170,10 @@ bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics
 
 // Each kill's resume checked: the segment after it must continue from the newest checkpoint,
 // not start again. A line for each that did not; empty when each did or it cannot be told.
+// With `semantics` (pairs_to_compare's "same:I:J"), a save at the step it resumed from with
+// other weights counts as a segment that trained that step again.
 std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
-                                         const std::vector<KillPoint>& kills);
+                                         const std::vector<KillPoint>& kills, const Semantics& semantics = {});
 
 struct Verdict {
   int exit_code = 0;  // 0 identical, 1 differs
