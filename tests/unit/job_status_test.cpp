@@ -2,7 +2,16 @@
 // The job state run.sh keeps (<logs>/<job>.status) is read as data with a grammar: only run.sh's
 // keys, each value in its own charset; anything else is one located error.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
 
 #include "diag/error.hpp"
 #include "jobs/project.hpp"
@@ -94,6 +103,50 @@ TEST(JobStatus, NoProcessIsTakenForTheSupervisorByItsPidAlone) {
 
 namespace envpin::jobs {
 namespace {
+
+// run.sh --detach records the supervisor as soon as it is started: `setsid sh run.sh ...`, which
+// for a moment is setsid itself (same pid, same start). resume-check read that moment as a job
+// that had ended ("job good-kill ended lost", under load). Here a process whose argv is exactly
+// that stays so: /bin/sh named setsid, running the file "sh" of its directory.
+TEST(JobStatus, TheSupervisorIsKnownWhileSetsidStartsIt) {
+  char tmpl[] = "/tmp/envpin-setsid-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::filesystem::create_directories(dir / ".envpin");
+  std::ofstream(dir / ".envpin/run.sh") << "exit 0\n";
+  std::ofstream(dir / "sh") << "sleep 30\n";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    char* const argv[] = {const_cast<char*>("setsid"), const_cast<char*>("sh"), const_cast<char*>(".envpin/run.sh"),
+                          nullptr};
+    ::execv("/bin/sh", argv);
+    ::_exit(127);
+  }
+  std::string start;
+  for (int i = 0; i < 200; ++i) {  // until the exec happened
+    std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (text.starts_with(std::string("setsid\0sh\0", 10))) {
+      start = process_start(pid);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Project p;
+  p.run_script = dir / ".envpin/run.sh";
+  const bool known = !start.empty() && is_supervisor(p, pid, start);
+  Project other;
+  other.run_script = dir / "other/run.sh";
+  const bool other_known = !start.empty() && is_supervisor(other, pid, start);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(start.empty());
+  EXPECT_TRUE(known);
+  EXPECT_FALSE(other_known);
+}
 
 // Issue 32, 4: a job whose supervisor is gone or on another node is what Slurm says of it. What
 // scontrol and sacct print is data: read by its words, anything else is no answer.

@@ -224,11 +224,15 @@ bool is_supervisor(const Project& p, int pid, const std::string& start) {
   }
   if (!cmdline) return false;
   std::vector<std::string> argv;
-  for (std::size_t at = 0; at < cmdline->size() && argv.size() < 2;) {
+  for (std::size_t at = 0; at < cmdline->size() && argv.size() < 4;) {
     const std::size_t end = std::min(cmdline->find('\0', at), cmdline->size());
     argv.push_back(cmdline->substr(at, end - at));
     at = end + 1;
   }
+  // `run.sh --detach` starts it as `setsid sh run.sh ...` (or nohup): until setsid has executed
+  // sh, the process (same pid, same start) is setsid with sh and the script as its arguments.
+  while (!argv.empty() && (fs::path(argv[0]).filename() == "setsid" || fs::path(argv[0]).filename() == "nohup"))
+    argv.erase(argv.begin());
   if (argv.size() < 2 || argv[1].empty()) return false;
   std::error_code ec;
   fs::path script = argv[1];
