@@ -388,7 +388,7 @@ TEST(Verdict, TheSameStepWithOtherWeightsWasTrainedAgain) {
       << v.lines[0];
   EXPECT_EQ(v.lines[1],
             "  the job did not resume after kill 1: it wrote netG_epoch_0.pth (step 0, version 2) with other weights "
-            "than netG_epoch_0.pth (step 0, version 1), written before the kill at the same step: it trained that step "
+            "than netG_epoch_0.pth (step 0, version 1), written at the same step before the kill: it trained that step "
             "again, its step or epoch counter not restored (main.0.weight: 16,384 of 16,384 elements differ, max |d| "
             "0.00373)");
   // Only a loss differs (one element): a save again of what it loaded; judged as usual.

@@ -504,7 +504,7 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
       const auto m = semantics.find("same:" + std::to_string(r.before) + ":" + std::to_string(r.after));
       if (r.same_bytes || m == semantics.end() || !m->second.weights_differ()) continue;
       out.push_back(head + "it wrote " + version_text(v, r.after) + " with other weights than " +
-                    version_text(v, r.before) + ", written before the kill at the same step: it trained that step " +
+                    version_text(v, r.before) + ", written at the same step before the kill: it trained that step " +
                     "again, its step or epoch counter not restored (" + state_text(m->second) + ")");
       trained_again = true;
       break;
