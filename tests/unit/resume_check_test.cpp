@@ -396,6 +396,11 @@ TEST(Verdict, TheSameStepWithOtherWeightsWasTrainedAgain) {
       "state": [{"key": "best_val_loss", "what": "1 of 1 elements differ, max |d| 0.0175", "elements": 1}],
       "metadata": [], "tolerated": [], "counts": {"state": 1, "metadata": 0, "tolerated": 0})");
   EXPECT_TRUE(resume_failures(ref, killed, kills, loss).empty());
+  // A step that names several saves in the uninterrupted run (last.pt each N iterations, its
+  // epoch as the step): a later save of the same epoch after the resume has other weights rightly.
+  const RunRecord by_epoch = record(
+      "t-ref", "aa", {{"netG_epoch_0.pth", "g0"}, {"netG_epoch_0.pth", "g0x"}, {"netG_epoch_1.pth", "g1"}}, {0, 0, 1});
+  EXPECT_TRUE(resume_failures(by_epoch, killed, kills, weights).empty());
   // Compared by bytes only (no torch in the image): not claimed either way.
   EXPECT_TRUE(resume_failures(ref, killed, kills, semantic("same:0:1", R"("how": "bytes", "equal": false)")).empty());
 }

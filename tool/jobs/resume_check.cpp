@@ -499,10 +499,19 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
     // with its weights equal): the first version after the kill that is not such a copy tells.
     // The same step with other weights was trained again: the step counter was not restored.
     const std::vector<Resave> resaves = resaves_after(v, at);
+    // Only where a step names one save: in the uninterrupted run no two versions of that name
+    // share a step (a last.pt saved each N iterations with its epoch as the step would).
+    const auto one_save_a_step = [&](const std::string& name) {
+      std::set<long long> seen;
+      for (const Version& r : ref.checkpoints)
+        if (r.name == name && (!r.step || !seen.insert(*r.step).second)) return false;
+      return !seen.empty();
+    };
     bool trained_again = false;
     for (const Resave& r : resaves) {
       const auto m = semantics.find("same:" + std::to_string(r.before) + ":" + std::to_string(r.after));
-      if (r.same_bytes || m == semantics.end() || !m->second.weights_differ()) continue;
+      if (r.same_bytes || m == semantics.end() || !m->second.weights_differ() || !one_save_a_step(v[r.after].name))
+        continue;
       out.push_back(head + "it wrote " + version_text(v, r.after) + " with other weights than " +
                     version_text(v, r.before) + ", written at the same step before the kill: it trained that step " +
                     "again, its step or epoch counter not restored (" + state_text(m->second) + ")");
