@@ -70,11 +70,13 @@ class CheckRun {
         engine_(std::move(engine)),
         sbatch_(std::move(sbatch)),
         snapshots_(snapshots / id_),
+        budget_(budget),
         watch_(checkpoint_root(p, slurm()) / id_, jobs::checkpoint_patterns(p), snapshots / id_, budget) {}
 
   bool slurm() const { return !sbatch_.empty(); }
   const std::string& id() const { return id_; }
   const fs::path& snapshots() const { return snapshots_; }
+  std::uintmax_t budget() const { return budget_; }
   fs::path status_file() const { return p_.logs / (id_ + ".status"); }
   fs::path log() const { return p_.logs / (id_ + ".log"); }
   fs::path checkpoints() const { return checkpoint_root(p_, slurm()) / id_; }
@@ -205,6 +207,7 @@ class CheckRun {
   std::string sbatch_;
   std::string slurm_id_;
   fs::path snapshots_;
+  std::uintmax_t budget_ = 0;
   jobs::CheckpointWatch watch_;
 };
 
@@ -219,10 +222,17 @@ jobs::RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::
   // is kept to be loaded later, or the comparison would read one file twice. (Checkpoint items
   // stay in the run's own directory.)
   std::size_t n = 0;
+  std::uintmax_t left = run.budget();
   for (auto& [name, path] : r.files) {
     if (name.starts_with("checkpoint ")) continue;
     const fs::path copy = run.snapshots() / "outputs" / (std::to_string(n++) + "-" + path.filename().string());
     std::error_code ec;
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (ec || size > left) {  // beyond ENVPIN_RESUME_CHECK_SNAPSHOT_MB: compared by bytes only
+      path.clear();
+      continue;
+    }
+    left -= size;
     fs::create_directories(copy.parent_path(), ec);
     if (!ec && fs::copy_file(path, copy, fs::copy_options::overwrite_existing, ec) && !ec &&
         pin::sha256_file(copy) == r.outputs.at(name))
