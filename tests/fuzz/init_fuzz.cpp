@@ -82,6 +82,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   static const char* const kNames[] = {"requirements.txt", "environment.yml", "pyproject.toml", "Dockerfile"};
   const unsigned kind = data[0] % 4;
+  // Each input alone: a file an earlier input left (a requirements.txt a Dockerfile's pip -r
+  // then reads) would carry that input's text, secret string included, into this one's draft.
+  for (const char* name : kNames) {
+    std::error_code ec;
+    fs::remove(work_dir() / name, ec);
+  }
   const fs::path file = work_dir() / kNames[kind];
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   input_holds_secret = input.find(kSecret) != std::string_view::npos;

@@ -188,6 +188,13 @@ std::string debian_os(const std::string& tag) {
 }
 
 void from_image(const std::string& image, const std::string& from, Draft& d) {
+  // A FROM that holds a credential (user:password@, a token) is no image envpin can name: it would
+  // be written into the draft, the Dockerfile and the lock.
+  if (secrets::redact(image) != image) {
+    note(d,
+         from + ": the base image " + quote_input(image) + " holds a credential: left out; name the image without it");
+    return;
+  }
   std::string ref = image;
   if (const auto at = ref.find('@'); at != std::string::npos) ref.resize(at);  // the digest: envpin lock pins its own
   std::string repo = ref, tag;
