@@ -9,6 +9,7 @@
 #include "diag/text.hpp"
 #include "init/init.hpp"
 #include "manifest/load.hpp"
+#include "secrets/rules.hpp"
 #include "test_dir.hpp"
 
 namespace envpin::init {
@@ -539,6 +540,21 @@ TEST_F(Init, CredentialsAreRedactedEverywhere) {
   } catch (const diag::Error& err) {
     EXPECT_EQ(err.message().find("pw-secret-10"), std::string::npos) << err.message();
     EXPECT_NE(err.message().find("<credential>"), std::string::npos) << err.message();
+  }
+}
+
+// A long value is cut when quoted: the cut must not leave a redacted "token=<credential>" as
+// "token=...", which reads as a credential again (found by envpin_fuzz_init, seed 1).
+TEST_F(Init, QuotedValuesCutAfterRedactionStayRedacted) {
+  const std::string url = "https://pypi.example.org/simpl" + std::string(82, '\xff') + "e?token=abc122";
+  Draft d;
+  try {
+    read_requirements(write("requirements.txt", "--index-url " + url + "\n"), d);
+    FAIL() << "no error";
+  } catch (const diag::Error& err) {
+    EXPECT_EQ(err.message().find("abc122"), std::string::npos) << err.message();
+    EXPECT_NE(err.message().find("bytes)"), std::string::npos) << err.message();  // it was cut
+    EXPECT_EQ(secrets::redact(err.message()), err.message());
   }
 }
 

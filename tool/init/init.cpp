@@ -35,7 +35,9 @@ std::string trim(std::string s) {
   return s.substr(b, e - b + 1);
 }
 
-std::string quote_input(std::string_view text) { return diag::quote(secrets::redact(text)); }
+// Redacted before quoting (the cut must not leave a credential's head), and after: the cut can
+// end a redacted "token=<credential>" at "token=", which shown alone reads as a credential again.
+std::string quote_input(std::string_view text) { return secrets::redact(diag::quote(secrets::redact(text))); }
 
 void note(Draft& d, const std::string& raw) {
   // Notes quote the inputs, and envpin.yaml is committed and sent in the build context: a
