@@ -34,6 +34,7 @@ TEST_F(CudaCli, FlagsPrintTheDecisionAndWhy) {
             "compatibility; the fleet's 535.104.05 runs it fully\n"
             "  - torch 2.4.1: cu121 wheels from https://download.pytorch.org/whl/cu121 (kernels for sm_50, sm_60, "
             "sm_70, sm_75, sm_80, sm_86, sm_90)\n"
+            "  - start gate: the container starts: cuda>=12.1, and driver 535.104.05 reports CUDA 12.2\n"
             "  - image: nvidia/cuda:12.1.1-runtime-ubuntu22.04\n");
 }
 

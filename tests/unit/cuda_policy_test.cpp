@@ -139,7 +139,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "12.4.1 12.4.1-runtime-ubuntu22.04 [80-real;90] torch=cu124 driver>=550.54.15 full warnings=0"},
         // torch 2.4 cu124 on a 535 driver: allowed through minor-version compatibility, warned.
         Scenario{"torch24_cu124_on_driver535", Req().gpu("H100").cuda("12.4").torch("2.4.1").driver("535.104.05"),
-                 "12.4.1 12.4.1-runtime-ubuntu22.04 [90] torch=cu124 driver>=550.54.15 minor-version warnings=1"},
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [90] torch=cu124 driver>=550.54.15 minor-version warnings=2"},
         Scenario{
             "sm120_with_cuda124", Req().gpu("RTX 5090").cuda("12.4"),
             "envpin: error: --gpu: CUDA 12.4.1 (--cuda) cannot build code for 'RTX 5090' (sm_120); CUDA 12.8 to 13.2 can\n"
@@ -318,7 +318,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "compatibility), or upgrade the fleet's driver to 580.95.05 or newer\n"},
         Scenario{"cuda13_on_r535_forward_compat_h100",
                  Req().gpu("H100").cuda("13.0").driver("535.104.05").forward_compat(),
-                 "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=- driver>=580.95.05 forward warnings=1"},
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [90] torch=- driver>=580.95.05 forward warnings=2"},
         Scenario{"forward_compat_consumer_gpu",
                  Req().gpu("RTX 4090").cuda("13.0").driver("535.104.05").forward_compat(),
                  "envpin: error: envpin.yaml:6:19: cuda.forward_compat at line 6 needs data-center GPUs, but "
@@ -422,10 +422,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "with minor-version compatibility), but --driver is 410.79\n"
                  "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer\n"},
         // lllyasviel/Fooocus#1313: RTX 3050 Laptop GPU on driver 470.86 ("found version 11040"): torch 2.1's
-        // cu118 wheels run there through minor-version compatibility, its cu121 wheels do not.
+        // cu118 wheels run there through minor-version compatibility, its cu121 wheels do not. In the
+        // 11.8.0 image, whose start gate lists GeForce on R470: warned of error 804 and of R495-R515.
         Scenario{"report_rtx3050_laptop_torch21_driver470",
                  Req().gpu("NVIDIA GeForce RTX 3050 Laptop GPU").torch("2.1.0").driver("470.86"),
-                 "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=cu118 driver>=520.61.05 minor-version warnings=1"},
+                 "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=cu118 driver>=520.61.05 minor-version warnings=3"},
         // IEIT-Yuan/Yuan-2.0#65: a CUDA 12.1 container on a CUDA 11.0 driver (GPU not stated: A100 assumed).
         Scenario{"report_cuda121_on_driver450", Req().gpu("A100").cuda("12.1").driver("450.80.02"),
                  "envpin: error: --driver: CUDA 12.1.1 (--cuda) needs NVIDIA driver >= 530.30.02 (>= 525.60.13 with "
@@ -496,14 +497,21 @@ INSTANTIATE_TEST_SUITE_P(
         // NVlabs/PWC-Net#138: error 222 (PTX from a newer toolchain) with CUDA 11.8 on driver 470.223.02
         // (GPU not stated: A100 assumed): allowed through minor-version compatibility, and warned.
         Scenario{"report_cuda118_on_driver470", Req().gpu("A100").cuda("11.8").driver("470.223.02"),
-                 "11.8.0 11.8.0-runtime-ubuntu22.04 [80] torch=- driver>=520.61.05 minor-version warnings=1"},
+                 "11.8.0 11.8.0-runtime-ubuntu22.04 [80] torch=- driver>=520.61.05 minor-version warnings=2"},
         // ComputationalRadiationPhysics/cuda_memtest#31: error 222 on an RTX 3070 Laptop GPU, driver 460.80,
-        // code from a newer toolkit (11.3 there, which has no nvidia/cuda image; 11.8 here).
+        // code from a newer toolkit (11.3 there, which has no nvidia/cuda image; 11.8 here). Run on
+        // the host, minor-version compatibility let it start; the 11.8.0 image's start gate lists
+        // no R460, so the container never starts.
         Scenario{"report_rtx3070_laptop_cuda118_driver460",
                  Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
-                 "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=- driver>=520.61.05 minor-version warnings=1"},
+                 "envpin: error: --driver: the NVIDIA container runtime refuses to start nvidia/cuda:11.8.0 on driver "
+                 "460.80: the image requires cuda>=11.8, the driver reports CUDA 11.2, and its exceptions do not list "
+                 "branch R460\n"
+                 "envpin: hint: set --cuda to 11.2 (the newest CUDA the driver reports), or upgrade the fleet's driver "
+                 "to 520.61.05 or newer, or set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)\n"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
-                 "envpin: error: --gpu: unknown GPU 'H1000' (did you mean 'H100'?)\n"
+                 "envpin: error: --gpu: unknown GPU 'H1000'; names like it are other architectures: H100 (sm_90), "
+                 "T1000 (sm_75)\n"
                  "envpin: hint: name a product such as 'H100' or give its compute capability, e.g. '9.0'\n"},
         Scenario{"no_gpus", Req().cuda("12.4"),
                  "envpin: error: --gpu: no GPUs given: the arch list and the toolkit depend on the fleet's GPUs\n"
@@ -570,9 +578,9 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"huge_torch_version", Req().gpu("A100").torch("1111111111111111111111111.0.1"),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [80] torch=- driver>=595.58.03 unknown warnings=1"},
         Scenario{"huge_cuda_version", Req().gpu("A100").cuda("99999999999.0"),
-                 "envpin: error: --gpu: CUDA 99999999999.0 (--cuda) cannot build code for 'A100' (sm_80); CUDA 11.0 to "
-                 "13.2 can (and nvidia/cuda publishes no 99999999999.0 image)\n"
-                 "envpin: hint: set --cuda to 13.2 or older\n"},
+                 "envpin: error: --cuda: CUDA 99999999999.0 (--cuda) is newer than envpin's table, whose newest line "
+                 "is 13.2\n"
+                 "envpin: hint: set --cuda to 13.2 or older, or update envpin\n"},
         Scenario{
             "k80_cuda12", Req().gpu("K80").cuda("12.0"),
             "envpin: error: --gpu: CUDA 12.0.1 (--cuda) cannot build code for 'K80' (sm_37); CUDA 11.0 to 11.8 can\n"
@@ -599,16 +607,23 @@ TEST(CudaPolicy, MinorCompatWarningNamesTheDriverInput) {
   CudaRequest r = Req().gpu("H100").cuda("12.4").get();
   r.driver = Input<std::string>{"535.104.05", {"cuda.driver", diag::Location{"envpin.yaml", 7, 11}}};
   const CudaDecision d = decide_cuda(r);
-  ASSERT_EQ(d.warnings.size(), 1u);
+  // Minor-version compatibility, and the branches between R535 and R550 that 12.4.1's start gate
+  // does not list (R545 reports CUDA 12.3).
+  ASSERT_EQ(d.warnings.size(), 2u);
+  EXPECT_EQ(d.warnings[1].where->line, 7);
+  EXPECT_NE(d.warnings[1].text.find("error 222"), std::string::npos);
   EXPECT_EQ(d.warnings[0].where->line, 7);
-  EXPECT_NE(d.warnings[0].text.find("error 222"), std::string::npos);
+  EXPECT_EQ(d.warnings[0].text,
+            "nodes on R545 (above the fleet's floor 535.104.05, below 550.54.14) would be refused at start: 12.4.1's "
+            "NVIDIA_REQUIRE_CUDA does not list those branches");
 }
 
 TEST(CudaPolicy, ReasonsExplainEachChoice) {
   const CudaDecision d =
       decide_cuda(Req().gpu("A100").gpu("H100").cuda("12.4").torch("2.4.1").driver("550.54.15").get());
-  ASSERT_EQ(d.reasons.size(), 6u);
+  ASSERT_EQ(d.reasons.size(), 7u);
   EXPECT_EQ(d.reasons[0], "toolkit: CUDA 12.4.1, the newest published 12.4 release");
+  EXPECT_EQ(d.reasons[5], "start gate: the container starts: cuda>=12.4, and driver 550.54.15 reports CUDA 12.4");
   EXPECT_EQ(d.reasons[1], "GPUs: A100 (sm_80), H100 (sm_90)");
   EXPECT_EQ(d.reasons[4],
             "torch 2.4.1: cu124 wheels from https://download.pytorch.org/whl/cu124 (kernels for sm_50, sm_60, "

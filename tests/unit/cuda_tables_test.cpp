@@ -31,7 +31,8 @@ TEST(CudaTables, EveryPublishedTagHasAPackagedDriver) {
   EXPECT_EQ(packaged_driver("13.0.3"), "580.95.05");
   EXPECT_EQ(packaged_driver("13.1.2"), "590.48.01");
   EXPECT_EQ(packaged_driver("12.4"), "550.54.15");
-  EXPECT_EQ(packaged_driver("10.2.89"), "");
+  EXPECT_EQ(packaged_driver("10.2.89"), "440.33");  // torch 1.x cu102 wheels bring CUDA 10.2
+  EXPECT_EQ(packaged_driver("9.2.148"), "");
 }
 
 TEST(CudaTables, MinorCompatFloors) {

@@ -183,7 +183,8 @@ const ErrorCase kErrors[] = {
      "paths, workdir, user, context, devcontainer, jobs, outputs\n"},
     {"unknown_nested_key", "envpin: 1\nname: x\ncuda:\n  verison: '12.4'\n",
      "envpin: error: envpin.yaml:4:3: unknown key 'verison' in cuda (did you mean 'version'?)\n"
-     "envpin: hint: valid keys in cuda: version, flavor, cudnn, gpus, driver, forward_compat, repository\n"},
+     "envpin: hint: valid keys in cuda: version, flavor, cudnn, gpus, driver, forward_compat, repository, "
+     "require_check\n"},
     {"wrong_type_list", "envpin: 1\nname: x\napt: git\n",
      "envpin: error: envpin.yaml:3:6: 'apt' must be a list, found 'git'\n"},
     {"wrong_type_string", "envpin: 1\nname: [x]\n",

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
+#include <string_view>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
@@ -34,8 +36,29 @@ struct CudaOptions {
 
 Origin flag(const char* name) { return Origin{name, std::nullopt}; }
 
+// A value as pasted from a terminal: without the spaces around it.
+std::string trimmed(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return "";
+  return std::string(s.substr(first, s.find_last_not_of(" \t") - first + 1));
+}
+
+// "--torch 'torch>=2.6,<2.8'" or "--torch torch==2.4.1": a requirement line, the name first.
+std::string torch_specifier(std::string_view s) {
+  std::string v = trimmed(s);
+  if (v.size() > 5 && (v.compare(0, 5, "torch") == 0 || v.compare(0, 5, "Torch") == 0) &&
+      std::string_view("=<>!~ ").find(v[5]) != std::string_view::npos)
+    v = trimmed(v.substr(5));
+  return v;
+}
+
 // Flags override what the manifest says; without a manifest they are the whole request.
-resolve::CudaRequest build_request(const CudaOptions& o, const manifest::Manifest* m) {
+resolve::CudaRequest build_request(const CudaOptions& given, const manifest::Manifest* m) {
+  CudaOptions o = given;
+  for (std::string* v : {&o.driver, &o.cuda, &o.os}) *v = trimmed(*v);
+  for (std::string& v : o.gpus) v = trimmed(v);
+  for (std::string& v : o.platforms) v = trimmed(v);
+  o.torch = torch_specifier(o.torch);
   resolve::CudaRequest r;
   if (m) r = resolve::request_from_manifest(*m);
   if (!o.cuda.empty()) {

@@ -37,10 +37,10 @@ bool starts_with_icase(std::string_view text, std::string_view prefix) {
 
 }  // namespace
 
-std::string closest(std::string_view word, std::span<const std::string_view> candidates) {
+std::vector<std::string> nearest(std::string_view word, std::span<const std::string_view> candidates) {
   // A suggestion is for a typo in a short word; the distance is quadratic in the length.
   if (word.size() > 64) return {};
-  std::string_view best;
+  std::vector<std::string> best;
   std::size_t best_distance = SIZE_MAX;
   for (std::string_view c : candidates) {
     std::size_t dist = distance(word, c);
@@ -48,12 +48,18 @@ std::string closest(std::string_view word, std::span<const std::string_view> can
     if (starts_with_icase(word, c) && c.size() >= 3) dist = std::min(dist, std::size_t{2});
     if (dist < best_distance) {
       best_distance = dist;
-      best = c;
+      best.clear();
     }
+    if (dist == best_distance && std::find(best.begin(), best.end(), c) == best.end()) best.emplace_back(c);
   }
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-  if (best.empty() || best_distance > limit) return {};
-  return std::string(best);
+  if (best_distance > limit) return {};
+  return best;
+}
+
+std::string closest(std::string_view word, std::span<const std::string_view> candidates) {
+  const std::vector<std::string> all = nearest(word, candidates);
+  return all.empty() ? std::string{} : all.front();
 }
 
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {

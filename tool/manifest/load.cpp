@@ -44,8 +44,8 @@ using diag::quote;
 constexpr std::string_view kTopKeys[] = {"envpin", "name",    "platforms",    "os",      "base",   "cuda",
                                          "python", "apt",     "env",          "secrets", "paths",  "workdir",
                                          "user",   "context", "devcontainer", "jobs",    "outputs"};
-constexpr std::string_view kCudaKeys[] = {"version", "flavor",         "cudnn",     "gpus",
-                                          "driver",  "forward_compat", "repository"};
+constexpr std::string_view kCudaKeys[] = {"version", "flavor",         "cudnn",      "gpus",
+                                          "driver",  "forward_compat", "repository", "require_check"};
 constexpr std::string_view kPythonKeys[] = {"version",     "packages", "requirements", "index",
                                             "extra_index", "source",   "uv_image"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
@@ -114,6 +114,8 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
       cuda.cudnn = r.boolean(v, "cuda.cudnn");
     } else if (key == "forward_compat") {
       cuda.forward_compat = r.boolean(v, "cuda.forward_compat");
+    } else if (key == "require_check") {
+      cuda.require_check = r.boolean(v, "cuda.require_check");
     } else if (key == "repository") {
       // A repository, not an image: envpin appends the tag it chose (":12.4.1-runtime-ubuntu22.04").
       Located<std::string> repo = image_reference(r, v, "cuda.repository", "registry.internal/mirror/nvidia/cuda");

@@ -41,6 +41,7 @@ struct Cuda {
   Location gpus_where;                             // the list (or the cuda section when it is missing)
   std::optional<Located<std::string>> driver;      // the fleet's driver floor, "535.104.05"
   std::optional<Located<bool>> forward_compat;     // cuda.forward_compat: an older driver major through cuda-compat
+  std::optional<Located<bool>> require_check;      // cuda.require_check: off sets NVIDIA_DISABLE_REQUIRE=1
   std::optional<Located<std::string>> repository;  // cuda.repository: a mirror of nvidia/cuda's tags
 };
 

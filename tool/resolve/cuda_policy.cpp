@@ -18,7 +18,7 @@ using namespace detail;
 
 class Policy {
  public:
-  explicit Policy(const CudaRequest& r) : req_(r) {
+  explicit Policy(CudaRequest r) : req_(std::move(r)) {
     for (const auto& p : req_.platforms) platforms_.push_back(p.value);
     if (platforms_.empty()) platforms_.push_back(manifest::Arch::amd64);
   }
@@ -27,6 +27,7 @@ class Policy {
     std::optional<Candidate> requested;
     check_driver_input();
     if (req_.cuda.value != "auto") {
+      check_in_table();
       // A version without an image that could not build for the fleet anyway: the GPU is the
       // cause to name, with a version that builds for it ("10.2 for an RTX 3090": 11.1 or newer).
       if (!find_cuda_release(req_.cuda.value) && !req_.gpus.empty()) {
@@ -53,7 +54,7 @@ class Policy {
   }
 
  private:
-  const CudaRequest& req_;
+  CudaRequest req_;  // a copy: the driver is normalized in place (check_driver_input)
   std::vector<manifest::Arch> platforms_;
   std::vector<GpuTarget> fleet_;
   std::vector<int> sms_;
@@ -82,9 +83,7 @@ class Policy {
       const std::optional<int> sm = gpu_sm(in.value);
       if (!sm) check_not_a_list(in);
       if (!sm) {
-        std::vector<std::string_view> names;
-        for (const GpuModel& g : gpu_models()) names.push_back(g.name);
-        throw Error("unknown GPU '" + in.value + "'" + diag::did_you_mean(in.value, names), in.origin.location(),
+        throw Error("unknown GPU '" + in.value + "'" + gpu_suggestion(in.value), in.origin.location(),
                     "name a product such as 'H100' or give its compute capability, e.g. '9.0'");
       }
       t.sm = *sm;
@@ -106,6 +105,21 @@ class Policy {
       fleet_.push_back(std::move(t));
     }
     sms_.assign(sms.begin(), sms.end());
+  }
+
+  // A guess only within one architecture: "L20" is as near "H20" (Hopper, sm_90) as "L40" (Ada,
+  // sm_89), and a guess across architectures turns a typo into a wrong arch list.
+  static std::string gpu_suggestion(const std::string& input) {
+    std::vector<std::string_view> names;
+    for (const GpuModel& g : gpu_models()) names.push_back(g.name);
+    const std::vector<std::string> near = diag::nearest(input, names);
+    if (near.empty()) return "";
+    std::set<int> sms;
+    for (const std::string& n : near) sms.insert(find_gpu(n)->sm);
+    if (sms.size() == 1) return " (did you mean '" + near.front() + "'?)";
+    std::string list;
+    for (const std::string& n : near) list += (list.empty() ? "" : ", ") + n + " (" + sm_name(find_gpu(n)->sm) + ")";
+    return "; names like it are other architectures: " + list;
   }
 
   // "A100,V100" or "A100 V100": several GPUs in one entry.
@@ -145,12 +159,35 @@ class Policy {
                   in.origin.location(), "give '11.0' (sm_110), which CUDA 13.0 and newer build for");
   }
 
+  // The driver as users type it: "535.104.05", "R535" (a branch: its first release is the floor),
+  // or "12.9", the "CUDA Version" nvidia-smi prints in its header, which names the CUDA the driver
+  // runs, not the driver: the first driver that reports it is the floor, said in a note.
   void check_driver_input() {
     if (!req_.driver) return;
-    floor_ = parse_driver(req_.driver->value);
+    std::string v = req_.driver->value;
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t") + 1);
+    if (v.size() > 1 && (v[0] == 'R' || v[0] == 'r') && parse_driver(v.substr(1))) v.erase(0, 1);
+    floor_ = parse_driver(v);
+    const bool converted = floor_ && (*floor_)[0] < 100;
+    if (converted) {
+      const std::string cuda = std::to_string((*floor_)[0]) + "." + std::to_string((*floor_)[1]);
+      const std::string first = (*floor_)[2] == 0 ? first_driver_reporting(cuda) : "";
+      if (first.empty())
+        throw Error("driver '" + req_.driver->value + "' is no NVIDIA driver version, nor a CUDA version a driver reports",
+                    req_.driver->origin.location(),
+                    "give the \"Driver Version\" nvidia-smi prints, e.g. '570.133.20'");
+      floor_ = parse_driver(first);
+      req_.driver->value = first;
+      early_notes_.push_back(
+          {req_.driver->origin.describe() + " " + v + " is the CUDA version nvidia-smi prints, not a driver: drivers report it from " +
+               first + " on, which envpin takes as the fleet's floor (give the \"Driver Version\" for an exact verdict)",
+           req_.driver->origin.where});
+    }
     if (!floor_)
       throw Error("invalid driver version '" + req_.driver->value + "'", req_.driver->origin.location(),
                   "give the driver as nvidia-smi prints it, e.g. '535.104.05'");
+    if (req_.driver->value != v && !converted) req_.driver->value = v;
   }
 
   // A driver branch older than a GPU's architecture cannot drive the GPU at all, whatever the
@@ -173,6 +210,21 @@ class Policy {
                       std::string(able.front()) + ", in branch " + branch,
                   req_.driver->origin.location(), "upgrade the fleet's driver to " + branch + " or newer");
     }
+  }
+
+  // A line past the table is one envpin knows nothing of, whatever the fleet: that is the cause.
+  void check_in_table() const {
+    const std::string& v = req_.cuda.value;
+    const std::string_view newest = cuda_releases().back().minor;
+    if (find_cuda_release(v) || version_pair(v) <= version_pair(newest)) return;
+    // A GPU the newest line already dropped (V100 after 12.9) is the cause check_unpublished_compiles names.
+    for (const auto& in : req_.gpus)
+      if (const auto sm = gpu_sm(in.value); sm && !lines_building(*sm).empty() && lines_building(*sm).back() != newest)
+        return;
+    throw Error("CUDA " + v + " (" + req_.cuda.origin.describe() + ") is newer than envpin's table, whose newest line is " +
+                    std::string(newest),
+                req_.cuda.origin.location(),
+                "set " + req_.cuda.origin.label + " to " + std::string(newest) + " or older, or update envpin");
   }
 
   void check_unpublished_compiles() const {
@@ -327,12 +379,103 @@ class Policy {
                    fix, req_.driver->origin.location()};
   }
 
+  // The image's own start gate (NVIDIA_REQUIRE_CUDA, cuda_tables.cpp): the NVIDIA container
+  // runtime starts the container only where the driver's own CUDA is at least the tag's, or where
+  // the driver's branch is listed for the GPU's brand; every GPU of the node must pass. Public
+  // reports: "unsatisfied condition: cuda>=12.8" on R535 and R550 hosts (open-webui/docs#507,
+  // theroyallab/tabbyAPI#324), while nvidia/cuda:12.5.0 starts on an R535 data-center host
+  // (rapidsai/devcontainers#332).
+  std::optional<Blocker> check_gate(const Candidate& c, CudaDecision& d) const {
+    if (!floor_) return std::nullopt;
+    const StartGate* found = find_start_gate(c.toolkit);
+    if (!found) return std::nullopt;
+    const StartGate& gate = *found;
+    const std::string reported = cuda_reported_by(*floor_);
+    const std::string requirement = "cuda>=" + std::string(gate.cuda);
+    const std::string& driver = req_.driver->value;
+    if (!reported.empty() && version_pair(reported) >= version_pair(gate.cuda)) {
+      d.start_gate = requirement + ", and driver " + driver + " reports CUDA " + reported;
+      return std::nullopt;
+    }
+    const int branch = (*floor_)[0];
+    const std::string reports = reported.empty() ? "reports no CUDA envpin knows" : "reports CUDA " + reported;
+    std::string brands;
+    for (const manifest::Arch a : platforms_) {
+      for (const GpuTarget& g : fleet_) {
+        const GpuModel* model = g.product.empty() ? nullptr : find_gpu(g.product);
+        const std::string_view brand = model ? gpu_brand(*model, branch) : std::string_view();
+        if (model && gate_admits(gate, brand, branch, a == manifest::Arch::arm64)) {
+          if (brands.find(std::string(brand)) == std::string::npos) brands += (brands.empty() ? "" : ", ") + std::string(brand);
+          continue;
+        }
+        if (req_.require_off) {
+          d.gate_bypassed = true;
+          d.start_gate = requirement + ", which driver " + driver + " (it " + reports + ") does not meet: bypassed by " +
+                         req_.require_off->origin.describe() + " (NVIDIA_DISABLE_REQUIRE=1)";
+          return std::nullopt;
+        }
+        const std::string why =
+            !model ? "'" + g.input + "' is a bare capability, and the gate's exceptions depend on the GPU's brand"
+            : std::find(gate.branches.begin(), gate.branches.end(), branch) == gate.branches.end()
+                ? "its exceptions do not list branch R" + std::to_string(branch)
+                : "its exceptions do not list " + std::string(brand) + " GPUs ('" + g.input + "')" +
+                      (a == manifest::Arch::arm64 && !gate.arm64_same ? " in the arm64 image" : "");
+        return Blocker{"the NVIDIA container runtime refuses to start " + req_.repository + ":" + c.toolkit +
+                           " on driver " + driver + ": the image requires " + requirement + ", the driver " + reports +
+                           ", and " + why,
+                       gate_fix(c, gate, reported, model != nullptr), req_.driver->origin.location()};
+      }
+    }
+    d.start_gate = requirement + ", or branch R" + std::to_string(branch) + " for " + brands + " GPUs (driver " +
+                   driver + " " + reports + ")";
+    if (brands.find("geforce") != std::string::npos || brands.find("titan") != std::string::npos)
+      d.warnings.push_back(
+          {"the start gate of " + c.toolkit + " admits GeForce and TITAN GPUs on R" + std::to_string(branch) +
+               ", but CUDA can still fail in the container with error 804 (\"forward compatibility was attempted on "
+               "non supported HW\") when the image's cuda-compat libraries load (oobabooga/textgen#4407: GTX 1050 Ti, "
+               "525.125.06); a driver that reports CUDA " +
+               std::string(gate.cuda) + " (" + first_driver_reporting(gate.cuda) + " or newer) avoids it",
+           req_.driver->origin.where});
+    // The floor's branch is listed; a node on a later branch the tag does not list is refused.
+    std::string unlisted;
+    const auto upgrade = parse_driver(first_driver_reporting(gate.cuda));
+    std::set<int> known;
+    for (const ToolkitDriver& t : toolkit_drivers()) known.insert((*parse_driver(t.linux_driver))[0]);
+    for (int b : known)
+      if (b > branch && upgrade && b < (*upgrade)[0] &&
+          std::find(gate.branches.begin(), gate.branches.end(), b) == gate.branches.end())
+        unlisted += (unlisted.empty() ? "R" : ", R") + std::to_string(b);
+    if (!unlisted.empty())
+      d.warnings.push_back({"nodes on " + unlisted + " (above the fleet's floor " + driver + ", below " +
+                                first_driver_reporting(gate.cuda) + ") would be refused at start: " + c.toolkit +
+                                "'s NVIDIA_REQUIRE_CUDA does not list those branches",
+                            req_.driver->origin.where});
+    return std::nullopt;
+  }
+
+  // One fix that works: the newest line the driver reports that builds for the fleet, the driver
+  // that reports this tag's CUDA, or the opt-out.
+  std::string gate_fix(const Candidate& c, const StartGate& gate, const std::string& reported, bool named) const {
+    std::string newest;
+    for (const CudaRelease& r : cuda_releases()) {
+      if (reported.empty() || version_pair(r.minor) > version_pair(reported)) continue;
+      if (!check_compile({&r, std::string(r.patches.back())})) newest = std::string(r.minor);
+    }
+    const std::string upgrade = first_driver_reporting(gate.cuda);
+    std::string fix = named ? "" : "name the GPU product in " + req_.gpus_origin.label + ", or ";
+    if (!newest.empty() && version_pair(newest) < version_pair(c.release->minor))
+      fix += "set " + req_.cuda.origin.label + " to " + newest + " (the newest CUDA the driver reports), or ";
+    if (!upgrade.empty()) fix += "upgrade the fleet's driver to " + upgrade + " or newer, or ";
+    return fix + "set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)";
+  }
+
   // All constraints on one candidate; fills `d` when it passes.
   std::optional<Blocker> evaluate(const Candidate& c, CudaDecision& d) const {
     d = CudaDecision{};
     if (auto b = check_os(c, d)) return b;
     if (auto b = check_compile(c)) return b;
     if (auto b = check_driver(c, d)) return b;
+    if (auto b = check_gate(c, d)) return b;
     if (auto b = torch_fit_.check(c, d, requested_label())) return b;
     finish(c, d);
     return std::nullopt;
@@ -353,7 +496,7 @@ class Policy {
       d.cmake_architectures += (i ? ";" : "") + std::to_string(sms_[i]) + (last ? "" : "-real");
       d.torch_arch_list += (i ? ";" : "") + capability_text(sms_[i]) + (last ? "+PTX" : "");
     }
-    d.warnings = early_notes_;
+    d.warnings.insert(d.warnings.begin(), early_notes_.begin(), early_notes_.end());
 
     std::string gpus;
     for (const GpuTarget& g : fleet_) gpus += (gpus.empty() ? "" : ", ") + gpu_label(g);
@@ -413,6 +556,8 @@ class Policy {
                req_.torch ? req_.torch->origin.where : std::nullopt});
       }
     }
+    if (!d.start_gate.empty())
+      d.reasons.push_back(std::string("start gate: ") + (d.gate_bypassed ? "" : "the container starts: ") + d.start_gate);
     d.reasons.push_back("image: " + d.base_image);
   }
 

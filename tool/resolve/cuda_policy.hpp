@@ -43,6 +43,7 @@ struct CudaRequest {
   std::string flavor = "runtime";                   // base, runtime, devel
   bool cudnn = false;
   std::optional<Input<bool>> forward_compat;  // cuda.forward_compat: true
+  std::optional<Input<bool>> require_off;     // cuda.require_check: off (the image's start gate bypassed)
   std::string repository = "nvidia/cuda";     // cuda.repository: where nvidia/cuda's tags are pulled from
 };
 
@@ -83,6 +84,10 @@ struct CudaDecision {
   std::string driver_minor_compat;  // minor-version compatibility floor: "525.60.13"
   std::string driver_floor;         // the fleet's floor as given, may be empty
   DriverFit driver_fit = DriverFit::unknown;
+  // The image's NVIDIA_REQUIRE_CUDA against the fleet's driver: "" when no driver is given,
+  // else what lets the container start ("the driver reports CUDA 12.8", "R535 for nvidia GPUs").
+  std::string start_gate;
+  bool gate_bypassed = false;  // cuda.require_check: off, and the gate would refuse: NVIDIA_DISABLE_REQUIRE=1
   std::optional<TorchChoice> torch;
   std::vector<std::string> reasons;  // why, one line each
   std::vector<Note> warnings;

@@ -60,6 +60,8 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
                                                              : "runtime";
   r.cudnn = c.cudnn.value;
   if (c.repository) r.repository = c.repository->value;
+  if (c.require_check && !c.require_check->value)
+    r.require_off = Input<bool>{true, {"cuda.require_check", c.require_check->where}};
   if (c.forward_compat && c.forward_compat->value)
     r.forward_compat = Input<bool>{true, {"cuda.forward_compat", c.forward_compat->where}};
   if (!torch_pin(m) && m.python) {

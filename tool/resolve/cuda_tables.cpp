@@ -43,6 +43,45 @@ const std::vector<CudaRelease>& releases() {
   return table;
 }
 
+// NVIDIA_REQUIRE_CUDA of each tag's Ubuntu base Dockerfile (runtime, devel and cudnn images
+// inherit it). Source: NVIDIA's gitlab.com/nvidia/container-images/cuda as mirrored on GitHub in
+// pranavmishra90/nvidia-container-images-cuda, dist/<tag>/ubuntu2204/base/Dockerfile (11.x in
+// ubuntu2004, end-of-life tags under dist/end-of-life/) @ 60a1c892e6b9 (up to 13.0.0), @ f577282f0a3a
+// (13.0.1, 13.0.2, 13.1.x, 13.2.1), @ f070c94843cc (13.0.3), @ 3c965d3a69b4 (13.2.0). A tag rebuilt
+// later can carry other clauses (the 2023-11-08 commit 684356f0 removed the R418/R450 clauses of
+// the 11.x tags still published): the lock pins the image by digest.
+const std::vector<StartGate>& start_gates() {
+  using enum GateBrands;
+  static const std::vector<StartGate> table = {
+      {"11.0.3", "11.0", {418}, tesla, false},
+      {"11.1.1", "11.1", {418, 450}, tesla, false},
+      {"11.2.2", "11.2", {418, 450}, tesla, false},
+      {"11.4.3", "11.4", {}, none, true},
+      {"11.5.2", "11.5", {470}, list_a, false},
+      {"11.6.2", "11.6", {470}, list_a, false},
+      {"11.7.1", "11.7", {470}, list_a, false},
+      {"11.8.0", "11.8", {470}, list_a, false},
+      {"12.0.1", "12.0", {470}, list_a, false},
+      {"12.1.1", "12.1", {470, 525}, list_a, false},
+      {"12.2.2", "12.2", {470, 525}, list_a, false},
+      {"12.3.2", "12.3", {470, 525, 535}, list_a, false},
+      {"12.4.1", "12.4", {470, 525, 535}, list_a, true},
+      {"12.5.1", "12.5", {470, 535, 550}, list_b, true},
+      {"12.6.3", "12.6", {470, 535, 550}, list_b, true},
+      {"12.8.1", "12.8", {470, 535, 550, 560, 565}, list_b, true},
+      {"12.9.1", "12.9", {535, 550, 560, 565, 570}, list_b, true},
+      {"13.0.0", "13.0", {535, 550, 565, 570, 575}, list_b, true},
+      {"13.0.1", "13.0", {535, 550, 565, 570, 575}, list_b, true},
+      {"13.0.2", "13.0", {535, 550, 565, 570, 575}, list_b, true},
+      {"13.0.3", "13.0", {535, 550, 565, 570, 575}, list_b, true},
+      {"13.1.1", "13.1", {535, 550, 570, 575, 580}, list_b, true},
+      {"13.1.2", "13.1", {535, 550, 560, 565, 570, 580}, list_b, true},
+      {"13.2.0", "13.2", {535, 570, 580, 590}, list_b, true},
+      {"13.2.1", "13.2", {535, 570, 580, 590}, list_b, true},
+  };
+  return table;
+}
+
 // Product -> compute capability. Source: NVIDIA "CUDA GPU Compute Capability",
 // https://developer.nvidia.com/cuda-gpus and https://developer.nvidia.com/cuda-legacy-gpus
 // (reference/cuda-facts.md §2.1). A10G (AWS) = 8.6 and GTX 16xx = 7.5 are from third-party
@@ -167,7 +206,10 @@ std::string compact(std::string s) {
 // Table 3 "CUDA Toolkit and Corresponding Driver Versions",
 // https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/ (cuda-facts.md §1.1).
 // "Update N" rows are written as the patch release they name.
+// The 10.x rows (torch 1.x wheels bring CUDA 10.1 and 10.2 runtimes) are from the same table
+// of the CUDA 11.0 release notes ("CUDA 10.1 (10.1.105 general release, and updates) >= 418.39"), https://docs.nvidia.com/cuda/archive/11.0/cuda-toolkit-release-notes/.
 constexpr ToolkitDriver kToolkitDrivers[] = {
+    {"10.0.130", "410.48"},  {"10.1.105", "418.39"},  {"10.1.243", "418.39"}   , {"10.2.89", "440.33"},
     {"11.0.1", "450.36.06"}, {"11.0.2", "450.51.05"}, {"11.0.3", "450.51.06"},  {"11.1.0", "455.23"},
     {"11.1.1", "455.32"},    {"11.2.0", "460.27.03"}, {"11.2.1", "460.32.03"},  {"11.2.2", "460.32.03"},
     {"11.3.0", "465.19.01"}, {"11.3.1", "465.19.01"}, {"11.4.0", "470.42.01"},  {"11.4.1", "470.57.02"},
@@ -345,6 +387,54 @@ std::string packaged_driver(std::string_view toolkit) {
   return best;
 }
 
+std::string first_driver_reporting(std::string_view minor) {
+  const std::string prefix = std::string(minor) + ".";
+  for (const ToolkitDriver& row : kToolkitDrivers)
+    if (row.toolkit.starts_with(prefix)) return std::string(row.linux_driver);
+  return {};
+}
+
+const StartGate* find_start_gate(std::string_view tag) {
+  for (const StartGate& g : start_gates())
+    if (g.tag == tag) return &g;
+  return nullptr;
+}
+
+// The runtime (libnvidia-container src/cli/dsl.c) ORs the space-separated clauses and ANDs the
+// comma-separated conditions in one; a brand matches NVML's brand name case-insensitively
+// (src/driver.c, since libnvidia-container 1.9); driver>=R,driver<R+1 is branch R exactly.
+bool gate_admits(const StartGate& gate, std::string_view brand, int branch, bool arm64) {
+  if (arm64 && !gate.arm64_same) return false;
+  if (std::find(gate.branches.begin(), gate.branches.end(), branch) == gate.branches.end()) return false;
+  static constexpr std::string_view kListA[] = {"tesla", "unknown", "nvidia", "nvidiartx", "geforce",
+                                                "geforcertx", "quadro", "quadrortx", "titan", "titanrtx"};
+  static constexpr std::string_view kListB[] = {"unknown", "grid", "tesla", "nvidia", "quadro", "quadrortx",
+                                                "nvidiartx", "vapps", "vpc", "vcs", "vws", "cloudgaming"};
+  switch (gate.brands) {
+    case GateBrands::none:
+      return false;
+    case GateBrands::tesla:
+      return brand == "tesla";
+    case GateBrands::list_a:
+      return std::find(std::begin(kListA), std::end(kListA), brand) != std::end(kListA);
+    case GateBrands::list_b:
+      return std::find(std::begin(kListB), std::end(kListB), brand) != std::end(kListB);
+  }
+  return false;
+}
+
+// NVML's CUDA driver version (what the runtime compares cuda>=X with) is the newest CUDA the
+// driver runs in full; a driver reports a line from that line's first release on (Table 3).
+std::string cuda_reported_by(const DriverVersion& driver) {
+  std::string best;
+  for (const ToolkitDriver& row : kToolkitDrivers) {
+    const std::string_view minor = row.toolkit.substr(0, row.toolkit.rfind('.'));
+    if (first_driver_reporting(minor) == row.linux_driver && driver >= *parse_driver(row.linux_driver))
+      best = std::string(minor);
+  }
+  return best;
+}
+
 std::span<const MinorCompat> minor_compat_floors() { return kMinorCompat; }
 
 std::string minor_compat_floor(int major) {
@@ -361,14 +451,14 @@ const GpuModel* find_gpu(std::string_view name) {
   for (const GpuModel& g : kGpus)
     if (compact(gpu_words(g.name)) == compact(words)) return &g;
   // nvidia-smi names carry a form factor and memory: "A100-SXM4-80GB", "H100 80GB HBM3",
-  // "RTX 6000 Ada Generation". Take the longest product the name starts with, when what
-  // follows cannot continue a model number ("A10" does not match "A100").
+  // "RTX 6000 Ada Generation". Take the longest product the name starts with as a whole word:
+  // "A10" matches neither "A100" nor the typo "A10O" (an A100 by its look, an A10 by a prefix).
   const GpuModel* best = nullptr;
   std::size_t best_len = 0;
   for (const GpuModel& g : kGpus) {
     const std::string n = gpu_words(g.name);
     if (n.size() <= best_len || !words.starts_with(n)) continue;
-    if (std::isdigit(static_cast<unsigned char>(words[n.size()]))) continue;
+    if (words.size() > n.size() && words[n.size()] != ' ') continue;
     best = &g;
     best_len = n.size();
   }
@@ -383,6 +473,29 @@ const GpuModel* find_gpu(std::string_view name) {
     }
   }
   return best;
+}
+
+// NVML's brand, as nvidia-smi -q prints it under "Product Brand" in public reports: GeForce for
+// every GeForce (RTX 3090 on 520.61.05, RTX 4090, RTX 5090; NVML marks GEFORCE_RTX "Unused"),
+// Titan for TITAN RTX, "NVIDIA RTX" for RTX A6000 and RTX 6000 Ada (mrirecon/bart#323), NVIDIA for
+// data-center GPUs on current drivers (A100 on 470.103.01, NVIDIA/CUDALibrarySamples#104; T4,
+// NVIDIA/nvidia-container-toolkit#188; H100, L40S, RTX PRO 6000 Blackwell Server Edition), Tesla
+// for them on old drivers (V100 on 390.30, NVIDIA/nvidia-docker#738; before R470 the branch a
+// data-center GPU first reported NVIDIA on is not known, so Tesla is assumed, as the 11.0-11.2
+// tags, which list only tesla, were built for). Quadro boards are quadro or quadrortx: both are
+// in every list that names either.
+std::string_view gpu_brand(const GpuModel& g, int branch) {
+  const std::string words = gpu_words(g.name);
+  switch (g.kind) {
+    case GpuKind::consumer:
+      return words.starts_with("titan") ? "titan" : "geforce";
+    case GpuKind::workstation:
+      return words.starts_with("quadro rtx") ? "quadrortx" : words.starts_with("quadro") ? "quadro" : "nvidiartx";
+    case GpuKind::data_center:
+    case GpuKind::jetson:
+      break;
+  }
+  return branch < 470 ? "tesla" : "nvidia";
 }
 
 std::optional<int> gpu_sm(std::string_view text) {

@@ -46,6 +46,10 @@ std::span<const ToolkitDriver> toolkit_drivers();
 // below the patch. Empty when the minor is unknown.
 std::string packaged_driver(std::string_view toolkit);
 
+// The first driver that reports CUDA `minor` ("12.9") as its "CUDA Version": the packaged driver
+// of that line's first release. Empty when the table has no such line.
+std::string first_driver_reporting(std::string_view minor);
+
 struct MinorCompat {
   int major;                    // CUDA major, e.g. 12
   std::string_view min_driver;  // lowest driver of any 12.y app under minor-version compatibility
@@ -53,6 +57,32 @@ struct MinorCompat {
 std::span<const MinorCompat> minor_compat_floors();
 // The minor-version-compatibility floor for CUDA `major`, or empty when there is none.
 std::string minor_compat_floor(int major);
+
+// --- The image's start gate ----------------------------------------------------------------
+
+// Which GPU brands the brand=B,driver>=R,driver<R+1 clauses of a tag name (the same list for
+// every branch of one tag). list_a: tesla unknown nvidia nvidiartx geforce geforcertx quadro
+// quadrortx titan titanrtx; list_b: unknown grid tesla nvidia quadro quadrortx nvidiartx vapps vpc
+// vcs vws cloudgaming (no GeForce, no TITAN).
+enum class GateBrands { none, tesla, list_a, list_b };
+
+// An nvidia/cuda tag's NVIDIA_REQUIRE_CUDA: "cuda>=X" OR one of its brand-and-branch clauses.
+struct StartGate {
+  std::string_view tag;       // "12.8.1"
+  std::string_view cuda;      // "12.8": the driver's own CUDA version must be at least this
+  std::vector<int> branches;  // R of each brand=...,driver>=R,driver<R+1 clause
+  GateBrands brands;
+  bool arm64_same;  // the sbsa (arm64) image has the same clauses; false: a bare cuda>=X
+};
+
+// The gate of tag "12.8.1", or nullptr when envpin has no row for it.
+const StartGate* find_start_gate(std::string_view tag);
+// Whether the gate's clauses let a GPU of brand `brand` (the runtime's word: "geforce", "nvidia")
+// through on driver branch `branch`, for an image of that platform.
+bool gate_admits(const StartGate& gate, std::string_view brand, int branch, bool arm64);
+// "12.2" for driver 535.104.05: the newest CUDA whose first driver is at or below `driver`, as
+// NVML reports it to the container runtime. Empty below the table.
+std::string cuda_reported_by(const DriverVersion& driver);
 
 // --- GPUs ------------------------------------------------------------------------------
 
@@ -76,6 +106,10 @@ std::string gpu_words(std::string_view name);
 // A product name ("H100", "nvidia a100", "NVIDIA A100-SXM4-80GB" as nvidia-smi prints it),
 // or nullptr when unknown. Capabilities are not products: see gpu_sm.
 const GpuModel* find_gpu(std::string_view name);
+
+// The brand NVML reports for a GPU, in the NVIDIA container runtime's word ("geforce", "titan",
+// "nvidiartx", "quadro", "quadrortx", "nvidia", "tesla"), with driver branch `branch`.
+std::string_view gpu_brand(const GpuModel& g, int branch);
 
 // Looks up a product name or a capability ("9.0", "sm_90"). Returns the SM number, or
 // nullopt when unknown.

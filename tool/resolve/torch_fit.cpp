@@ -30,6 +30,11 @@ void TorchFit::check_input(std::vector<Note>& notes) {
   if (!is_torch_version(v))
     throw Error("invalid torch version '" + v + "'", req_.torch->origin.location(),
                 "give it as pip does, e.g. '2.4.1'");
+  if (req_.torch_variant && req_.torch_variant->value == "cpu")
+    throw Error("torch " + v + "+cpu (" + req_.torch_variant->origin.describe() +
+                    ") is the CPU-only build: no CUDA kernel runs in it",
+                req_.torch_variant->origin.location(),
+                "drop '+cpu' and let envpin choose the CUDA variant, or remove the cuda section for a CPU-only image");
   torch_ = find_torch_release(v);
   if (torch_ && req_.python) check_python_wheels();
   if (torch_) {
