@@ -502,13 +502,14 @@ INSTANTIATE_TEST_SUITE_P(
         // code from a newer toolkit (11.3 there, which has no nvidia/cuda image; 11.8 here). Run on
         // the host, minor-version compatibility let it start; the 11.8.0 image's start gate lists
         // no R460, so the container never starts.
-        Scenario{"report_rtx3070_laptop_cuda118_driver460",
-                 Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
-                 "envpin: error: --driver: the NVIDIA container runtime refuses to start nvidia/cuda:11.8.0 on driver "
-                 "460.80: the image requires cuda>=11.8, the driver reports CUDA 11.2, and its exceptions do not list "
-                 "branch R460\n"
-                 "envpin: hint: set --cuda to 11.2 (the newest CUDA the driver reports), or upgrade the fleet's driver "
-                 "to 520.61.05 or newer, or set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)\n"},
+        Scenario{
+            "report_rtx3070_laptop_cuda118_driver460",
+            Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
+            "envpin: error: --driver: the NVIDIA container runtime refuses to start nvidia/cuda:11.8.0 on driver "
+            "460.80: the image requires cuda>=11.8, the driver reports CUDA 11.2, and its exceptions do not list "
+            "branch R460\n"
+            "envpin: hint: set --cuda to 11.2 (the newest CUDA the driver reports), or upgrade the fleet's driver "
+            "to 520.61.05 or newer, or set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)\n"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000'; names like it are other architectures: H100 (sm_90), "
                  "T1000 (sm_75)\n"

@@ -43,6 +43,7 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
     Fields cuda;
     cuda.code("toolkit", Code::sh(env.cuda->toolkit));
     cuda.code("forward_compat", Code::number(m.cuda->forward_compat && m.cuda->forward_compat->value ? 1 : 0));
+    cuda.code("require_off", Code::number(m.cuda->require_check && !m.cuda->require_check->value ? 1 : 0));
     cuda.code("driver_floor", Code::sh(env.cuda->driver_floor));
     std::vector<std::string> caps;
     for (int sm : env.cuda->sms) caps.push_back(resolve::capability_text(sm));

@@ -76,6 +76,8 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     Fields cuda;
     cuda.text("toolkit", env.cuda->toolkit);
     cuda.flag("forward_compat", env.cuda->driver_fit == resolve::DriverFit::forward);
+    cuda.flag("require_off", env.cuda->gate_bypassed);
+    cuda.text("start_gate", env.cuda->start_gate);
     std::string gpus;
     for (const auto& g : env.cuda->gpus)
       gpus +=

@@ -71,6 +71,8 @@ std::string decision_json(const CudaDecision& d) {
                  {"minor_version_compat", d.driver_minor_compat},
                  {"fleet_floor", d.driver_floor},
                  {"fit", fit_text(d.driver_fit)}};
+  j["start_gate"] = {{"verdict", d.start_gate.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.start_gate)},
+                     {"bypassed", d.gate_bypassed}};
   if (d.torch)
     j["torch"] = {{"version", d.torch->version},
                   {"variant", d.torch->variant},

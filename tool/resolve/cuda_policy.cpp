@@ -174,14 +174,15 @@ class Policy {
       const std::string cuda = std::to_string((*floor_)[0]) + "." + std::to_string((*floor_)[1]);
       const std::string first = (*floor_)[2] == 0 ? first_driver_reporting(cuda) : "";
       if (first.empty())
-        throw Error("driver '" + req_.driver->value + "' is no NVIDIA driver version, nor a CUDA version a driver reports",
-                    req_.driver->origin.location(),
-                    "give the \"Driver Version\" nvidia-smi prints, e.g. '570.133.20'");
+        throw Error(
+            "driver '" + req_.driver->value + "' is no NVIDIA driver version, nor a CUDA version a driver reports",
+            req_.driver->origin.location(), "give the \"Driver Version\" nvidia-smi prints, e.g. '570.133.20'");
       floor_ = parse_driver(first);
       req_.driver->value = first;
       early_notes_.push_back(
-          {req_.driver->origin.describe() + " " + v + " is the CUDA version nvidia-smi prints, not a driver: drivers report it from " +
-               first + " on, which envpin takes as the fleet's floor (give the \"Driver Version\" for an exact verdict)",
+          {req_.driver->origin.describe() + " " + v +
+               " is the CUDA version nvidia-smi prints, not a driver: drivers report it from " + first +
+               " on, which envpin takes as the fleet's floor (give the \"Driver Version\" for an exact verdict)",
            req_.driver->origin.where});
     }
     if (!floor_)
@@ -221,8 +222,8 @@ class Policy {
     for (const auto& in : req_.gpus)
       if (const auto sm = gpu_sm(in.value); sm && !lines_building(*sm).empty() && lines_building(*sm).back() != newest)
         return;
-    throw Error("CUDA " + v + " (" + req_.cuda.origin.describe() + ") is newer than envpin's table, whose newest line is " +
-                    std::string(newest),
+    throw Error("CUDA " + v + " (" + req_.cuda.origin.describe() +
+                    ") is newer than envpin's table, whose newest line is " + std::string(newest),
                 req_.cuda.origin.location(),
                 "set " + req_.cuda.origin.label + " to " + std::string(newest) + " or older, or update envpin");
   }
@@ -405,13 +406,13 @@ class Policy {
         const GpuModel* model = g.product.empty() ? nullptr : find_gpu(g.product);
         const std::string_view brand = model ? gpu_brand(*model, branch) : std::string_view();
         if (model && gate_admits(gate, brand, branch, a == manifest::Arch::arm64)) {
-          if (brands.find(std::string(brand)) == std::string::npos) brands += (brands.empty() ? "" : ", ") + std::string(brand);
+          if (brands.find(std::string(brand)) == std::string::npos)
+            brands += (brands.empty() ? "" : ", ") + std::string(brand);
           continue;
         }
         if (req_.require_off) {
           d.gate_bypassed = true;
-          d.start_gate = requirement + ", which driver " + driver + " (it " + reports + ") does not meet: bypassed by " +
-                         req_.require_off->origin.describe() + " (NVIDIA_DISABLE_REQUIRE=1)";
+          d.start_gate = requirement + ", which driver " + driver + " (it " + reports + ") does not meet";
           return std::nullopt;
         }
         const std::string why =
@@ -557,7 +558,11 @@ class Policy {
       }
     }
     if (!d.start_gate.empty())
-      d.reasons.push_back(std::string("start gate: ") + (d.gate_bypassed ? "" : "the container starts: ") + d.start_gate);
+      d.reasons.push_back("start gate: " +
+                          (d.gate_bypassed ? "bypassed by " + req_.require_off->origin.describe() +
+                                                 " (NVIDIA_DISABLE_REQUIRE=1): the image asks "
+                                           : std::string("the container starts: ")) +
+                          d.start_gate);
     d.reasons.push_back("image: " + d.base_image);
   }
 

@@ -207,9 +207,10 @@ std::string compact(std::string s) {
 // https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/ (cuda-facts.md §1.1).
 // "Update N" rows are written as the patch release they name.
 // The 10.x rows (torch 1.x wheels bring CUDA 10.1 and 10.2 runtimes) are from the same table
-// of the CUDA 11.0 release notes ("CUDA 10.1 (10.1.105 general release, and updates) >= 418.39"), https://docs.nvidia.com/cuda/archive/11.0/cuda-toolkit-release-notes/.
+// of the CUDA 11.0 release notes ("CUDA 10.1 (10.1.105 general release, and updates) >= 418.39"),
+// https://docs.nvidia.com/cuda/archive/11.0/cuda-toolkit-release-notes/.
 constexpr ToolkitDriver kToolkitDrivers[] = {
-    {"10.0.130", "410.48"},  {"10.1.105", "418.39"},  {"10.1.243", "418.39"}   , {"10.2.89", "440.33"},
+    {"10.0.130", "410.48"},  {"10.1.105", "418.39"},  {"10.1.243", "418.39"},   {"10.2.89", "440.33"},
     {"11.0.1", "450.36.06"}, {"11.0.2", "450.51.05"}, {"11.0.3", "450.51.06"},  {"11.1.0", "455.23"},
     {"11.1.1", "455.32"},    {"11.2.0", "460.27.03"}, {"11.2.1", "460.32.03"},  {"11.2.2", "460.32.03"},
     {"11.3.0", "465.19.01"}, {"11.3.1", "465.19.01"}, {"11.4.0", "470.42.01"},  {"11.4.1", "470.57.02"},
@@ -406,10 +407,10 @@ const StartGate* find_start_gate(std::string_view tag) {
 bool gate_admits(const StartGate& gate, std::string_view brand, int branch, bool arm64) {
   if (arm64 && !gate.arm64_same) return false;
   if (std::find(gate.branches.begin(), gate.branches.end(), branch) == gate.branches.end()) return false;
-  static constexpr std::string_view kListA[] = {"tesla", "unknown", "nvidia", "nvidiartx", "geforce",
-                                                "geforcertx", "quadro", "quadrortx", "titan", "titanrtx"};
-  static constexpr std::string_view kListB[] = {"unknown", "grid", "tesla", "nvidia", "quadro", "quadrortx",
-                                                "nvidiartx", "vapps", "vpc", "vcs", "vws", "cloudgaming"};
+  static constexpr std::string_view kListA[] = {"tesla",      "unknown", "nvidia",    "nvidiartx", "geforce",
+                                                "geforcertx", "quadro",  "quadrortx", "titan",     "titanrtx"};
+  static constexpr std::string_view kListB[] = {"unknown",   "grid",  "tesla", "nvidia", "quadro", "quadrortx",
+                                                "nvidiartx", "vapps", "vpc",   "vcs",    "vws",    "cloudgaming"};
   switch (gate.brands) {
     case GateBrands::none:
       return false;

@@ -23,6 +23,7 @@ require_gpu=0
 allow_no_gpu=0
 CUDA_TOOLKIT='12.8.1'
 forward_compat=0
+require_off=0
 
 usage() {
   sed -n '2,13s/^# \{0,1\}//p' "$0"
@@ -389,6 +390,15 @@ check_gpus() {
     ok gpu.driver "$driver (< $3: CUDA $CUDA_TOOLKIT through forward compatibility, cuda.forward_compat)"
   else
     mismatch gpu.driver ">= $2 (>= $3 with minor-version compatibility)" "$driver" "upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
+  fi
+  # cuda.require_check: off let the container start past the image's NVIDIA_REQUIRE_CUDA: only a
+  # CUDA program shows that CUDA runs on this driver (the smoke kernel, below with --smoke).
+  if [ "$require_off" = 1 ] && ! satisfies "$driver" ">=$2"; then
+    if [ "$smoke" = 1 ]; then
+      ok gpu.start_gate "NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off): the smoke kernel below shows whether CUDA runs"
+    else
+      unchecked gpu.start_gate "NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped the image's start gate on driver $driver: run check_env --smoke to show that CUDA runs"
+    fi
   fi
   index=0
   while IFS=, read -r _ name; do
