@@ -257,16 +257,14 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"range_upper_bound", Req().gpu("A100").torch_range(">=2.4,<2.5"),
                  "12.4.1 12.4.1-runtime-ubuntu22.04 [80] torch=cu124 driver>=550.54.15 unknown warnings=0"},
         Scenario{"range_nothing_known", Req().gpu("H100").torch_range(">=3"),
-                 "envpin: error: envpin.yaml:8:7: 'torch>=3' allows no torch release envpin knows (2.0 to 2.14)\n"
+                 "envpin: error: envpin.yaml:8:7: 'torch>=3' allows no torch release envpin knows (1.8 to 2.14)\n"
                  "envpin: hint: widen the specifier, or pin the release you need with torch==X.Y.Z\n"},
         Scenario{"range_rtx5090_before_27", Req().gpu("RTX 5090").torch_range("<2.7"),
-                 "envpin: error: envpin.yaml:8:7: no torch release 'torch<2.7' allows fits: 2.6: torch 2.6 "
-                 "(python.packages at line 8) has no wheels with kernels for 'RTX 5090' (sm_120): none of its "
-                 "varia...; 2.5: torch 2.5 (python.packages at line 8) has no wheels with kernels for 'RTX 5090' "
-                 "(sm_120): none of its varia...; 2.4: torch 2.4 (python.packages at line 8) has no wheels with "
-                 "kernels for 'RTX 5090' (sm_120): none of its varia...; and 4 older\n"
-                 "envpin: hint: pin a release that fits with torch==X.Y.Z, or change the fleet, driver or "
-                 "cuda.version\n"},
+                 "envpin: error: envpin.yaml:8:7: no torch release 'torch<2.7' allows fits: 2.6: has no wheels with "
+                 "kernels for 'RTX 5090' (sm_120); 2.5: has no wheels with kernels for 'RTX 5090' (sm_120); 2.4: has "
+                 "no wheels with kernels for 'RTX 5090' (sm_120); and 11 older\n"
+                 "envpin: hint: torch 2.7 fits (the nearest release that does): widen the specifier to allow it, or "
+                 "change the fleet, driver or cuda.version\n"},
         // Issue 14, class 2: torch without CUDA aarch64 wheels on arm64 let pip take PyPI's
         // CPU-only aarch64 wheel (a warning, exit 0); aarch64 CUDA wheels start with cu126 in 2.7.
         // Public reports: pytorch/pytorch#168065 (GB200: `pip install torch` gave the CPU build),
@@ -368,11 +366,10 @@ INSTANTIATE_TEST_SUITE_P(
         // pytorch/pytorch#45028: an A100 on driver 450.119.03 (CUDA 11.0 driver).
         Scenario{"report_a100_driver450", Req().gpu("NVIDIA A100-SXM4-40GB").driver("450.119.03"),
                  "11.0.3 11.0.3-runtime-ubuntu20.04 [80] torch=- driver>=450.51.06 full warnings=0"},
-        // andreimargeloiu/WPFS#3: torch 1.10.1 on an A100 (no sm_80 kernels in its default build).
+        // andreimargeloiu/WPFS#3: torch 1.10.1 on an A100 (no sm_80 kernels in its default build, cu102:
+        // "supports sm_37 sm_50 sm_60 sm_70"). Issue 33: 1.x is decided like 2.x, and its cu111 wheels run.
         Scenario{"report_a100_torch1101", Req().gpu("A100").torch("1.10.1"),
-                 "envpin: error: --torch: torch 1.10.1 predates the CUDA wheel table envpin checks (torch 2.0 to "
-                 "2.14)\n"
-                 "envpin: hint: pin torch 2.0 or newer\n"},
+                 "11.1.1 11.1.1-runtime-ubuntu20.04 [80] torch=cu111 driver>=455.32 unknown warnings=0"},
         // Aaronontheweb/witticism#10: torch 2.8 cu128 has no sm_61 kernels for a GTX 1080; cu126 has.
         Scenario{"report_gtx1080_torch28_auto", Req().gpu("NVIDIA GeForce GTX 1080").torch("2.8.0"),
                  "12.6.3 12.6.3-runtime-ubuntu22.04 [61] torch=cu126 driver>=560.35.05 unknown warnings=0"},
@@ -523,10 +520,8 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"bad_torch", Req().gpu("A100").torch("two"),
                  "envpin: error: --torch: invalid torch version 'two'\n"
                  "envpin: hint: give it as pip does, e.g. '2.4.1'\n"},
-        Scenario{
-            "torch_113", Req().gpu("A100").torch("1.13.1"),
-            "envpin: error: --torch: torch 1.13.1 predates the CUDA wheel table envpin checks (torch 2.0 to 2.14)\n"
-            "envpin: hint: pin torch 2.0 or newer\n"},
+        Scenario{"torch_113", Req().gpu("A100").torch("1.13.1"),
+                 "11.7.1 11.7.1-runtime-ubuntu22.04 [80] torch=cu117 driver>=515.48.07 unknown warnings=0"},
         Scenario{"torch_newer_than_table", Req().gpu("A100").torch("2.20.0").cuda("13.0"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [80] torch=- driver>=580.95.05 unknown warnings=1"},
         Scenario{"t4_rtx5090_driver570_torch28", Req().gpu("T4").gpu("RTX 5090").driver("570.124.06").torch("2.8.0"),
@@ -574,7 +569,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --torch: torch 2.8.0 (--torch) has no wheels with kernels for 'K80' (sm_37): none "
                  "of its variants (cu126, cu128, cu129) does, so it would fail with \"no kernel image is available "
                  "for execution on the device\"\n"
-                 "envpin: hint: use torch 2.0 to 2.7 (cu118)\n"},
+                 "envpin: hint: use torch 2.7 (cu118), or an older release down to 1.8.0\n"},
         // Found by the fuzzer: numbers past INT_MAX in versions were std::out_of_range from std::stoi.
         Scenario{"huge_torch_version", Req().gpu("A100").torch("1111111111111111111111111.0.1"),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [80] torch=- driver>=595.58.03 unknown warnings=1"},

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "resolve/cuda_tables.hpp"
+#include "resolve/torch_fit.hpp"
 
 namespace envpin::resolve {
 namespace {
@@ -132,14 +133,19 @@ TEST(CudaTables, CompilableSmsPerRelease) {
 }
 
 TEST(CudaTables, EveryTorchRow) {
-  ASSERT_EQ(torch_releases().size(), 15u);
+  ASSERT_EQ(torch_releases().size(), 22u);
   for (const TorchRelease& r : torch_releases()) {
-    EXPECT_EQ(find_torch_release(std::string(r.minor) + ".1"), &r);
+    // A release built unlike its minor's others (1.8.0) has a row of its own.
+    const bool exact = std::count(r.minor.begin(), r.minor.end(), '.') == 2;
+    EXPECT_EQ(find_torch_release(exact ? std::string(r.minor) : std::string(r.minor) + ".1"), &r);
     ASSERT_FALSE(r.variants.empty()) << r.minor;
     for (const TorchVariant& v : r.variants) {
-      // Each variant's CUDA has an nvidia/cuda line, and that toolkit can build every arch
-      // the wheel carries.
-      ASSERT_TRUE(find_cuda_release(v.cuda)) << r.minor << " " << v.tag;
+      // Some nvidia/cuda line serves each variant (its own, or 11.x for 10.x wheels), and where
+      // the variant's own line is in the table, that toolkit builds every arch the wheel carries.
+      EXPECT_TRUE(std::any_of(cuda_releases().begin(), cuda_releases().end(),
+                              [&](const CudaRelease& c) { return detail::image_serves(v, c); }))
+          << r.minor << " " << v.tag;
+      if (!find_cuda_release(v.cuda)) continue;
       const auto buildable = compilable_sms(v.cuda);
       for (int sm : v.sass) EXPECT_TRUE(has(buildable, sm)) << r.minor << " " << v.tag << " sm_" << sm;
       for (int sm : v.sass_arm64) EXPECT_TRUE(has(buildable, sm)) << r.minor << " " << v.tag << " arm64 sm_" << sm;
@@ -150,7 +156,12 @@ TEST(CudaTables, EveryTorchRow) {
       EXPECT_EQ(torch_index_url(v.tag), "https://download.pytorch.org/whl/" + std::string(v.tag));
     }
   }
-  EXPECT_FALSE(find_torch_release("1.13.1"));
+  EXPECT_FALSE(find_torch_release("1.7.1"));
+  EXPECT_EQ(find_torch_release("1.8.1")->minor, "1.8");
+  EXPECT_EQ(find_torch_release("1.8.0")->minor, "1.8.0");
+  // 1.x wheels never had sm_90 (1.13.1+cu117 on H100, pytorch/pytorch#90761); cu102 has no sm_75.
+  EXPECT_FALSE(has(find_torch_release("1.13.1")->variants.back().sass, 90));
+  EXPECT_FALSE(has(find_torch_release("1.12.1")->variants.front().sass, 75));
   EXPECT_FALSE(find_torch_release("2"));
   // RTX 50xx (sm_120) first runs torch 2.7 cu128 (cog's measured floors, cuda-facts.md §3.3).
   const TorchRelease* t27 = find_torch_release("2.7.0");
@@ -163,7 +174,8 @@ TEST(CudaTables, TorchVariantAndKernelRule) {
   ASSERT_TRUE(cu124);
   EXPECT_EQ(cu124->tag, "cu124");
   EXPECT_EQ(find_torch_variant("2.4.1", "13.0"), nullptr);
-  EXPECT_EQ(find_torch_variant("1.13.1", "11.7"), nullptr);
+  EXPECT_EQ(find_torch_variant("1.7.1", "11.0"), nullptr);
+  EXPECT_EQ(find_torch_variant("1.13.1", "11.7")->tag, "cu117");
   EXPECT_EQ(find_torch_variant("2.4.1", ""), nullptr);
   EXPECT_TRUE(kernels_run_on(cu124->sass, cu124->ptx, 89));    // sm_86 cubin, same major
   EXPECT_FALSE(kernels_run_on(cu124->sass, cu124->ptx, 120));  // no Blackwell cubin, no PTX

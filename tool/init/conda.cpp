@@ -206,8 +206,19 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
       note(d, from + ": no CUDA version in it: cuda.version left to you");
       return;
     }
+    const bool torch_runtime = name == "pytorch-cuda" || name == "cudatoolkit" || name == "cuda-version";
+    if (torch_runtime) torch_cuda = Value{v, from};
+    // No nvidia/cuda image of that line (cudatoolkit=11.3, =10.2): the torch wheels of that
+    // variant bring their own CUDA runtime, so any image the driver runs serves them.
+    const bool well_formed = v.find_first_not_of("0123456789.") == std::string::npos &&
+                             std::count(v.begin(), v.end(), '.') == 1 && v.back() != '.';
+    if (torch_runtime && well_formed && !resolve::find_cuda_release(v)) {
+      note(d, from + ": nvidia/cuda publishes no CUDA " + v +
+                  " image; torch's wheels of that variant bring their own CUDA runtime, so cuda.version is left "
+                  "to auto (the nearest image the fleet's driver runs)");
+      return;
+    }
     set_once(d.cuda, {v, from}, "the CUDA version");
-    if (name == "pytorch-cuda" || name == "cudatoolkit" || name == "cuda-version") torch_cuda = Value{v, from};
     return;
   }
   if (rule && rule->rule == Rule::cudnn) {

@@ -422,6 +422,11 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& 
       ++i;  // FOO=bar apt-get
     if (i >= cmd.size()) continue;
     const std::string program = fs::path(cmd[i]).filename().string();
+    // A versioned interpreter run ("python3.7 get-pip.py", "python3.10 -m pip") names the
+    // project's Python: detectron2's docker/Dockerfile installs torch for python3.7 this way.
+    if (program.starts_with("python") && manifest::is_python_version(program.substr(6)) &&
+        program.find('.') != std::string::npos)
+      offer(d, d.python, {program.substr(6), from + " (" + program + ")"}, "python.version");
     const auto sub = [&](const std::string& verb) {
       for (std::size_t j = i + 1; j < cmd.size(); ++j)
         if (cmd[j] == verb) return j;

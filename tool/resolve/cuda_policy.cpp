@@ -576,6 +576,7 @@ class Policy {
     std::reverse(candidates.begin(), candidates.end());  // newest first
     std::optional<CudaDecision> best;
     int best_rank = 8;
+    int best_distance = 0;
     for (const Candidate& c : candidates) {
       CudaDecision d;
       if (evaluate(c, d)) continue;
@@ -585,9 +586,17 @@ class Policy {
                         : d.driver_fit == DriverFit::minor_version ? 2
                                                                    : 0) +
                        (torch_mismatch ? 1 : 0);
-      if (rank < best_rank) {
+      // Wheels of a CUDA line without an image (cu102, cu113): the nearest image the driver runs.
+      int distance = 0;
+      if (torch_mismatch && !find_cuda_release(variant_cuda(d.torch->variant))) {
+        const auto [vmajor, vminor] = version_pair(variant_cuda(d.torch->variant));
+        const auto [cmajor, cminor] = version_pair(d.minor);
+        distance = (cmajor - vmajor) * 100 + cminor - vminor;
+      }
+      if (rank < best_rank || (rank == best_rank && distance < best_distance)) {
         best = std::move(d);
         best_rank = rank;
+        best_distance = distance;
       }
     }
     if (!best) throw conflict(candidates);

@@ -254,6 +254,24 @@ const std::vector<TorchRelease>& torch_table() {
                     std::vector<int> sass_arm64 = {}, int ptx_arm64 = 0) {
     return TorchVariant{tag, cuda, std::move(sass), ptx, std::move(sass_arm64), ptx_arm64};
   };
+  // torch 1.8-1.13 (issue 33): variants and Python ranges from pytorch.org's previous-versions
+  // page (pytorch/pytorch.github.io _get_started/previous-versions.md @ 04862e37), pip's listing of
+  // download.pytorch.org/whl/torch_stable.html pasted in public issues, and RELEASE.md's matrix for
+  // 1.12/1.13; arch lists from pytorch/builder manywheel/build_cuda.sh on each release branch
+  // (lts/release/1.8 @ 7e44027e ... release/1.13 @ d08f2264), measured where issues paste
+  // torch.cuda.get_arch_list(): 1.9.0+cu111 ['sm_37' ... 'sm_86'] (lucasxlu/ComboLoss#3), 1.13.1+cu117
+  // on H100 "sm_90 is not compatible ... supports sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86"
+  // (pytorch/pytorch#90761). cu101/cu102 dropped sm_75 to fit PyPI's size limit (builder, Feb 2021).
+  // 1.8.0's cu111 was built with the pruned 5.0;7.0;8.0;8.6 (builder on release day; a nightly of
+  // the day before reported exactly those, pytorch/pytorch#53164).
+  const std::vector<int> kepler_to_volta = {37, 50, 60, 70};
+  const TorchVariant cu101 = variant("cu101", "10.1", kepler_to_volta);
+  const TorchVariant cu102 = variant("cu102", "10.2", kepler_to_volta);
+  const TorchVariant cu111_180 = variant("cu111", "11.1", {50, 70, 80, 86});
+  const TorchVariant cu111 = variant("cu111", "11.1", kepler_to_ampere);
+  const TorchVariant cu113 = variant("cu113", "11.3", kepler_to_ampere);
+  const TorchVariant cu115 = variant("cu115", "11.5", kepler_to_ampere);
+  const TorchVariant cu116 = variant("cu116", "11.6", kepler_to_ampere);
   const TorchVariant cu117 = variant("cu117", "11.7", kepler_to_ampere);
   const TorchVariant cu118 = variant("cu118", "11.8", kepler_to_hopper);
   const TorchVariant cu121 = variant("cu121", "12.1", maxwell_to_hopper);
@@ -267,13 +285,27 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu130 = variant("cu130", "13.0", turing_to_blackwell, 120, arm64_cu13, 120);
   const TorchVariant cu132 = variant("cu132", "13.2", turing_to_blackwell, 120, arm64_cu13, 120);
   static const std::vector<TorchRelease> table = {
-      {"2.0", {cu117, cu118}, "3.8", "3.11"},           {"2.1", {cu118, cu121}, "3.8", "3.11"},
-      {"2.2", {cu118, cu121}, "3.8", "3.12"},           {"2.3", {cu118, cu121}, "3.8", "3.12"},
-      {"2.4", {cu118, cu121, cu124}, "3.8", "3.12"},    {"2.5", {cu118, cu121, cu124}, "3.9", "3.13"},
-      {"2.6", {cu118, cu124, cu126_26}, "3.9", "3.13"}, {"2.7", {cu118, cu126, cu128_27}, "3.9", "3.13"},
-      {"2.8", {cu126, cu128, cu129}, "3.9", "3.13"},    {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
-      {"2.10", {cu126, cu128, cu130}, "3.10", "3.14"},  {"2.11", {cu126, cu128, cu130}, "3.10", "3.14"},
-      {"2.12", {cu126, cu130, cu132}, "3.10", "3.14"},  {"2.13", {cu126, cu130, cu132}, "3.10", "3.15"},
+      {"1.8.0", {cu101, cu102, cu111_180}, "3.6", "3.9"},
+      {"1.8", {cu101, cu102, cu111}, "3.6", "3.9"},
+      {"1.9", {cu102, cu111}, "3.6", "3.9"},
+      {"1.10", {cu102, cu111, cu113}, "3.6", "3.9"},
+      {"1.11", {cu102, cu113, cu115}, "3.7", "3.10"},
+      {"1.12", {cu102, cu113, cu116}, "3.7", "3.10"},
+      {"1.13", {cu116, cu117}, "3.7", "3.10"},
+      {"2.0", {cu117, cu118}, "3.8", "3.11"},
+      {"2.1", {cu118, cu121}, "3.8", "3.11"},
+      {"2.2", {cu118, cu121}, "3.8", "3.12"},
+      {"2.3", {cu118, cu121}, "3.8", "3.12"},
+      {"2.4", {cu118, cu121, cu124}, "3.8", "3.12"},
+      {"2.5", {cu118, cu121, cu124}, "3.9", "3.13"},
+      {"2.6", {cu118, cu124, cu126_26}, "3.9", "3.13"},
+      {"2.7", {cu118, cu126, cu128_27}, "3.9", "3.13"},
+      {"2.8", {cu126, cu128, cu129}, "3.9", "3.13"},
+      {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.10", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.11", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.12", {cu126, cu130, cu132}, "3.10", "3.14"},
+      {"2.13", {cu126, cu130, cu132}, "3.10", "3.15"},
       {"2.14", {cu126, cu130, cu132}, "3.10", "3.15"},
   };
   return table;
@@ -541,6 +573,9 @@ const TorchRelease* find_torch_release(std::string_view version) {
   if (first_dot == std::string_view::npos) return nullptr;
   const auto second_dot = version.find('.', first_dot + 1);
   const std::string_view minor = version.substr(0, second_dot);
+  // A row for the exact release (1.8.0, built unlike 1.8.1) before the row of its minor.
+  for (const TorchRelease& r : torch_table())
+    if (r.minor == version) return &r;
   for (const TorchRelease& r : torch_table())
     if (r.minor == minor) return &r;
   return nullptr;

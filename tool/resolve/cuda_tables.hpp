@@ -133,7 +133,7 @@ struct TorchVariant {
 };
 
 struct TorchRelease {
-  std::string_view minor;              // "2.4"
+  std::string_view minor;              // "2.4", or a release built unlike its minor's others ("1.8.0")
   std::vector<TorchVariant> variants;  // oldest CUDA first
   std::string_view python_min;         // oldest CPython minor with wheels, "3.8"
   std::string_view python_max;         // newest, experimental builds included, "3.12"

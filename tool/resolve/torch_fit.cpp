@@ -2,6 +2,7 @@
 #include "resolve/torch_fit.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "diag/cursor.hpp"
 #include "resolve/torch_range.hpp"
@@ -57,10 +58,12 @@ void TorchFit::check_input(std::vector<Note>& notes) {
       bounded_int(v.substr(0, dot)),
       bounded_int(v.substr(dot + 1, v.find_first_not_of("0123456789", dot + 1) - dot - 1))};
   const std::pair<int, int> newest = version_pair(torch_releases().back().minor);
-  if (wanted < version_pair(torch_releases().front().minor))
-    throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch 2.0 to " +
+  const std::pair<int, int> oldest = version_pair(torch_releases().front().minor);
+  const std::string oldest_text = std::to_string(oldest.first) + "." + std::to_string(oldest.second);
+  if (wanted < oldest)
+    throw Error("torch " + v + " predates the CUDA wheel table envpin checks (torch " + oldest_text + " to " +
                     std::string(torch_releases().back().minor) + ")",
-                req_.torch->origin.location(), "pin torch 2.0 or newer");
+                req_.torch->origin.location(), "pin torch " + oldest_text + " or newer");
   if (wanted > newest)
     notes.push_back({"torch " + v + " is newer than envpin's wheel table (up to " +
                          std::string(torch_releases().back().minor) +
@@ -159,6 +162,19 @@ void TorchFit::check_python_wheels() const {
               "use Python " + std::string(too_old ? torch_->python_min : torch_->python_max) + fix);
 }
 
+// The wheels bring their own CUDA runtime; the image must be one the driver runs whenever it
+// runs the wheels' CUDA: the same major at or above the wheels' minor. CUDA 10.x has no
+// nvidia/cuda image envpin can choose (torch 1.x's cu101 and cu102), so an 11.x image serves it:
+// every driver that runs 11.x runs 10.2 (Table 3: 10.2 needs 440.33, 11.x 450.80.02 or newer).
+bool image_serves(const TorchVariant& v, const CudaRelease& image) {
+  const auto [vmajor, vminor] = version_pair(v.cuda);
+  const auto [cmajor, cminor] = version_pair(image.minor);
+  if (vmajor == cmajor) return vminor <= cminor;
+  const bool major_published = std::any_of(cuda_releases().begin(), cuda_releases().end(),
+                                           [&](const CudaRelease& r) { return major_of(r.minor) == vmajor; });
+  return !major_published && cmajor == vmajor + 1;
+}
+
 const std::vector<int>& TorchFit::sass_for(const TorchVariant& v, manifest::Arch a) {
   return a == manifest::Arch::amd64 ? v.sass : v.sass_arm64;
 }
@@ -189,7 +205,12 @@ std::string TorchFit::fix_for_fleet() const {
   }
   if (first.empty()) return "";
   const bool to_newest = last == torch_releases().back().minor;
-  return "torch " + first + (to_newest ? " or newer" : first == last ? "" : " to " + last) + " (" + tag + ")";
+  if (to_newest || first == last) return "torch " + first + (to_newest ? " or newer" : "") + " (" + tag + ")";
+  // A closed range: the newest release that fits, and its variant, first.
+  std::string last_tag;
+  for (const TorchVariant& v : find_torch_release(last)->variants)
+    if (runs_on_fleet(v)) last_tag = std::string(v.tag);
+  return "torch " + last + " (" + last_tag + "), or an older release down to " + first;
 }
 
 std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, const std::string& requested) const {
@@ -198,9 +219,8 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
   const TorchVariant* chosen = nullptr;
   const TorchVariant* without_arm64 = nullptr;  // fits the toolkit, but has no aarch64 CUDA wheels
   for (const TorchVariant& v : torch_->variants) {
-    const auto [vmajor, vminor] = version_pair(v.cuda);
     if (req_.torch_variant && v.tag != req_.torch_variant->value) continue;
-    if (vmajor != cmajor || vminor > cminor) continue;
+    if (!image_serves(v, *c.release)) continue;
     if (std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end() &&
         v.sass_arm64.empty())
       without_arm64 = &v;
@@ -266,6 +286,23 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
   return std::nullopt;
 }
 
+// A refusal as one clause, in whole words: without the subject a list names already ("torch 2.6
+// (python.packages at line 8) "), up to its first ": " (what follows explains it), and cut at a
+// word when still long.
+std::string short_cause(std::string message, const std::string& subject) {
+  if (message.starts_with(subject)) {
+    if (const auto close = message.find(") ", subject.size()); close != std::string::npos) message.erase(0, close + 2);
+  }
+  if (const auto colon = message.find(": "); colon != std::string::npos && colon >= 20) message.resize(colon);
+  constexpr std::size_t kMax = 120;
+  if (message.size() > kMax) {
+    const auto space = message.rfind(' ', kMax);
+    message.resize(space == std::string::npos ? kMax : space);
+    message += " (...)";
+  }
+  return message;
+}
+
 CudaDecision decide_for_range(const CudaRequest& request,
                               const std::function<CudaDecision(const CudaRequest&)>& decide) {
   // A torch range: the newest release in the table that satisfies it and fits the fleet, the
@@ -278,8 +315,10 @@ CudaDecision decide_for_range(const CudaRequest& request,
   std::sort(minors.begin(), minors.end(),
             [](const std::string& a, const std::string& b) { return version_pair(a) > version_pair(b); });
   if (minors.empty())
-    throw Error(shown + " allows no torch release envpin knows (" + std::string(torch_releases().front().minor) +
-                    " to " + std::string(torch_releases().back().minor) + ")",
+    throw Error(shown + " allows no torch release envpin knows (" +
+                    std::to_string(version_pair(torch_releases().front().minor).first) + "." +
+                    std::to_string(version_pair(torch_releases().front().minor).second) + " to " +
+                    std::string(torch_releases().back().minor) + ")",
                 range.origin.location(), "widen the specifier, or pin the release you need with torch==X.Y.Z");
   std::vector<std::string> why;
   for (const std::string& minor : minors) {
@@ -292,16 +331,39 @@ CudaDecision decide_for_range(const CudaRequest& request,
                           (why.empty() ? "" : " (" + std::to_string(why.size()) + " newer do not)"));
       return d;
     } catch (const Error& e) {
-      std::string reason = e.message();
-      if (reason.size() > 110) reason = reason.substr(0, 107) + "...";
-      why.push_back(minor + ": " + reason);
+      why.push_back(minor + ": " + short_cause(e.message(), "torch " + minor + " ("));
     }
   }
   std::string list;
   for (std::size_t i = 0; i < why.size() && i < 3; ++i) list += (i ? "; " : "") + why[i];
   if (why.size() > 3) list += "; and " + std::to_string(why.size() - 3) + " older";
+  // The hint names a release that does fit, decided like the others, where the table has one.
+  // The release nearest the range (in the table's order) that fits: the least change to the specifier.
+  const auto releases = torch_releases();
+  std::vector<std::size_t> allowed;
+  for (std::size_t i = 0; i < releases.size(); ++i)
+    if (std::find(minors.begin(), minors.end(), std::string(releases[i].minor)) != minors.end()) allowed.push_back(i);
+  std::string fits;
+  std::size_t best = SIZE_MAX;
+  for (std::size_t i = releases.size(); i-- > 0;) {
+    std::size_t distance = SIZE_MAX;
+    for (std::size_t j : allowed) distance = std::min(distance, i > j ? i - j : j - i);
+    if (distance == 0 || distance >= best) continue;
+    CudaRequest pinned = request;
+    pinned.torch = Input<std::string>{std::string(releases[i].minor), range.origin};
+    try {
+      decide(pinned);
+      fits = std::string(releases[i].minor);
+      best = distance;
+    } catch (const Error&) {
+    }
+  }
   throw Error("no torch release " + shown + " allows fits: " + list, range.origin.location(),
-              "pin a release that fits with torch==X.Y.Z, or change the fleet, driver or cuda.version");
+              fits.empty()
+                  ? "no torch release envpin knows fits this fleet, driver and cuda.version: change one of them"
+                  : "torch " + fits +
+                        " fits (the nearest release that does): widen the specifier to allow "
+                        "it, or change the fleet, driver or cuda.version");
 }
 
 }  // namespace envpin::resolve::detail

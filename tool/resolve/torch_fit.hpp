@@ -48,6 +48,13 @@ class TorchFit {
   const TorchRelease* torch_ = nullptr;
 };
 
+// Whether an image of CUDA line `image` serves torch wheels of variant `v` (see torch_fit.cpp).
+bool image_serves(const TorchVariant& v, const CudaRelease& image);
+
+// A refusal's message as one short clause in whole words, `subject` (a leading "torch 2.6 (")
+// and its parenthesis dropped.
+std::string short_cause(std::string message, const std::string& subject);
+
 // A torch range: the newest release in the table that satisfies it and for which `decide`
 // (the policy, with that release pinned) succeeds, or an error listing why the newest did not.
 CudaDecision decide_for_range(const CudaRequest& request,
