@@ -266,21 +266,26 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: hint: torch 2.7 fits (the nearest release that does): widen the specifier to allow it, or "
                  "change the fleet, driver or cuda.version\n"},
         // Issue 14, class 2: torch without CUDA aarch64 wheels on arm64 let pip take PyPI's
-        // CPU-only aarch64 wheel (a warning, exit 0); aarch64 CUDA wheels start with cu126 in 2.7.
+        // CPU-only aarch64 wheel, so that is a refusal.
         // Public reports: pytorch/pytorch#168065 (GB200: `pip install torch` gave the CPU build),
         // pytorch/pytorch#160162 (PyPI has only CPU aarch64 wheels), pytorch/pytorch#134790.
-        Scenario{"gh200_arm64_torch24_cpu_only", Req().gpu("GH200").arm64().torch("2.4.1"),
-                 "envpin: error: --torch: torch 2.4.1 (--torch) has no CUDA wheels for linux/arm64 in any variant "
-                 "envpin knows of (cu118, cu121, cu124): pip would install PyPI's CPU-only aarch64 wheel\n"
-                 "envpin: hint: use torch 2.7 or newer (cu126) for linux/arm64\n"},
-        Scenario{"gh200_arm64_torch26_cpu_only", Req().gpu("GH200").arm64().torch("2.6.0"),
-                 "envpin: error: --torch: torch 2.6.0 (--torch) has no CUDA wheels for linux/arm64 in any variant "
-                 "envpin knows of (cu118, cu124, cu126): pip would install PyPI's CPU-only aarch64 wheel\n"
-                 "envpin: hint: use torch 2.7 or newer (cu126) for linux/arm64\n"},
-        Scenario{"gh200_arm64_torch28_cuda128_takes_cu126", Req().gpu("GH200").arm64().torch("2.8.0").cuda("12.8"),
-                 "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu126 driver>=570.124.06 unknown warnings=0"},
-        Scenario{"gh200_arm64_torch27_auto", Req().gpu("GH200").arm64().torch("2.7.1"),
+        // Issue 33: aarch64 CUDA wheels per (release, variant) from the index itself: 2.4/2.5 cu124
+        // (untagged, astral-sh/uv#10843), 2.6 cu126, 2.7 cu128 only, 2.8 cu129 only (OpenRAL/openral#88:
+        // "torch==2.8.0+cu128 has no wheels with a matching platform tag"), 2.3 and older none.
+        Scenario{"gh200_arm64_torch24_cu124", Req().gpu("GH200").arm64().torch("2.4.1"),
+                 "12.4.1 12.4.1-runtime-ubuntu22.04 [90] torch=cu124 driver>=550.54.15 unknown warnings=0"},
+        Scenario{"gh200_arm64_torch26_cu126", Req().gpu("GH200").arm64().torch("2.6.0"),
                  "12.6.3 12.6.3-runtime-ubuntu22.04 [90] torch=cu126 driver>=560.35.05 unknown warnings=0"},
+        Scenario{"gh200_arm64_torch23_cpu_only", Req().gpu("GH200").arm64().torch("2.3.1"),
+                 "envpin: error: --torch: torch 2.3.1 (--torch) has no CUDA wheels for linux/arm64 in any variant "
+                 "envpin knows of (cu118, cu121): pip would install PyPI's CPU-only aarch64 wheel\n"
+                 "envpin: hint: use torch 2.4 or newer (cu124) for linux/arm64\n"},
+        Scenario{"gh200_arm64_torch28_cuda128_no_wheels", Req().gpu("GH200").arm64().torch("2.8.0").cuda("12.8"),
+                 "envpin: error: --torch: torch 2.8.0 (--torch) has no CUDA wheels for linux/arm64 on its cu128 index: "
+                 "pip would install PyPI's CPU-only aarch64 wheel\n"
+                 "envpin: hint: set --cuda to 12.9 or newer (torch 2.8.0's cu129 wheels have linux/arm64 builds)\n"},
+        Scenario{"gh200_arm64_torch27_auto", Req().gpu("GH200").arm64().torch("2.7.1"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu128 driver>=570.124.06 unknown warnings=0"},
         // Issue 14, class 5: the GPU is the real cause when the requested line has no image
         // and could not build for it either (10.2 predates sm_86); a hint that actually works.
         Scenario{"rtx3090_cuda102_names_the_gpu", Req().gpu("RTX 3090").cuda("10.2"),
@@ -468,12 +473,12 @@ INSTANTIATE_TEST_SUITE_P(
         // devnen/Chatterbox-TTS-Server#134: GB10 works with torch 2.10 cu130.
         Scenario{"report_gb10_torch210", Req().gpu("GB10").arm64().torch("2.10.0"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [121] torch=cu130 driver>=580.95.05 unknown warnings=0"},
-        // allenai/open-instruct#1342: GB10 needs the CUDA 13 wheels; torch 2.8 has no aarch64 wheel for it.
+        // allenai/open-instruct#1342 read 2.8 as having no aarch64 wheel for GB10; the index has
+        // torch-2.8.0+cu129 manylinux_2_28_aarch64 wheels (pinned by direct URL in public scripts), built for
+        // 8.0;9.0;10.0;12.0, and GB10's sm_121 runs sm_120 cubins (pollen-robotics/microduck_rl#2: GB10 runs
+        // once torch comes from the cu129 index).
         Scenario{"report_gb10_torch28", Req().gpu("GB10").arm64().torch("2.8.0"),
-                 "envpin: error: --torch: torch 2.8.0 (--torch) cu126 wheels carry no kernels for 'GB10' (sm_121; "
-                 "they have sm_80, sm_90): it would fail with \"no kernel image is available for execution on the "
-                 "device\"\n"
-                 "envpin: hint: use torch 2.9 or newer (cu130)\n"},
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [121] torch=cu129 driver>=575.57.08 unknown warnings=0"},
         // NVIDIA/cuDecomp#97: CUDA 13 dropped Volta, not Turing.
         Scenario{"report_t4_cuda13", Req().gpu("Tesla T4").cuda("13.0"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [75] torch=- driver>=580.95.05 unknown warnings=0"},

@@ -275,13 +275,26 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu117 = variant("cu117", "11.7", kepler_to_ampere);
   const TorchVariant cu118 = variant("cu118", "11.8", kepler_to_hopper);
   const TorchVariant cu121 = variant("cu121", "12.1", maxwell_to_hopper);
+  // aarch64 (linux/arm64: GH200, GB200, DGX Spark) CUDA wheels per release, from a scrape of
+  // download.pytorch.org/whl/cuXXX/torch/ (PozzettiAndrea/cuda-wheels matrix/matrix.json @ 8b3a9fd9)
+  // cross-checked with index copies and pins in public issues: 2.4/2.5 cu124 (untagged
+  // torch-2.5.1-cp310-cp310-linux_aarch64.whl, astral-sh/uv#10843), 2.6 cu126 only, 2.7 cu128 only
+  // (astral-sh/uv#13195), 2.8 cu129 only ("torch==2.8.0+cu128 has no wheels with a matching platform
+  // tag" on a GB10, OpenRAL/openral#88), every variant from 2.9 on (pytorch/pytorch#162664). Arch
+  // lists from .ci/aarch64_linux/aarch64_ci_build.sh of each release: 12.4 and 12.6 "9.0", 12.8
+  // "9.0;10.0;12.0" (2.7), 12.9 "8.0;9.0;10.0;12.0" (2.8; sm_80 not certain there, left out), and
+  // from 2.9 12.6 "8.0;9.0", 12.8 "8.0;9.0;10.0;12.0" (measured 2.9.1+cu128 ['sm_80', 'sm_90',
+  // 'sm_100', 'sm_120'], OpenRAL/openral#167), 13.0 "8.0;9.0;10.0;11.0;12.0+PTX".
+  const std::vector<int> hopper = {90};
   const TorchVariant cu124 = variant("cu124", "12.4", maxwell_to_hopper);
-  // aarch64 lists from cu126 (2.7-2.14) on (§3.3); 2.6.0's cu126 has no verified aarch64 wheel.
-  const TorchVariant cu126_26 = variant("cu126", "12.6", maxwell_to_hopper);
+  const TorchVariant cu124_arm = variant("cu124", "12.4", maxwell_to_hopper, 0, hopper);
+  const TorchVariant cu126_26 = variant("cu126", "12.6", maxwell_to_hopper, 0, hopper);
+  const TorchVariant cu126_x86 = variant("cu126", "12.6", maxwell_to_hopper);
   const TorchVariant cu126 = variant("cu126", "12.6", maxwell_to_hopper, 0, arm64_cu126);
-  const TorchVariant cu128_27 = variant("cu128", "12.8", turing_to_blackwell, 120);
-  const TorchVariant cu128 = variant("cu128", "12.8", volta_to_blackwell);
-  const TorchVariant cu129 = variant("cu129", "12.9", volta_to_blackwell, 120);
+  const TorchVariant cu128_27 = variant("cu128", "12.8", turing_to_blackwell, 120, {90, 100, 120});
+  const TorchVariant cu128_28 = variant("cu128", "12.8", volta_to_blackwell);
+  const TorchVariant cu128 = variant("cu128", "12.8", volta_to_blackwell, 0, {80, 90, 100, 120});
+  const TorchVariant cu129 = variant("cu129", "12.9", volta_to_blackwell, 120, {90, 100, 120});
   const TorchVariant cu130 = variant("cu130", "13.0", turing_to_blackwell, 120, arm64_cu13, 120);
   const TorchVariant cu132 = variant("cu132", "13.2", turing_to_blackwell, 120, arm64_cu13, 120);
   static const std::vector<TorchRelease> table = {
@@ -296,11 +309,11 @@ const std::vector<TorchRelease>& torch_table() {
       {"2.1", {cu118, cu121}, "3.8", "3.11"},
       {"2.2", {cu118, cu121}, "3.8", "3.12"},
       {"2.3", {cu118, cu121}, "3.8", "3.12"},
-      {"2.4", {cu118, cu121, cu124}, "3.8", "3.12"},
-      {"2.5", {cu118, cu121, cu124}, "3.9", "3.13"},
+      {"2.4", {cu118, cu121, cu124_arm}, "3.8", "3.12"},
+      {"2.5", {cu118, cu121, cu124_arm}, "3.9", "3.13"},
       {"2.6", {cu118, cu124, cu126_26}, "3.9", "3.13"},
-      {"2.7", {cu118, cu126, cu128_27}, "3.9", "3.13"},
-      {"2.8", {cu126, cu128, cu129}, "3.9", "3.13"},
+      {"2.7", {cu118, cu126_x86, cu128_27}, "3.9", "3.13"},
+      {"2.8", {cu126_x86, cu128_28, cu129}, "3.9", "3.13"},
       {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
       {"2.10", {cu126, cu128, cu130}, "3.10", "3.14"},
       {"2.11", {cu126, cu128, cu130}, "3.10", "3.14"},

@@ -229,15 +229,18 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
   }
   const std::string torch_label = "torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")";
   if (!chosen && without_arm64) {
-    // pip would take PyPI's CPU-only aarch64 wheel: torch imports, and no kernel runs.
-    std::string first;
-    for (const TorchRelease& r : torch_releases()) {
-      for (const TorchVariant& v : r.variants)
-        if (!v.sass_arm64.empty()) {
-          first = "torch " + std::string(r.minor) + " or newer (" + std::string(v.tag) + ")";
-          break;
-        }
-      if (!first.empty()) break;
+    // pip would take PyPI's CPU-only aarch64 wheel: torch imports, and no kernel runs. The fix:
+    // this release's variant that has aarch64 wheels for the fleet (torch 2.8: cu129), else the
+    // releases that have one.
+    std::string fix;
+    for (const TorchVariant& v : torch_->variants)
+      if (!v.sass_arm64.empty() && runs_on_fleet(v) && version_pair(v.cuda) > version_pair(c.release->minor) &&
+          !req_.torch_variant && req_.cuda.value != "auto")
+        fix = "set " + req_.cuda.origin.label + " to " + std::string(v.cuda) + " or newer (torch " + req_.torch->value +
+              "'s " + std::string(v.tag) + " wheels have linux/arm64 builds)";
+    if (fix.empty()) {
+      const std::string releases = fix_for_fleet();
+      fix = releases.empty() ? "drop linux/arm64 from platforms" : "use " + releases + " for linux/arm64";
     }
     const bool none = std::none_of(torch_->variants.begin(), torch_->variants.end(),
                                    [](const TorchVariant& v) { return !v.sass_arm64.empty(); });
@@ -245,8 +248,7 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
                        (none ? "in any variant envpin knows of (" + variant_list(*torch_) + ")"
                              : "on its " + std::string(without_arm64->tag) + " index") +
                        ": pip would install PyPI's CPU-only aarch64 wheel",
-                   first.empty() ? "drop linux/arm64 from platforms" : "use " + first + " for linux/arm64",
-                   req_.torch->origin.location()};
+                   fix, req_.torch->origin.location()};
   }
   if (!chosen) {
     if (req_.torch_variant)
