@@ -307,17 +307,26 @@ INSTANTIATE_TEST_SUITE_P(
                  "with CUDA 11.8 and carry no kernels for 'RTX 5090' (sm_120); sm_120 needs CUDA 12.8 or newer\n"
                  "envpin: hint: use torch 2.7 or newer (cu128)\n"},
         Scenario{"cu130_on_driver575_names_r580", Req().gpu("H100").torch("2.9.0").variant("cu130").driver("575.57.08"),
-                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA 13.x "
-                 "driver, R580 or newer even with minor-version compatibility, but --driver is 575.57.08\n"
-                 "envpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or upgrade the fleet's driver to "
-                 "R580 or newer\n"},
+                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA "
+                 "13.x driver, R580 or newer even with minor-version compatibility, but --driver is "
+                 "575.57.08\nenvpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or set "
+                 "cuda.forward_compat: true (data-center GPUs run a newer CUDA on this driver through the "
+                 "cuda-compat libraries of the image), or upgrade the fleet's driver to R580 or newer\n"},
         Scenario{"cu128_on_driver575_runs", Req().gpu("H100").torch("2.9.0").variant("cu128").driver("575.57.08"),
                  "12.8.1 12.8.1-runtime-ubuntu22.04 [90] torch=cu128 driver>=570.124.06 full warnings=0"},
-        // Issue 14, class 10: forward compatibility, opt-in, data-center GPUs only.
+        // Issue 14, class 10: forward compatibility, opt-in, data-center GPUs only. Issue 33: the
+        // refusal offers it, decided first (13.0.3's start gate lists R535 for nvidia GPUs).
         Scenario{"cuda13_on_r535_without_forward_compat", Req().gpu("H100").cuda("13.0").driver("535.104.05"),
                  "envpin: error: --driver: CUDA 13.0.3 (--cuda) needs NVIDIA driver >= 580.95.05 (>= 580 with "
-                 "minor-version compatibility), but --driver is 535.104.05\n"
-                 "envpin: hint: set --cuda to 12.2 (the newest this driver runs fully; up to 12.9 with minor-version "
+                 "minor-version compatibility), but --driver is 535.104.05\nenvpin: hint: set --cuda to 12.2 (the "
+                 "newest this driver runs fully; up to 12.9 with minor-version compatibility), or set "
+                 "cuda.forward_compat: true (data-center GPUs run a newer CUDA on this driver through the "
+                 "cuda-compat libraries of the image), or upgrade the fleet's driver to 580.95.05 or newer\n"},
+        // ... and not where the gate would refuse it: 13.0.3 does not list R560.
+        Scenario{"cuda13_on_r560_forward_compat_not_offered", Req().gpu("H100").cuda("13.0").driver("560.35.03"),
+                 "envpin: error: --driver: CUDA 13.0.3 (--cuda) needs NVIDIA driver >= 580.95.05 (>= 580 with "
+                 "minor-version compatibility), but --driver is 560.35.03\n"
+                 "envpin: hint: set --cuda to 12.5 (the newest this driver runs fully; up to 12.9 with minor-version "
                  "compatibility), or upgrade the fleet's driver to 580.95.05 or newer\n"},
         Scenario{"cuda13_on_r535_forward_compat_h100",
                  Req().gpu("H100").cuda("13.0").driver("535.104.05").forward_compat(),
@@ -438,18 +447,20 @@ INSTANTIATE_TEST_SUITE_P(
         // zai-org/ChatGLM3#100: "found version 11060" (R510) under cu121 wheels (GPU not stated: A100 assumed).
         Scenario{"report_torch21_cu121_on_driver510",
                  Req().gpu("A100").torch("2.1.0").variant("cu121").driver("510.47.03"),
-                 "envpin: error: envpin.yaml:9:5: torch 2.1.0+cu121 (python.extra_index at line 9) needs a CUDA 12.x "
-                 "driver, 525.60.13 or newer even with minor-version compatibility, but --driver is 510.47.03\n"
-                 "envpin: hint: use torch 2.1.0+cu118 (the newest variant it runs), or upgrade the fleet's driver to "
-                 "525.60.13 or newer\n"},
+                 "envpin: error: envpin.yaml:9:5: torch 2.1.0+cu121 (python.extra_index at line 9) needs a CUDA "
+                 "12.x driver, 525.60.13 or newer even with minor-version compatibility, but --driver is "
+                 "510.47.03\nenvpin: hint: use torch 2.1.0+cu118 (the newest variant it runs), and set "
+                 "cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1), or upgrade the fleet's "
+                 "driver to 525.60.13 or newer\n"},
         // pytorch/pytorch#162531: cu130 torch under a CUDA 12.8 driver ("found version 12080"; GPU not
         // stated: A10G assumed).
         Scenario{"report_torch29_cu130_on_driver570",
                  Req().gpu("A10G").torch("2.9.0").variant("cu130").driver("570.124.06"),
-                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA 13.x "
-                 "driver, R580 or newer even with minor-version compatibility, but --driver is 570.124.06\n"
-                 "envpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or upgrade the fleet's driver to "
-                 "R580 or newer\n"},
+                 "envpin: error: envpin.yaml:9:5: torch 2.9.0+cu130 (python.extra_index at line 9) needs a CUDA "
+                 "13.x driver, R580 or newer even with minor-version compatibility, but --driver is "
+                 "570.124.06\nenvpin: hint: use torch 2.9.0+cu128 (the newest variant it runs), or set "
+                 "cuda.forward_compat: true (data-center GPUs run a newer CUDA on this driver through the "
+                 "cuda-compat libraries of the image), or upgrade the fleet's driver to R580 or newer\n"},
         // pytorch/pytorch#130249: Python 3.13 wheels arrived with torch 2.5.
         Scenario{"report_torch24_python313", Req().gpu("A100").torch("2.4.1").python("3.13"),
                  "envpin: error: --torch: torch 2.4.1 (--torch) has no wheels for Python 3.13 (python.version at line "

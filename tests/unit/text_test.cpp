@@ -61,5 +61,17 @@ TEST(Text, MessagesCannotBeForged) {
   EXPECT_LE(format(Error(std::string(5000, 'z'))).size(), 620u);
 }
 
+// An apostrophe inside a word ("the fleet's driver") opens no quoted span: two of them far apart
+// in one hint once cut the words between them to 120 bytes ("upgrade t...'s driver").
+TEST(Text, ApostrophesInWordsAreNotQuotes) {
+  const std::string filler(150, 'x');
+  const std::string hint =
+      "run through the image's cuda-compat libraries " + filler + ", or upgrade the fleet's driver";
+  EXPECT_EQ(format(Error("m", std::nullopt, hint)), "envpin: error: m\nenvpin: hint: " + hint + "\n");
+  // A quote still opens after a non-word character, and its span is cut.
+  EXPECT_EQ(format(Error("unknown GPU '" + std::string(200, 'g') + "' given")),
+            "envpin: error: unknown GPU '" + std::string(117, 'g') + "...' given\n");
+}
+
 }  // namespace
 }  // namespace envpin::diag

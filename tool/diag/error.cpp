@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diag/error.hpp"
 
+#include <cctype>
 #include <utility>
 
 #include "diag/text.hpp"
@@ -25,15 +26,23 @@ std::string prefix(const std::optional<Location>& where) {
 std::string one_line(std::string_view text) {
   constexpr std::size_t kSpan = 120, kLine = 600;
   const std::string p = printable(text);
+  // A quote opens after a non-word character and closes before one: the apostrophe of "the
+  // fleet's driver" is neither, and must not pair with the next quote into one long span.
+  const auto word = [&](std::size_t at) { return at < p.size() && std::isalnum(static_cast<unsigned char>(p[at])); };
+  const auto next_quote = [&](std::size_t from, bool opening) {
+    for (std::size_t at = p.find('\'', from); at != std::string::npos; at = p.find('\'', at + 1))
+      if (opening ? !(at > 0 && word(at - 1)) : !word(at + 1)) return at;
+    return std::string::npos;
+  };
   std::string out;
   for (std::size_t i = 0; i < p.size();) {
-    const std::size_t open = p.find('\'', i);
+    const std::size_t open = next_quote(i, true);
     if (open == std::string::npos) {
       out.append(p, i, std::string::npos);
       break;
     }
     out.append(p, i, open + 1 - i);
-    std::size_t close = p.find('\'', open + 1);
+    std::size_t close = next_quote(open + 1, false);
     if (close == std::string::npos) close = p.size();
     const std::size_t len = close - open - 1;
     if (len > kSpan) {

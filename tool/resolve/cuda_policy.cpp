@@ -44,7 +44,7 @@ class Policy {
     if (!requested) return decide_auto();
     const Candidate& c = *requested;
     CudaDecision d;
-    if (auto b = evaluate(c, d)) throw Error(b->message, b->where, b->hint);
+    if (auto b = evaluate(c, d)) throw Refusal(*b);
     d.reasons.insert(
         d.reasons.begin(),
         "toolkit: CUDA " + c.toolkit +
@@ -309,18 +309,20 @@ class Policy {
       const std::vector<std::string_view> able = lines_building(g.sm);
       const std::string where_to =
           able.empty() ? "" : "; CUDA " + std::string(able.front()) + " to " + std::string(able.back()) + " can";
-      const std::string fix = able.empty()
-                                  ? "no CUDA line envpin knows builds " + sm_name(g.sm) + ": drop '" + g.input + "'"
-                              : version_pair(able.front()) > version_pair(c.release->minor)
-                                  ? "set " + req_.cuda.origin.label + " to " + std::string(able.front()) +
-                                        " or newer, or drop '" + g.input + "'"
-                                  : "set " + req_.cuda.origin.label + " to " + std::string(able.back()) +
-                                        " or older, or drop '" + g.input + "'";
       const auto loc =
           std::find_if(req_.gpus.begin(), req_.gpus.end(), [&](const auto& in) { return in.value == g.input; });
-      return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") cannot build code for '" + g.input + "' (" +
-                         sm_name(g.sm) + ")" + where_to,
-                     fix, loc->origin.location()};
+      Blocker b{"CUDA " + c.toolkit + " (" + requested_label() + ") cannot build code for '" + g.input + "' (" +
+                    sm_name(g.sm) + ")" + where_to,
+                "drop '" + g.input + "'", loc->origin.location()};
+      if (able.empty()) {
+        b.hint = "no CUDA line envpin knows builds " + sm_name(g.sm) + ": drop '" + g.input + "'";
+      } else {
+        const bool newer = version_pair(able.front()) > version_pair(c.release->minor);
+        const std::string to(newer ? able.front() : able.back());
+        b.fixes.push_back(
+            with_cuda(req_, to, "set " + req_.cuda.origin.label + " to " + to + (newer ? " or newer" : " or older")));
+      }
+      return b;
     }
     return std::nullopt;
   }
@@ -355,6 +357,17 @@ class Policy {
                                : "name the GPU product (e.g. 'A100') in cuda.gpus",
                          req_.forward_compat->origin.location()};
       }
+      // NVIDIA supports forward compatibility on some branches only; the tag's start gate lists
+      // exactly the branches its cuda-compat libraries are for, whatever cuda.require_check says.
+      if (const StartGate* gate = find_start_gate(c.toolkit);
+          gate && !gate->branches.empty() &&
+          std::find(gate->branches.begin(), gate->branches.end(), (*floor_)[0]) == gate->branches.end()) {
+        std::string branches;
+        for (int b : gate->branches) branches += (branches.empty() ? "R" : ", R") + std::to_string(b);
+        return Blocker{req_.forward_compat->origin.describe() + ": " + req_.repository + ":" + c.toolkit +
+                           " supports forward compatibility on " + branches + ", not on driver " + req_.driver->value,
+                       "upgrade the fleet's driver to a supported branch", req_.forward_compat->origin.location()};
+      }
       d.driver_fit = DriverFit::forward;
       return std::nullopt;
     }
@@ -367,17 +380,23 @@ class Policy {
     const std::string needed =
         "NVIDIA driver >= " + d.driver_packaged +
         (d.driver_minor_compat.empty() ? "" : " (>= " + d.driver_minor_compat + " with minor-version compatibility)");
-    std::string fix = "upgrade the fleet's driver to " + d.driver_packaged + " or newer";
-    if (!newest_full.empty()) {
-      fix = "set " + req_.cuda.origin.label + " to " + newest_full + " (the newest this driver runs fully" +
-            (newest_any.empty() || newest_any == newest_full
-                 ? ""
-                 : "; up to " + newest_any + " with minor-version compatibility") +
-            "), or " + fix;
-    }
-    return Blocker{"CUDA " + c.toolkit + " (" + requested_label() + ") needs " + needed + ", but " +
-                       req_.driver->origin.describe() + " is " + req_.driver->value,
-                   fix, req_.driver->origin.location()};
+    Blocker b{"CUDA " + c.toolkit + " (" + requested_label() + ") needs " + needed + ", but " +
+                  req_.driver->origin.describe() + " is " + req_.driver->value,
+              "", req_.driver->origin.location()};
+    if (!newest_full.empty())
+      b.fixes.push_back(with_cuda(req_, newest_full,
+                                  "set " + req_.cuda.origin.label + " to " + newest_full +
+                                      " (the newest this driver runs fully" +
+                                      (newest_any.empty() || newest_any == newest_full
+                                           ? ""
+                                           : "; up to " + newest_any + " with minor-version compatibility") +
+                                      ")"));
+    // Data-center GPUs run a newer major on an older driver through forward compatibility, where
+    // the image's start gate lists the driver's branch (decided with the fix, before it is shown).
+    if (all_data_center()) b.fixes.push_back(with_forward_compat(req_));
+    b.fixes.push_back(
+        with_driver(req_, d.driver_packaged, "upgrade the fleet's driver to " + d.driver_packaged + " or newer"));
+    return b;
   }
 
   // The image's own start gate (NVIDIA_REQUIRE_CUDA, cuda_tables.cpp): the NVIDIA container
@@ -421,10 +440,11 @@ class Policy {
                 ? "its exceptions do not list branch R" + std::to_string(branch)
                 : "its exceptions do not list " + std::string(brand) + " GPUs ('" + g.input + "')" +
                       (a == manifest::Arch::arm64 && !gate.arm64_same ? " in the arm64 image" : "");
-        return Blocker{"the NVIDIA container runtime refuses to start " + req_.repository + ":" + c.toolkit +
-                           " on driver " + driver + ": the image requires " + requirement + ", the driver " + reports +
-                           ", and " + why,
-                       gate_fix(c, gate, reported, model != nullptr), req_.driver->origin.location()};
+        Blocker b{"the NVIDIA container runtime refuses to start " + req_.repository + ":" + c.toolkit + " on driver " +
+                      driver + ": the image requires " + requirement + ", the driver " + reports + ", and " + why,
+                  "", req_.driver->origin.location()};
+        gate_fixes(b, c, gate, reported, model != nullptr);
+        return b;
       }
     }
     d.start_gate = requirement + ", or branch R" + std::to_string(branch) + " for " + brands + " GPUs (driver " +
@@ -454,20 +474,27 @@ class Policy {
     return std::nullopt;
   }
 
-  // One fix that works: the newest line the driver reports that builds for the fleet, the driver
-  // that reports this tag's CUDA, or the opt-out.
-  std::string gate_fix(const Candidate& c, const StartGate& gate, const std::string& reported, bool named) const {
+  // The fixes: the newest line the driver reports, the driver that reports this tag's CUDA, or
+  // the opt-out (each decided before it is shown).
+  void gate_fixes(Blocker& b, const Candidate& c, const StartGate& gate, const std::string& reported,
+                  bool named) const {
+    if (!named) b.hint = "name the GPU product in " + req_.gpus_origin.label;
     std::string newest;
-    for (const CudaRelease& r : cuda_releases()) {
-      if (reported.empty() || version_pair(r.minor) > version_pair(reported)) continue;
-      if (!check_compile({&r, std::string(r.patches.back())})) newest = std::string(r.minor);
-    }
-    const std::string upgrade = first_driver_reporting(gate.cuda);
-    std::string fix = named ? "" : "name the GPU product in " + req_.gpus_origin.label + ", or ";
+    for (const CudaRelease& r : cuda_releases())
+      if (!reported.empty() && version_pair(r.minor) <= version_pair(reported)) newest = std::string(r.minor);
     if (!newest.empty() && version_pair(newest) < version_pair(c.release->minor))
-      fix += "set " + req_.cuda.origin.label + " to " + newest + " (the newest CUDA the driver reports), or ";
-    if (!upgrade.empty()) fix += "upgrade the fleet's driver to " + upgrade + " or newer, or ";
-    return fix + "set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)";
+      b.fixes.push_back(with_cuda(
+          req_, newest, "set " + req_.cuda.origin.label + " to " + newest + " (the newest CUDA the driver reports)"));
+    if (const std::string upgrade = first_driver_reporting(gate.cuda); !upgrade.empty())
+      b.fixes.push_back(with_driver(req_, upgrade, "upgrade the fleet's driver to " + upgrade + " or newer"));
+    b.fixes.push_back(with_require_off(req_));
+  }
+
+  bool all_data_center() const {
+    return !fleet_.empty() && std::all_of(fleet_.begin(), fleet_.end(), [](const GpuTarget& g) {
+      const GpuModel* m = g.product.empty() ? nullptr : find_gpu(g.product);
+      return m && m->kind == GpuKind::data_center;
+    });
   }
 
   // All constraints on one candidate; fills `d` when it passes.
@@ -686,7 +713,7 @@ class Policy {
         if (others) pick = k;  // candidates are newest first: the last match is the oldest
       }
       CudaDecision d;
-      if (auto b = evaluate(cs[pick.value_or(cs.size() - 1)], d)) return Error(b->message, b->where, b->hint);
+      if (auto b = evaluate(cs[pick.value_or(cs.size() - 1)], d)) throw Refusal(*b);
     }
     for (std::size_t i = 0; i < constraints.size(); ++i)
       for (std::size_t j = i + 1; j < constraints.size(); ++j) {
@@ -719,9 +746,78 @@ std::string gpu_label(const GpuTarget& g) {
 
 diag::Location Origin::location() const { return where ? *where : diag::Location{label, 0, 0}; }
 
-CudaDecision decide_cuda(const CudaRequest& request) {
+namespace {
+
+CudaDecision decide_unchecked(const CudaRequest& request) {
   if (!request.torch_range || request.torch) return Policy(request).decide();
   return detail::decide_for_range(request, [](const CudaRequest& pinned) { return Policy(pinned).decide(); });
+}
+
+// A hint's changes, decided before they are printed: a change that decides is kept; one that
+// refuses again is kept with the one more change its own refusal proposes, where that decides
+// and that change alone does not (then the first change is no part of the answer); the rest are
+// dropped. Nothing left: the first change, with why it is not enough.
+std::string checked_hint(const CudaRequest& request, const Refusal& refusal) {
+  std::vector<std::string> kept;
+  const auto keep = [&](const std::string& text) {
+    if (std::find(kept.begin(), kept.end(), text) == kept.end()) kept.push_back(text);
+  };
+  const auto decides = [](const CudaRequest& r) {
+    try {
+      decide_unchecked(r);
+      return true;
+    } catch (const diag::Error&) {
+      return false;
+    }
+  };
+  std::string not_enough;
+  for (const Fix& fix : refusal.fixes()) {
+    CudaRequest changed = request;
+    fix.apply(changed);
+    try {
+      decide_unchecked(changed);
+      keep(fix.text);
+      continue;
+    } catch (const diag::Error& next) {
+      // The second change: what the new refusal proposes, else the start gate's opt-out (a
+      // refusal of the toolkit search names no change of its own).
+      std::vector<Fix> seconds;
+      if (const auto* r = dynamic_cast<const Refusal*>(&next)) seconds = r->fixes();
+      // Never after forward compatibility: the gate's branches are where NVIDIA supports it.
+      if (!request.require_off && !fix.forward_compat) seconds.push_back(detail::with_require_off(request));
+      bool completed = false;
+      for (const Fix& second : seconds) {
+        CudaRequest alone = request, both = changed;
+        second.apply(alone);
+        second.apply(both);
+        if (decides(alone)) {
+          completed = true;  // the second change is the whole answer; the hint's own options carry it
+        } else if (decides(both)) {
+          keep(fix.text + ", and " + second.text);
+          completed = true;
+        }
+        if (completed) break;
+      }
+      if (!completed && not_enough.empty())
+        not_enough = fix.text + " is not enough alone: " + detail::short_cause(next.message(), "");
+    }
+  }
+  std::string hint;
+  for (const std::string& k : kept) hint += (hint.empty() ? "" : ", or ") + k;
+  if (hint.empty()) hint = not_enough;
+  if (!refusal.hint().empty()) hint += (hint.empty() ? "" : ", or ") + refusal.hint();
+  return hint;
+}
+
+}  // namespace
+
+CudaDecision decide_cuda(const CudaRequest& request) {
+  try {
+    return decide_unchecked(request);
+  } catch (const Refusal& refusal) {
+    if (refusal.fixes().empty()) throw diag::Error(refusal.message(), refusal.where(), refusal.hint());
+    throw diag::Error(refusal.message(), refusal.where(), checked_hint(request, refusal));
+  }
 }
 
 }  // namespace envpin::resolve

@@ -52,4 +52,49 @@ std::string variant_list(const TorchRelease& r) {
   return out;
 }
 
+Fix with_cuda(const CudaRequest& r, const std::string& version, std::string text) {
+  (void)r;
+  return {std::move(text), [version](CudaRequest& q) { q.cuda.value = version; }};
+}
+
+Fix with_driver(const CudaRequest& r, const std::string& driver, std::string text) {
+  const Origin origin = r.driver ? r.driver->origin : Origin{"--driver", std::nullopt};
+  return {std::move(text), [driver, origin](CudaRequest& q) { q.driver = Input<std::string>{driver, origin}; }};
+}
+
+Fix with_torch(const CudaRequest& r, const std::string& version, const std::string& variant, std::string text) {
+  const Origin origin = r.torch ? r.torch->origin : r.torch_range ? r.torch_range->origin : Origin{"--torch", {}};
+  return {std::move(text), [version, variant, origin](CudaRequest& q) {
+            q.torch = Input<std::string>{version, origin};
+            q.torch_range.reset();
+            q.torch_variant.reset();
+            if (!variant.empty()) q.torch_variant = Input<std::string>{variant, origin};
+          }};
+}
+
+Fix with_python(const CudaRequest& r, const std::string& version, std::string text) {
+  (void)r;
+  return {std::move(text), [version](CudaRequest& q) {
+            if (q.python) q.python->value = version;
+          }};
+}
+
+Fix with_require_off(const CudaRequest& r) {
+  (void)r;
+  return {"set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)", [](CudaRequest& q) {
+            q.require_off = Input<bool>{true, {"cuda.require_check", std::nullopt}};
+          }};
+}
+
+Fix with_forward_compat(const CudaRequest& r) {
+  (void)r;
+  return {
+      "set cuda.forward_compat: true (data-center GPUs run a newer CUDA on this driver through the cuda-compat "
+      "libraries of the image)",
+      [](CudaRequest& q) {
+        q.forward_compat = Input<bool>{true, {"cuda.forward_compat", std::nullopt}};
+      },
+      true};
+}
+
 }  // namespace envpin::resolve::detail

@@ -4,12 +4,14 @@
 // blocker types both reason about. Internal to tool/resolve.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "diag/error.hpp"
+#include "resolve/cuda_policy.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::resolve::detail {
@@ -36,11 +38,41 @@ struct Candidate {
   std::string toolkit;  // "12.4.1"
 };
 
-// Why a candidate cannot be used: the error it would be, with its fix and location.
+// One change a hint proposes: its words, and the request with the change made, which
+// decide_cuda decides before the words are printed.
+struct Fix {
+  std::string text;                              // "set --cuda to 12.2"
+  std::function<void(CudaRequest&)> apply = {};  // makes the change in a request
+  bool forward_compat = false;                   // turns on cuda.forward_compat
+};
+
+// Why a candidate cannot be used: the error it would be, with its fix and location. With
+// `fixes`, the hint is those fixes joined with ", or " (each decided first), then `hint`.
 struct Blocker {
   std::string message;
   std::string hint;
   diag::Location where;
+  std::vector<Fix> fixes = {};
+};
+
+// One input changed, as a Fix with `text` (the request `r` gives the origins for messages).
+Fix with_cuda(const CudaRequest& r, const std::string& version, std::string text);
+Fix with_driver(const CudaRequest& r, const std::string& driver, std::string text);
+// torch pinned to `version` (a release "2.7" or "2.4.1"), with `variant` ("cu128") or none.
+Fix with_torch(const CudaRequest& r, const std::string& version, const std::string& variant, std::string text);
+Fix with_python(const CudaRequest& r, const std::string& version, std::string text);
+Fix with_require_off(const CudaRequest& r);
+Fix with_forward_compat(const CudaRequest& r);
+
+// A refusal whose hint proposes changes: decide_cuda keeps the ones that then decide, and
+// completes the others with the one more change that makes them work, or drops them.
+class Refusal : public diag::Error {
+ public:
+  explicit Refusal(const Blocker& b) : Error(b.message, b.where, b.hint), fixes_(b.fixes) {}
+  const std::vector<Fix>& fixes() const { return fixes_; }
+
+ private:
+  std::vector<Fix> fixes_;
 };
 
 }  // namespace envpin::resolve::detail

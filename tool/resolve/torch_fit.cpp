@@ -81,38 +81,54 @@ void TorchFit::check_pinned_variant_kernels() const {
   // R580 even with minor-version compatibility).
   const int major = version_pair(pinned->cuda).first;
   const auto needs_driver = parse_driver(minor_compat_floor(major));
-  if (floor_ && needs_driver && *floor_ < *needs_driver) {
+  // With cuda.forward_compat on data-center GPUs, an older driver major runs it: the toolkit's
+  // driver check and the image's start gate decide.
+  const bool forward =
+      req_.forward_compat && !fleet_.empty() && std::all_of(fleet_.begin(), fleet_.end(), [](const GpuTarget& g) {
+        const GpuModel* m = g.product.empty() ? nullptr : find_gpu(g.product);
+        return m && m->kind == GpuKind::data_center;
+      });
+  if (floor_ && needs_driver && *floor_ < *needs_driver && !forward) {
     std::string runs;  // the newest variant of this torch the driver runs
     for (const TorchVariant& t : torch_->variants)
       if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first)); f && *floor_ >= *f) runs = t.tag;
-    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
-                    req_.torch_variant->origin.describe() + ") needs a CUDA " + std::to_string(major) + ".x driver, " +
-                    branch_text(minor_compat_floor(major)) + " or newer even with minor-version compatibility, but " +
-                    req_.driver->origin.describe() + " is " + req_.driver->value,
-                req_.torch_variant->origin.location(),
-                (runs.empty() ? std::string()
-                              : "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs), or ") +
-                    "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer");
+    Blocker b{"torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
+                  req_.torch_variant->origin.describe() + ") needs a CUDA " + std::to_string(major) + ".x driver, " +
+                  branch_text(minor_compat_floor(major)) + " or newer even with minor-version compatibility, but " +
+                  req_.driver->origin.describe() + " is " + req_.driver->value,
+              "", req_.torch_variant->origin.location()};
+    if (!runs.empty())
+      b.fixes.push_back(with_torch(req_, req_.torch->value, runs,
+                                   "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs)"));
+    b.fixes.push_back(with_forward_compat(req_));
+    b.fixes.push_back(
+        with_driver(req_, minor_compat_floor(major),
+                    "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer"));
+    throw Refusal(b);
   }
   for (const GpuTarget& g : fleet_) {
-    if (kernels_run_on(pinned->sass, pinned->ptx, g.sm)) continue;
+    const bool runs = std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
+      return kernels_run_on(sass_for(*pinned, a), a == manifest::Arch::amd64 ? pinned->ptx : pinned->ptx_arm64, g.sm);
+    });
+    if (runs) continue;
     const std::vector<std::string_view> able = lines_building(g.sm);
     const bool too_old = !able.empty() && version_pair(pinned->cuda) < version_pair(able.front());
     const std::string needs =
         too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
     // Another variant of the same release first: the user keeps the torch they pinned.
-    std::string fix;
-    for (const TorchVariant& t : torch_->variants) {
-      const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first));
-      if (runs_on_fleet(t) && (!floor_ || (f && *floor_ >= *f)))
-        fix = "torch " + req_.torch->value + "+" + std::string(t.tag) + " (its variant with kernels for the fleet)";
-    }
-    if (fix.empty()) fix = fix_for_fleet();
-    throw Error("torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
-                    req_.torch_variant->origin.describe() + ") wheels are built with CUDA " +
-                    std::string(pinned->cuda) + " and carry no kernels for '" + g.input + "' (" + sm_name(g.sm) + ")" +
-                    needs,
-                req_.torch_variant->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
+    Blocker b{"torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
+                  req_.torch_variant->origin.describe() + ") wheels are built with CUDA " + std::string(pinned->cuda) +
+                  " and carry no kernels for '" + g.input + "' (" + sm_name(g.sm) + ")" + needs,
+              "", req_.torch_variant->origin.location()};
+    for (auto t = torch_->variants.rbegin(); t != torch_->variants.rend() && b.fixes.empty(); ++t)
+      if (runs_on_fleet(*t))
+        b.fixes.push_back(with_torch(req_, req_.torch->value, std::string(t->tag),
+                                     "use torch " + req_.torch->value + "+" + std::string(t->tag) +
+                                         " (its variant with kernels for the fleet)"));
+    if (b.fixes.empty())
+      if (auto f = fleet_fix()) b.fixes.push_back(*f);
+    if (b.fixes.empty()) b.hint = "drop '" + g.input + "'";
+    throw Refusal(b);
   }
 }
 
@@ -131,12 +147,14 @@ void TorchFit::check_some_variant_runs() const {
     if (std::any_of(torch_->variants.begin(), torch_->variants.end(),
                     [&](const TorchVariant& v) { return runs(v, g.sm); }))
       continue;
-    const std::string fix = fix_for_fleet();
-    throw Error("torch " + req_.torch->value + " (" + req_.torch->origin.describe() +
-                    ") has no wheels with kernels for '" + g.input + "' (" + sm_name(g.sm) +
-                    "): none of its variants (" + variant_list(*torch_) +
-                    ") does, so it would fail with \"no kernel image is available for execution on the device\"",
-                req_.torch->origin.location(), fix.empty() ? "drop '" + g.input + "'" : "use " + fix);
+    Blocker b{"torch " + req_.torch->value + " (" + req_.torch->origin.describe() +
+                  ") has no wheels with kernels for '" + g.input + "' (" + sm_name(g.sm) + "): none of its variants (" +
+                  variant_list(*torch_) +
+                  ") does, so it would fail with \"no kernel image is available for execution on the device\"",
+              "", req_.torch->origin.location()};
+    if (auto f = fleet_fix()) b.fixes.push_back(*f);
+    if (b.fixes.empty()) b.hint = "drop '" + g.input + "'";
+    throw Refusal(b);
   }
 }
 
@@ -211,6 +229,15 @@ std::string TorchFit::fix_for_fleet() const {
   for (const TorchVariant& v : find_torch_release(last)->variants)
     if (runs_on_fleet(v)) last_tag = std::string(v.tag);
   return "torch " + last + " (" + last_tag + "), or an older release down to " + first;
+}
+
+// fix_for_fleet as a change: torch pinned to the release it names first (the newest of a closed
+// range, the oldest of an open one), its variant left to the policy.
+std::optional<Fix> TorchFit::fleet_fix() const {
+  const std::string text = fix_for_fleet();
+  if (text.empty()) return std::nullopt;
+  const std::string release = text.substr(6, text.find(' ', 6) - 6);
+  return with_torch(req_, release, "", "use " + text);
 }
 
 std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, const std::string& requested) const {

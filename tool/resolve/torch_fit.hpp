@@ -32,6 +32,8 @@ class TorchFit {
   std::optional<Blocker> check(const Candidate& c, CudaDecision& d, const std::string& requested) const;
   // The releases with a variant for the whole fleet: "torch 2.7 or newer (cu128)".
   std::string fix_for_fleet() const;
+  // fix_for_fleet as a change to the request, or nothing when no release fits.
+  std::optional<Fix> fleet_fix() const;
 
  private:
   void check_pinned_variant_kernels() const;
