@@ -433,11 +433,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "with minor-version compatibility), but --driver is 410.79\n"
                  "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer\n"},
         // lllyasviel/Fooocus#1313: RTX 3050 Laptop GPU on driver 470.86 ("found version 11040"): torch 2.1's
-        // cu118 wheels run there through minor-version compatibility, its cu121 wheels do not. In the
-        // 11.8.0 image, whose start gate lists GeForce on R470: warned of error 804 and of R495-R515.
+        // cu118 wheels run there through minor-version compatibility, its cu121 wheels do not. In a
+        // container they do not: 11.8.0's start gate admits GeForce on R470, but its cuda-compat
+        // libraries then fail with error 804 on a GeForce (issue 33), so only 11.0-11.4 images run.
         Scenario{"report_rtx3050_laptop_torch21_driver470",
                  Req().gpu("NVIDIA GeForce RTX 3050 Laptop GPU").torch("2.1.0").driver("470.86"),
-                 "11.8.0 11.8.0-runtime-ubuntu22.04 [86] torch=cu118 driver>=520.61.05 minor-version warnings=3"},
+                 "envpin: error: --torch: no CUDA toolkit fits both --driver 470.86, which allows CUDA 11.0 to "
+                 "11.4, and torch 2.1.0 (--torch), which allows 11.8, 12.1 to 12.9\nenvpin: hint: change one of "
+                 "the two; a fixed cuda.version shows the exact conflict\n"},
         // IEIT-Yuan/Yuan-2.0#65: a CUDA 12.1 container on a CUDA 11.0 driver (GPU not stated: A100 assumed).
         Scenario{"report_cuda121_on_driver450", Req().gpu("A100").cuda("12.1").driver("450.80.02"),
                  "envpin: error: --driver: CUDA 12.1.1 (--cuda) needs NVIDIA driver >= 530.30.02 (>= 525.60.13 with "
@@ -514,15 +517,14 @@ INSTANTIATE_TEST_SUITE_P(
         // ComputationalRadiationPhysics/cuda_memtest#31: error 222 on an RTX 3070 Laptop GPU, driver 460.80,
         // code from a newer toolkit (11.3 there, which has no nvidia/cuda image; 11.8 here). Run on
         // the host, minor-version compatibility let it start; the 11.8.0 image's start gate lists
-        // no R460, so the container never starts.
-        Scenario{
-            "report_rtx3070_laptop_cuda118_driver460",
-            Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
-            "envpin: error: --driver: the NVIDIA container runtime refuses to start nvidia/cuda:11.8.0 on driver "
-            "460.80: the image requires cuda>=11.8, the driver reports CUDA 11.2, and its exceptions do not list "
-            "branch R460\n"
-            "envpin: hint: set --cuda to 11.2 (the newest CUDA the driver reports), or upgrade the fleet's driver "
-            "to 520.61.05 or newer, or set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)\n"},
+        // no R460, so the container never starts (and cuda.require_check: off is no fix on a GeForce:
+        // error 804).
+        Scenario{"report_rtx3070_laptop_cuda118_driver460",
+                 Req().gpu("NVIDIA GeForce RTX 3070 Laptop GPU").cuda("11.8").driver("460.80"),
+                 "envpin: error: --driver: the NVIDIA container runtime refuses to start nvidia/cuda:11.8.0 on "
+                 "driver 460.80: the image requires cuda>=11.8, the driver reports CUDA 11.2, and its exceptions "
+                 "do not list branch R460\nenvpin: hint: set --cuda to 11.2 (the newest CUDA the driver reports), "
+                 "or upgrade the fleet's driver to 520.61.05 or newer\n"},
         Scenario{"unknown_gpu", Req().gpu("H1000"),
                  "envpin: error: --gpu: unknown GPU 'H1000'; names like it are other architectures: H100 (sm_90), "
                  "T1000 (sm_75)\n"

@@ -424,7 +424,26 @@ class Policy {
       for (const GpuTarget& g : fleet_) {
         const GpuModel* model = g.product.empty() ? nullptr : find_gpu(g.product);
         const std::string_view brand = model ? gpu_brand(*model, branch) : std::string_view();
-        if (model && gate_admits(gate, brand, branch, a == manifest::Arch::arm64)) {
+        const bool admitted = model && gate_admits(gate, brand, branch, a == manifest::Arch::arm64);
+        // GeForce and TITAN GPUs on a driver older than the image's CUDA fail once started: the
+        // image's cuda-compat libraries load for the older driver, and they run on data-center
+        // GPUs only (error 804). Public reports, each a GeForce the 12.1-12.4 gates admitted:
+        // oobabooga/textgen#4407 (GTX 1050 Ti, 525.125.06, CUDA 12.1), AIR-DISCOVER/
+        // ICRA2024-Sim2Real-AXS#5 (RTX 3090, R525, 12.1), vllm-project/vllm#5283 (RTX 4090,
+        // 535.171.04, 12.4), and with the gate off, EricLBuehler/mistral.rs#1858 (RTX 5090, R580,
+        // 13.1).
+        if (model && (brand == "geforce" || brand == "titan") && (admitted || req_.require_off)) {
+          Blocker b{"CUDA in " + req_.repository + ":" + c.toolkit + " fails on '" + g.input + "' with driver " +
+                        driver + " (it " + reports +
+                        "): the image's cuda-compat libraries load for a driver older than " +
+                        "its CUDA, and on GeForce and TITAN GPUs that is error 804 (\"forward compatibility was "
+                        "attempted on non supported HW\")",
+                    "", req_.driver->origin.location()};
+          gate_fixes(b, c, gate, reported, true);
+          b.fixes.pop_back();  // not the gate's opt-out: the container would start and fail
+          return b;
+        }
+        if (admitted) {
           if (brands.find(std::string(brand)) == std::string::npos)
             brands += (brands.empty() ? "" : ", ") + std::string(brand);
           continue;
@@ -449,14 +468,6 @@ class Policy {
     }
     d.start_gate = requirement + ", or branch R" + std::to_string(branch) + " for " + brands + " GPUs (driver " +
                    driver + " " + reports + ")";
-    if (brands.find("geforce") != std::string::npos || brands.find("titan") != std::string::npos)
-      d.warnings.push_back(
-          {"the start gate of " + c.toolkit + " admits GeForce and TITAN GPUs on R" + std::to_string(branch) +
-               ", but CUDA can still fail in the container with error 804 (\"forward compatibility was attempted on "
-               "non supported HW\") when the image's cuda-compat libraries load (oobabooga/textgen#4407: GTX 1050 Ti, "
-               "525.125.06); a driver that reports CUDA " +
-               std::string(gate.cuda) + " (" + first_driver_reporting(gate.cuda) + " or newer) avoids it",
-           req_.driver->origin.where});
     // The floor's branch is listed; a node on a later branch the tag does not list is refused.
     std::string unlisted;
     const auto upgrade = parse_driver(first_driver_reporting(gate.cuda));
@@ -694,7 +705,7 @@ class Policy {
         [&](const Candidate& c) { return !check_compile(c); });
     if (floor_)
       add(req_.driver->origin.describe() + " " + req_.driver->value, req_.driver->origin.location(),
-          [&](const Candidate& c) { return !check_driver(c, scratch); });
+          [&](const Candidate& c) { return !check_driver(c, scratch) && !check_gate(c, scratch); });
     if (torch_fit_.release())
       add("torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ")", req_.torch->origin.location(),
           [&](const Candidate& c) { return !torch_fit_.check(c, scratch, requested_label()); });

@@ -91,6 +91,8 @@ using enum GpuKind;
 constexpr GpuModel kGpus[] = {
     // Blackwell
     {"GB10", 121, data_center, HostArch::arm64},
+    // DGX Spark is GB10's system; nvidia-smi prints "NVIDIA GB10" (NVIDIA/k8s-device-plugin#1482).
+    {"DGX Spark", 121, data_center, HostArch::arm64},
     {"RTX PRO 6000", 120, workstation},
     {"RTX PRO 5000", 120, workstation},
     {"RTX PRO 4500", 120, workstation},
@@ -105,6 +107,8 @@ constexpr GpuModel kGpus[] = {
     {"RTX 5050", 120, consumer},
     {"Jetson T5000", 110, jetson, HostArch::arm64},
     {"Jetson T4000", 110, jetson, HostArch::arm64},
+    // What the driver prints on Jetson AGX Thor: "NVIDIA Thor" (vllm-project/vllm#34470).
+    {"Thor", 110, jetson, HostArch::arm64},
     {"GB300", 103, data_center, HostArch::arm64},
     {"B300", 103, data_center},
     {"GB200", 100, data_center, HostArch::arm64},
@@ -114,10 +118,14 @@ constexpr GpuModel kGpus[] = {
     {"H200", 90, data_center},
     {"H100", 90, data_center},
     {"H20", 90, data_center},
+    // China SKUs as nvidia-smi prints them: "NVIDIA H800" (ml4bio/Dense-Homolog-Retrieval#28),
+    // "NVIDIA A800-SXM4-80GB" (dexmal/dexbotic#41), "L20-2-PCIE-48GB-..." (vllm-project/vllm#10652).
+    {"H800", 90, data_center},
     // Ada Lovelace
     {"L40S", 89, data_center},
     {"L40", 89, data_center},
     {"L4", 89, data_center},
+    {"L20", 89, data_center},
     {"RTX 6000 Ada", 89, workstation},
     {"RTX 5000 Ada", 89, workstation},
     {"RTX 4500 Ada", 89, workstation},
@@ -154,6 +162,7 @@ constexpr GpuModel kGpus[] = {
     {"RTX 3050", 86, consumer},
     {"A100", 80, data_center},
     {"A30", 80, data_center},
+    {"A800", 80, data_center},
     // Turing
     {"T4", 75, data_center},
     {"Quadro RTX 8000", 75, workstation},
@@ -355,7 +364,8 @@ std::string gpu_words(std::string_view s) {
       gap = true;
     }
   }
-  for (std::string_view vendor : {"nvidia ", "geforce ", "tesla "})
+  // "HGX GB200" is what collect_env printed on a GB200 system (NVIDIA/nccl#1769).
+  for (std::string_view vendor : {"nvidia ", "geforce ", "tesla ", "hgx "})
     if (out.starts_with(vendor)) out.erase(0, vendor.size());
   return out;
 }

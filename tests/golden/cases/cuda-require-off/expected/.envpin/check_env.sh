@@ -11,7 +11,7 @@
 # (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
 # default where the image has them).
 
-manifest_sha256='8ccdf3c6c9d626b3a16c635b1e392eb99020a075fbcffd9a3c839b2cde763196'
+manifest_sha256='bcb3a45152370e175cbc621591519c6bdb13fef697f9b58a2bbdd571e11e9fa3'
 
 status=0
 n_ok=0
@@ -21,7 +21,7 @@ quiet=0
 smoke=0
 require_gpu=0
 allow_no_gpu=0
-CUDA_TOOLKIT='12.8.1'
+CUDA_TOOLKIT='12.4.1'
 forward_compat=0
 require_off=1
 
@@ -239,6 +239,7 @@ kernel_for() {
 # (the same one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
 # Prints nothing for a name the table does not know.
 gpu_table='gb10|12.1
+dgx spark|12.1
 rtx pro 6000|12.0
 rtx pro 5000|12.0
 rtx pro 4500|12.0
@@ -253,6 +254,7 @@ rtx 5060|12.0
 rtx 5050|12.0
 jetson t5000|11.0
 jetson t4000|11.0
+thor|11.0
 gb300|10.3
 b300|10.3
 gb200|10.0
@@ -261,9 +263,11 @@ gh200|9.0
 h200|9.0
 h100|9.0
 h20|9.0
+h800|9.0
 l40s|8.9
 l40|8.9
 l4|8.9
+l20|8.9
 rtx 6000 ada|8.9
 rtx 5000 ada|8.9
 rtx 4500 ada|8.9
@@ -298,6 +302,7 @@ rtx 3060|8.6
 rtx 3050|8.6
 a100|8.0
 a30|8.0
+a800|8.0
 t4|7.5
 quadro rtx 8000|7.5
 quadro rtx 6000|7.5
@@ -464,7 +469,7 @@ check_manifest
 check_os 'ubuntu' '22.04'
 check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"
-check_gpus '535.104.05' '570.124.06' '525.60.13' '8.9' '8.9' '8.9'
+check_gpus '545.23.08' '550.54.15' '525.60.13' '8.0' '8.0' '8.0'
 
 [ "$smoke" = 0 ] || check_smoke
 

@@ -239,6 +239,7 @@ kernel_for() {
 # (the same one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
 # Prints nothing for a name the table does not know.
 gpu_table='gb10|12.1
+dgx spark|12.1
 rtx pro 6000|12.0
 rtx pro 5000|12.0
 rtx pro 4500|12.0
@@ -253,6 +254,7 @@ rtx 5060|12.0
 rtx 5050|12.0
 jetson t5000|11.0
 jetson t4000|11.0
+thor|11.0
 gb300|10.3
 b300|10.3
 gb200|10.0
@@ -261,9 +263,11 @@ gh200|9.0
 h200|9.0
 h100|9.0
 h20|9.0
+h800|9.0
 l40s|8.9
 l40|8.9
 l4|8.9
+l20|8.9
 rtx 6000 ada|8.9
 rtx 5000 ada|8.9
 rtx 4500 ada|8.9
@@ -298,6 +302,7 @@ rtx 3060|8.6
 rtx 3050|8.6
 a100|8.0
 a30|8.0
+a800|8.0
 t4|7.5
 quadro rtx 8000|7.5
 quadro rtx 6000|7.5
