@@ -169,5 +169,55 @@ TEST_F(CudaCli, ProbeDecidesForThisMachinesGpusAndDriver) {
   EXPECT_NE(smi.out.find("\"cmake_architectures\": \"75-real;89\""), std::string::npos);
 }
 
+// Issue 33, item 5: the inputs as users type them. Each of these was refused, or read as
+// something else, before.
+TEST_F(CudaCli, InputsAsUsersTypeThem) {
+  // nvidia-smi's header "CUDA Version: 12.9" given as the driver: the first driver reporting it.
+  const Result header = run("cuda --gpu A100 --driver 12.9");
+  EXPECT_EQ(header.code, 0) << header.err;
+  EXPECT_NE(header.err.find("--driver 12.9 is the CUDA version nvidia-smi prints, not a driver: drivers report it "
+                            "from 575.51.03 on"),
+            std::string::npos)
+      << header.err;
+  EXPECT_NE(header.out.find("  fleet driver   575.51.03 "), std::string::npos) << header.out;
+  const Result nonsense = run("cuda --gpu A100 --driver 12.7");
+  EXPECT_EQ(nonsense.code, 1);
+  EXPECT_NE(nonsense.err.find("is no NVIDIA driver version, nor a CUDA version a driver reports"), std::string::npos);
+  // A branch, and spaces pasted around values.
+  const Result branch = run("cuda --gpu ' A100 ' --driver 'R535 ' --torch ' 2.4.1'");
+  EXPECT_EQ(branch.code, 0) << branch.err;
+  EXPECT_NE(branch.out.find("  fleet driver   535 "), std::string::npos) << branch.out;
+  // A requirement with the name in it, a range.
+  const Result range = run("cuda --gpu A100 --torch 'torch>=2.6,<2.8'");
+  EXPECT_EQ(range.code, 0) << range.err;
+  EXPECT_NE(range.out.find("  torch          2.7 cu128"), std::string::npos) << range.out;
+  // +cpu is the CPU build, not a CUDA variant that is missing.
+  const Result cpu = run("cuda --gpu A100 --torch 2.4.1+cpu");
+  EXPECT_EQ(cpu.code, 1);
+  EXPECT_EQ(cpu.err,
+            "envpin: error: --torch: torch 2.4.1+cpu (--torch) is the CPU-only build: no CUDA kernel runs in it\n"
+            "envpin: hint: drop '+cpu' and let envpin choose the CUDA variant, or remove the cuda section for a "
+            "CPU-only image\n");
+  // A line past the table is named as that, not as a GPU it cannot build for.
+  const Result newer = run("cuda --gpu A100 --cuda 13.5");
+  EXPECT_EQ(newer.code, 1);
+  EXPECT_NE(newer.err.find("CUDA 13.5 (--cuda) is newer than envpin's table, whose newest line is 13.2"),
+            std::string::npos)
+      << newer.err;
+  // SKUs as nvidia-smi prints them.
+  for (const char* gpu : {"'NVIDIA H800'", "'NVIDIA A800-SXM4-80GB'", "L20-2-PCIE-48GB-48GB-L-H-V", "'NVIDIA H20-3e'",
+                          "'NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition'"}) {
+    const Result sku = run(std::string("cuda --gpu ") + gpu);
+    EXPECT_EQ(sku.code, 0) << gpu << "\n" << sku.err;
+  }
+  const Result spark = run("cuda --gpu 'DGX Spark' --platform linux/arm64 --json");
+  EXPECT_NE(spark.out.find("\"sm\": 121"), std::string::npos) << spark.out;
+  // A guess crosses no architecture: "L2O" is nearest L20 alone, a guess; "H1000" is as near H100
+  // (Hopper) as T1000 (Turing), so no guess, both named with their SMs.
+  EXPECT_NE(run("cuda --gpu L2O").err.find("(did you mean 'L20'?)"), std::string::npos);
+  EXPECT_NE(run("cuda --gpu H1000").err.find("names like it are other architectures: H100 (sm_90), T1000 (sm_75)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace envpin
