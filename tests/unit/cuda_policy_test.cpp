@@ -439,8 +439,12 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"report_rtx3050_laptop_torch21_driver470",
                  Req().gpu("NVIDIA GeForce RTX 3050 Laptop GPU").torch("2.1.0").driver("470.86"),
                  "envpin: error: --torch: no CUDA toolkit fits both --driver 470.86, which allows CUDA 11.0 to "
-                 "11.4, and torch 2.1.0 (--torch), which allows 11.8, 12.1 to 12.9\nenvpin: hint: change one of "
-                 "the two; a fixed cuda.version shows the exact conflict\n"},
+                 "11.4, and torch 2.1.0 (--torch), which allows 11.8, 12.1 to 12.9; nearest: 12.9.1: needs "
+                 "NVIDIA driver >= 575.57.08 (>= 525.60.13 with minor-version compatibility), but --driver is "
+                 "470.86; 11.8.0: CUDA in nvidia/cuda:11.8.0 fails on 'NVIDIA GeForce RTX 3050 Laptop GPU' with "
+                 "driver 470.86 (it reports CUDA 11.4); 11.4.3: torch 2.1.0 (--torch) has no wheels that fit a "
+                 "CUDA 11.4.3 image (--cuda auto)\nenvpin: hint: change one of the two; a fixed cuda.version "
+                 "shows the exact conflict\n"},
         // IEIT-Yuan/Yuan-2.0#65: a CUDA 12.1 container on a CUDA 11.0 driver (GPU not stated: A100 assumed).
         Scenario{"report_cuda121_on_driver450", Req().gpu("A100").cuda("12.1").driver("450.80.02"),
                  "envpin: error: --driver: CUDA 12.1.1 (--cuda) needs NVIDIA driver >= 530.30.02 (>= 525.60.13 with "

@@ -726,6 +726,29 @@ class Policy {
       CudaDecision d;
       if (auto b = evaluate(cs[pick.value_or(cs.size() - 1)], d)) throw Refusal(*b);
     }
+    // The three nearest toolkits (the most inputs allow them, newest first), one reason each.
+    std::vector<std::size_t> order(cs.size());
+    for (std::size_t k = 0; k < cs.size(); ++k) order[k] = k;
+    const auto allowed_by = [&](std::size_t k) {
+      return std::count_if(constraints.begin(), constraints.end(), [&](const Constraint& c) { return c.allows[k]; });
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return allowed_by(a) > allowed_by(b); });
+    // One reason each, and three different reasons where there are: 12.9.1, 12.8.1 and 12.6.3
+    // refused for the same driver floor say one thing, 11.8.0 refused for error 804 another.
+    std::string nearest;
+    std::set<std::string> said;
+    for (std::size_t i = 0, listed = 0; i < order.size() && listed < 3; ++i) {
+      CudaDecision d;
+      const auto b = evaluate(cs[order[i]], d);
+      if (!b) continue;
+      const std::string cause = short_cause(b->message, "CUDA " + cs[order[i]].toolkit + " (");
+      std::string kind = b->message;
+      std::erase_if(kind, [](char ch) { return (ch >= '0' && ch <= '9') || ch == '.'; });
+      if (!said.insert(kind).second) continue;
+      nearest += (nearest.empty() ? "" : "; ") + cs[order[i]].toolkit + ": " + cause;
+      ++listed;
+    }
     for (std::size_t i = 0; i < constraints.size(); ++i)
       for (std::size_t j = i + 1; j < constraints.size(); ++j) {
         bool any = false;
@@ -733,14 +756,14 @@ class Policy {
         if (any) continue;
         return Error("no CUDA toolkit fits both " + constraints[i].label + ", which allows CUDA " +
                          ranges(cs, constraints[i].allows) + ", and " + constraints[j].label + ", which allows " +
-                         ranges(cs, constraints[j].allows),
+                         ranges(cs, constraints[j].allows) + (nearest.empty() ? "" : "; nearest: " + nearest),
                      constraints[j].where, "change one of the two; a fixed cuda.version shows the exact conflict");
       }
     std::string all;
     for (const Constraint& k : constraints)
       all += (all.empty() ? "" : "; ") + k.label + " allows CUDA " + ranges(cs, k.allows);
-    return Error("no CUDA toolkit fits all inputs: " + all, req_.cuda.origin.location(),
-                 "relax one of them; a fixed cuda.version shows the exact conflict");
+    return Error("no CUDA toolkit fits all inputs: " + all + (nearest.empty() ? "" : "; nearest: " + nearest),
+                 req_.cuda.origin.location(), "relax one of them; a fixed cuda.version shows the exact conflict");
   }
 };
 

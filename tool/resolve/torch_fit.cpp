@@ -319,7 +319,7 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
 // (python.packages at line 8) "), up to its first ": " (what follows explains it), and cut at a
 // word when still long.
 std::string short_cause(std::string message, const std::string& subject) {
-  if (message.starts_with(subject)) {
+  if (!subject.empty() && message.starts_with(subject)) {
     if (const auto close = message.find(") ", subject.size()); close != std::string::npos) message.erase(0, close + 2);
   }
   if (const auto colon = message.find(": "); colon != std::string::npos && colon >= 20) message.resize(colon);
