@@ -185,9 +185,9 @@ void TorchFit::check_python_wheels() const {
 // nvidia/cuda image envpin can choose (torch 1.x's cu101 and cu102), so an 11.x image serves it:
 // every driver that runs 11.x runs 10.2 (Table 3: 10.2 needs 440.33, 11.x 450.80.02 or newer).
 bool image_serves(const TorchVariant& v, const CudaRelease& image) {
-  const auto [vmajor, vminor] = version_pair(v.cuda);
-  const auto [cmajor, cminor] = version_pair(image.minor);
-  if (vmajor == cmajor) return vminor <= cminor;
+  const std::pair<int, int> wheel = version_pair(v.cuda), line = version_pair(image.minor);
+  const int vmajor = wheel.first, cmajor = line.first;  // named: clang 14 cannot capture a structured binding
+  if (vmajor == cmajor) return wheel.second <= line.second;
   const bool major_published = std::any_of(cuda_releases().begin(), cuda_releases().end(),
                                            [&](const CudaRelease& r) { return major_of(r.minor) == vmajor; });
   return !major_published && cmajor == vmajor + 1;
