@@ -4,6 +4,9 @@
 // without the fleet's GPUs is refused before anything is written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "cli/cli_fixture.hpp"
 
 namespace envpin {
@@ -20,6 +23,12 @@ TEST_F(InitCli, WritesAManifestGenerateAccepts) {
   EXPECT_NE(r.out.find("next: envpin lock -f envpin.yaml"), std::string::npos) << r.out;
   EXPECT_EQ(run("validate").code, 0);
   EXPECT_EQ(run("generate").code, 0);
+  // The name is the project directory's (init ran in it: the directory is "."), not "project".
+  std::string dir_name = dir_.filename().string();
+  std::transform(dir_name.begin(), dir_name.end(), dir_name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  EXPECT_NE(io::read_file(dir_ / "envpin.yaml")->find("\nname: \"" + dir_name + "\"\n"), std::string::npos)
+      << *io::read_file(dir_ / "envpin.yaml");
   // An existing manifest stays unless --force.
   const std::string before = *io::read_file(dir_ / "envpin.yaml");
   write("requirements.txt", "numpy==2.0.0\n");
@@ -52,6 +61,23 @@ TEST_F(InitCli, CudaNeedsTheFleetAndNothingIsWrittenOnError) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("CUDA 12.1.1 (nvidia/cuda:12.1.1-runtime-ubuntu22.04)"), std::string::npos) << r.out;
   EXPECT_EQ(run("cuda").code, 0);
+}
+
+// torch from a CUDA wheel index without --gpu was a CPU-only draft: the fleet is asked for, as for
+// a conda environment with CUDA (issue 34, item 7).
+TEST_F(InitCli, ACudaWheelIndexNeedsTheFleet) {
+  write("requirements.txt", "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.4.1\nnumpy\n");
+  Result r = run("init");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: the inputs install torch from a CUDA wheel index (requirements.txt:1: "
+            "download.pytorch.org/whl/cu121): envpin needs the fleet's GPUs to choose the toolkit, the arch list "
+            "and the torch variant\n"
+            "envpin: hint: name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100\n");
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+  r = run("init --gpu A100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(io::read_file(dir_ / "envpin.yaml")->find("cuda:\n"), std::string::npos);
 }
 
 TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {

@@ -43,7 +43,10 @@ struct InitOptions {
 // The project directory's name as a manifest name: lowercase letters, digits and ._-.
 std::string name_from(const fs::path& dir) {
   std::string out;
-  for (char c : fs::absolute(dir).lexically_normal().filename().string()) {
+  // "." is "/work/app/." absolute, "/work/app/" normal: its name is the parent's.
+  fs::path normal = fs::absolute(dir).lexically_normal();
+  if (normal.filename().empty()) normal = normal.parent_path();
+  for (char c : normal.filename().string()) {
     const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') || l == '.' || l == '_' || l == '-')
       out += l;
@@ -130,6 +133,22 @@ int draft(const InitOptions& o, Streams& io) {
                     "): envpin needs the fleet's GPUs to choose "
                     "the toolkit and arch list",
                 std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
+  // torch from a CUDA wheel index (".../whl/cu121") without --gpu: the draft would have no cuda
+  // section, and envpin would build a CPU-only image from a project that runs on GPUs.
+  if (gpus.empty()) {
+    std::vector<const init::Value*> indexes;
+    if (d.index) indexes.push_back(&*d.index);
+    for (const init::Value& v : d.extra_index) indexes.push_back(&v);
+    for (const init::Value* v : indexes) {
+      const std::string& url = v->value;
+      const auto at = url.find("download.pytorch.org/whl/cu");
+      if (at == std::string::npos) continue;
+      throw Error("the inputs install torch from a CUDA wheel index (" + v->from + ": " +
+                      diag::printable(url.substr(at)) +
+                      "): envpin needs the fleet's GPUs to choose the toolkit, the arch list and the torch variant",
+                  std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
+    }
+  }
   init::Options opt{o.name.empty() ? name_from(dir) : o.name, gpus,
                     driver.empty() ? std::nullopt : std::optional<std::string>(driver),
                     o.probe ? "--probe: this machine's" : ""};
