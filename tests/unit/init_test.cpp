@@ -148,6 +148,28 @@ TEST_F(Init, CondaEnvironmentIsTranslated) {
       "pinned; install it in the Dockerfile's place of your choice\n");
 }
 
+// Issue 34, item 2: an exact Python keeps its patch; a range's lowest Python is said to be that,
+// and a dead one is named.
+TEST_F(Init, PythonKeepsItsPrecision) {
+  Draft exact;
+  read_conda(write("environment.yml", "dependencies:\n  - python=3.8.18\n"), exact);
+  ASSERT_TRUE(exact.python);
+  EXPECT_EQ(exact.python->value, "3.8.18");
+  EXPECT_TRUE(exact.notes.empty());
+  Draft range;
+  read_conda(write("environment.yml", "dependencies:\n  - python>=3.8\n"), range);
+  ASSERT_TRUE(range.python);
+  EXPECT_EQ(range.python->value, "3.8");
+  EXPECT_EQ(range.python->from, "environment.yml:2 (python>=3.8), the lowest it allows");
+  ASSERT_EQ(range.notes.size(), 1u);
+  EXPECT_NE(range.notes[0].find("Python 3.8 reached its end of life in October 2024"), std::string::npos);
+  Draft alive;
+  read_pyproject(write("pyproject.toml", "[project]\nname = \"x\"\nrequires-python = \">=3.11\"\n"), alive, {});
+  ASSERT_TRUE(alive.python);
+  EXPECT_EQ(alive.python->value, "3.11");
+  EXPECT_TRUE(alive.notes.empty());
+}
+
 TEST_F(Init, CondaRefusals) {
   Draft a;
   EXPECT_THROW(read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a), diag::Error);

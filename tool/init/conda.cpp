@@ -182,7 +182,9 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
     const std::string v = version.starts_with("==")   ? version.substr(2)
                           : version.starts_with(">=") ? version.substr(2)
                                                       : "";
-    std::string minor = v.substr(0, v.find('.', v.find('.') + 1));
+    // An exact pin keeps its patch ("python=3.8.18"); a range keeps its lowest minor, said so.
+    const bool exact = version.starts_with("==") && !v.ends_with(".*") && manifest::is_python_version(v);
+    std::string minor = exact ? v : v.substr(0, v.find('.', v.find('.') + 1));
     if (minor.ends_with(".*")) minor.resize(minor.size() - 2);
     if (minor.starts_with("2."))
       throw Error(
@@ -192,7 +194,9 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
       note(d, from + ": Python version " + quote_input(rest) + " not understood: python.version left to you");
       return;
     }
-    set_once(d.python, {minor, from}, "python.version");
+    const bool range = version.starts_with(">=");
+    set_once(d.python, {minor, range ? from + ", the lowest it allows" : from}, "python.version");
+    if (range) note_python_floor(d, minor, from);
     return;
   }
   const CondaName* rule = nullptr;

@@ -54,6 +54,17 @@ void note(Draft& d, const std::string& raw) {
   d.notes.push_back(std::move(text));
 }
 
+void note_python_floor(Draft& d, const std::string& minor, const std::string& from) {
+  // End of life per release: PEP 494 (3.6), PEP 537 (3.7), PEP 569 (3.8), PEP 596 (3.9).
+  static constexpr std::pair<std::string_view, std::string_view> kEndOfLife[] = {
+      {"3.6", "December 2021"}, {"3.7", "June 2023"}, {"3.8", "October 2024"}, {"3.9", "October 2025"}};
+  for (const auto& [version, when] : kEndOfLife)
+    if (minor == version)
+      note(d, from + ": python.version is " + minor + ", the lowest the range allows, and Python " + minor +
+                  " reached its end of life in " + std::string(when) +
+                  "; the range allows newer ones: set python.version to one the pinned packages have wheels for");
+}
+
 std::string index_url(const std::string& url, const std::string& from, Draft& d) {
   const std::string clean = secrets::url_without_credentials(url);
   if (secrets::redact(clean) != clean) {

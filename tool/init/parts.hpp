@@ -71,6 +71,9 @@ std::string quote_input(std::string_view text);
 std::string index_url(const std::string& url, const std::string& from, Draft& d);
 // Adds a note once, any credential in it replaced by "<credential>"; past kMaxNotes, counts it.
 void note(Draft& d, const std::string& text);
+// python.version taken as the lowest a range allows (`from` says which input): a note when that
+// Python is past its end of life, so the draft does not pin a dead interpreter without saying so.
+void note_python_floor(Draft& d, const std::string& minor, const std::string& from);
 // Sets a single value, refusing a second, different one with both origins named.
 void set_once(std::optional<Value>& slot, Value v, const std::string& what);
 // One logical line of a requirements file (or of a conda environment's pip: list); `inc` holds

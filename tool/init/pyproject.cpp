@@ -128,11 +128,11 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
       const std::string v = lowest_python(rp->get());
       if (v.empty())
         note(d, where(file, line_of(*rp)) + ": requires-python " + quote_input(rp->get()) + " not understood");
-      else
-        set_once(d.python,
-                 {v, where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) +
-                         ", the lowest it allows)"},
-                 "python.version");
+      else {
+        const std::string from = where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) + ")";
+        set_once(d.python, {v, from.substr(0, from.size() - 1) + ", the lowest it allows)"}, "python.version");
+        note_python_floor(d, v, from);
+      }
     }
     if (const auto* deps = (*project)["dependencies"].as_array())
       for (const auto& dep : *deps)
