@@ -336,6 +336,23 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
   for (const std::string& n : d.notes) EXPECT_EQ(n.find("hf_abc"), std::string::npos) << n;
 }
 
+// Issue 34, item 3: the --index-url of one `pip install torch` line is that line's, not the
+// project's only index (the generated Dockerfile installed every package from download.pytorch.org).
+TEST_F(Init, DockerfileTorchIndexKeepsItsScope) {
+  Draft d;
+  read_dockerfile(write("Dockerfile",
+                        "FROM python:3.11-slim\n"
+                        "RUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121 && \\\n"
+                        "    pip install numpy==1.26.4\n"),
+                  d);
+  EXPECT_FALSE(d.index);
+  ASSERT_EQ(d.extra_index.size(), 1u);
+  EXPECT_EQ(d.extra_index[0].value, "https://download.pytorch.org/whl/cu121");
+  ASSERT_EQ(d.packages.size(), 2u);
+  EXPECT_NE(d.notes.front().find("is this pip install's only (for torch): kept as an extra index"), std::string::npos)
+      << d.notes.front();
+}
+
 TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
   write("environment.yml", "dependencies:\n  - python=3.10\n  - pytorch=2.3.0\n  - pytorch-cuda=12.1\n");
   const fs::path df =

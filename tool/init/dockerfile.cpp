@@ -358,6 +358,11 @@ bool takes_value(std::string_view w) {
   return std::find(std::begin(kOptions), std::end(kOptions), w) != std::end(kOptions);
 }
 
+// PyTorch's own wheel index (https://download.pytorch.org/whl/<variant>).
+bool pytorch_index(std::string_view url) {
+  return url.starts_with("https://download.pytorch.org/whl/") || url.starts_with("http://download.pytorch.org/whl/");
+}
+
 // `pip install` arguments, read as the lines of a requirements file would be.
 void pip_install(const std::vector<std::string>& words, std::size_t first, const fs::path& file, int line, Draft& d,
                  Includes& inc) {
@@ -384,6 +389,16 @@ void pip_install(const std::vector<std::string>& words, std::size_t first, const
     } else if ((w == "-c" || w == "--constraint") && has_value) {
       note(d, from + ": the constraints file " + quote_input(words[++i]) +
                   " is not carried: envpin lock pins every version the listed packages resolve to");
+    } else if ((w == "-i" || w == "--index-url") && has_value && pytorch_index(words[i + 1])) {
+      // One `pip install torch ... --index-url .../cu121` scopes that index to its own line: as the
+      // manifest's only index it would serve every other package too. It is the torch variant's.
+      note(d, from + ": the index " + quote_input(words[i + 1]) +
+                  " is this pip install's only (for torch): kept as an extra index, not the project's index");
+      requirement_line("--extra-index-url " + words[++i], file, line, d, inc);
+    } else if (w.starts_with("--index-url=") && pytorch_index(w.substr(12))) {
+      note(d, from + ": the index " + quote_input(w.substr(12)) +
+                  " is this pip install's only (for torch): kept as an extra index, not the project's index");
+      requirement_line("--extra-index-url " + w.substr(12), file, line, d, inc);
     } else if ((w == "-i" || w == "--index-url" || w == "--extra-index-url" || w == "-e" || w == "--editable") &&
                has_value) {
       requirement_line(w + " " + words[++i], file, line, d, inc);
