@@ -80,6 +80,18 @@ TEST_F(InitCli, ACudaWheelIndexNeedsTheFleet) {
   EXPECT_NE(io::read_file(dir_ / "envpin.yaml")->find("cuda:\n"), std::string::npos);
 }
 
+// An --extra no input offers is refused, naming what they offer (issue 34, item 6).
+TEST_F(InitCli, AnUnknownExtraIsRefused) {
+  write("pyproject.toml", "[project]\nname = \"x\"\n[project.optional-dependencies]\ntrain = [\"numpy\"]\n");
+  const Result r = run("init --extra trian");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: --extra trian names no optional dependencies, extra or group of the inputs\n"
+            "envpin: hint: they offer: train\n");
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+  EXPECT_EQ(run("init --extra train").code, 0);
+}
+
 TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {
   write("requirements.txt", "torch==2.4.1\n");
   // The NVML-shaped fake answers for an H100 and an A100 on driver 550.54.15.

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <set>
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
@@ -351,6 +352,33 @@ TEST_F(Init, DockerfileTorchIndexKeepsItsScope) {
   ASSERT_EQ(d.packages.size(), 2u);
   EXPECT_NE(d.notes.front().find("is this pip install's only (for torch): kept as an extra index"), std::string::npos)
       << d.notes.front();
+}
+
+// Issue 34, item 6: PEP 735 dependency groups are read by name (and include each other) or
+// named as left out; a path without a leading '.' or '/' is a path, not a bad version.
+TEST_F(Init, DependencyGroupsAndPathsAreNotSilent) {
+  const fs::path py = write("pyproject.toml",
+                            "[project]\nname = \"x\"\ndependencies = [\"numpy==1.26.4\"]\n"
+                            "[dependency-groups]\ntest = [\"pytest==8.3.3\"]\n"
+                            "dev = [{include-group = \"test\"}, \"ruff==0.6.9\"]\n");
+  Draft without;
+  read_pyproject(py, without, {});
+  EXPECT_EQ(without.packages.size(), 1u);
+  EXPECT_EQ(without.groups, (std::set<std::string>{"dev", "test"}));
+  bool noted = false;
+  for (const auto& n : without.notes)
+    noted =
+        noted || n.find("the dependency group 'dev' is not included (add it with --extra dev)") != std::string::npos;
+  EXPECT_TRUE(noted);
+  Draft with;
+  read_pyproject(py, with, {"dev"});
+  std::vector<std::string> names;
+  for (const auto& p : with.packages) names.push_back(p.value);
+  EXPECT_EQ(names, (std::vector<std::string>{"numpy==1.26.4", "pytest==8.3.3", "ruff==0.6.9"}));
+  Draft paths;
+  read_requirements(write("requirements.txt", "src/pkg\ndist/tool-1.0-py3-none-any.whl\nnumpy\n"), paths);
+  ASSERT_EQ(paths.notes.size(), 2u);
+  for (const auto& n : paths.notes) EXPECT_NE(n.find("is a URL or path requirement"), std::string::npos) << n;
 }
 
 TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {

@@ -110,6 +110,14 @@ int draft(const InitOptions& o, Streams& io) {
           "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml and Dockerfiles");
   }
   init::settle(d);
+  // An --extra no pyproject offers is a mistake (a typo would otherwise leave its group out).
+  for (const std::string& e : o.extras)
+    if (!d.groups.count(e)) {
+      std::string offered;
+      for (const std::string& g : d.groups) offered += (offered.empty() ? "" : ", ") + diag::printable(g);
+      throw Error("--extra " + diag::printable(e) + " names no optional dependencies, extra or group of the inputs",
+                  std::nullopt, offered.empty() ? "the inputs have none: drop --extra" : "they offer: " + offered);
+    }
   // --probe: this machine's GPUs and driver are the fleet's (each product once).
   std::vector<std::string> gpus = o.gpus;
   std::string driver = o.driver;

@@ -217,8 +217,12 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
                 ") are dropped; envpin lock records hashes itself");
     text = trim(text.substr(0, opt));
   }
+  // A name never holds '/' (PEP 508), and pip reads "src/pkg" or "dist/x-1.0.whl" as a path.
+  const std::string head = text.substr(0, text.find(';'));
+  const auto archive = [&](std::string_view suffix) { return trim(head).ends_with(suffix); };
   if (text.find("://") != std::string::npos || text.find(" @ ") != std::string::npos || text.front() == '.' ||
-      text.front() == '/') {
+      text.front() == '/' || head.find('/') != std::string::npos || archive(".whl") || archive(".tar.gz") ||
+      archive(".zip")) {
     note(d, from + ": " + quote_input(text) +
                 " is a URL or path requirement: left out (envpin pins from package indexes)");
     return;

@@ -54,6 +54,9 @@ struct Draft {
     std::size_t bytes = 0;                // of all the inputs read
     std::unordered_set<std::string> apt;  // the names in `apt`
   } reading;
+  // The optional groups the pyproject files offer (PEP 621 extras, Poetry extras and groups, PEP
+  // 735 dependency groups): an --extra that names none of them is a mistake.
+  std::set<std::string> groups;
 };
 
 // What the readers take from hostile inputs at most: packages, apt packages and indexes, and a

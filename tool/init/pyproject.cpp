@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -233,6 +234,36 @@ void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::strin
         note(d, name + ": the Poetry group " + quote_input(g) + " is not included (add it with --extra " +
                     diag::printable(g) + ")");
     }
+  // PEP 735 dependency groups ([dependency-groups], uv's dev groups): by name, with --extra; an
+  // {include-group = "x"} entry brings that group's packages.
+  if (const auto* groups = t["dependency-groups"].as_table()) {
+    std::vector<std::string> seen;
+    const std::function<void(const std::string&, int)> add_group = [&](const std::string& g, int depth) {
+      const auto* arr = (*groups)[g].as_array();
+      if (!arr || depth > 8 || std::find(seen.begin(), seen.end(), g) != seen.end()) return;
+      seen.push_back(g);
+      for (const auto& dep : *arr) {
+        if (const auto* s = dep.as_string())
+          add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")", at(dep));
+        else if (const auto* included = dep.as_table() ? (*dep.as_table())["include-group"].as_string() : nullptr)
+          add_group(included->get(), depth + 1);
+      }
+    };
+    for (const auto& [group, list] : *groups) {
+      const std::string g(group.str());
+      if (wanted(g))
+        add_group(g, 0);
+      else
+        note(d, name + ": the dependency group " + quote_input(g) + " is not included (add it with --extra " +
+                    diag::printable(g) + ")");
+    }
+  }
+  // The groups this file offers, for the --extra check once every input is read.
+  for (const auto* table : {t["project"]["optional-dependencies"].as_table(), t["tool"]["poetry"]["extras"].as_table(),
+                            t["tool"]["poetry"]["group"].as_table(), t["dependency-groups"].as_table()})
+    if (table)
+      for (const auto& [key, value] : *table)
+        if (d.groups.size() < kMaxPackages) d.groups.insert(std::string(key.str()));
   // uv: an index on download.pytorch.org names the torch variant.
   if (const auto* indexes = t["tool"]["uv"]["index"].as_array())
     for (const auto& entry : *indexes)
