@@ -90,6 +90,10 @@ TEST_F(InitCli, AnUnknownExtraIsRefused) {
             "envpin: hint: they offer: train\n");
   EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
   EXPECT_EQ(run("init --extra train").code, 0);
+  // The help names every input kind and every kind of group (issue 34, item 9).
+  const Result help = run("init --help");
+  EXPECT_NE(help.out.find("pyproject.toml or a Dockerfile"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("dependency-groups"), std::string::npos) << help.out;
 }
 
 TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {

@@ -214,27 +214,30 @@ int run_init(const InitOptions& o, Streams& io) {
 }  // namespace
 
 Command init_command() {
-  return {"init", "write an envpin.yaml from requirements.txt, environment.yml or pyproject.toml",
-          [](CLI::App& app) -> std::function<int(Streams&)> {
-            auto o = std::make_shared<InitOptions>();
-            app.add_option("--from", o->from,
-                           "a file or directory to read (default: the ones in the output's directory); repeatable")
-                ->allow_extra_args(false);
-            app.add_option("--from-python", o->from_python,
-                           "a working environment's interpreter (e.g. .venv/bin/python): its packages as exact pins");
-            app.add_option("--extra", o->extras, "a pyproject optional-dependencies group to include; repeatable")
-                ->allow_extra_args(false);
-            app.add_option("--gpu", o->gpus, "a GPU of the fleet (needed when the environment uses CUDA); repeatable")
-                ->allow_extra_args(false);
-            app.add_option("--driver", o->driver, "the fleet's lowest NVIDIA driver, e.g. 535.104.05");
-            app.add_option("--name", o->name, "the project's name (default: its directory's)");
-            app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
-            app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
-            app.add_flag("--force", o->force, "replace an existing manifest");
-            app.add_flag("--probe", o->probe,
-                         "take the fleet's GPUs and driver floor from this machine (NVML, nvidia-smi)");
-            return [o](Streams& io) { return run_init(*o, io); };
-          }};
+  return {
+      "init", "write an envpin.yaml from requirements.txt, environment.yml, pyproject.toml or a Dockerfile",
+      [](CLI::App& app) -> std::function<int(Streams&)> {
+        auto o = std::make_shared<InitOptions>();
+        app.add_option("--from", o->from,
+                       "a file or directory to read (default: the ones in the output's directory); repeatable")
+            ->allow_extra_args(false);
+        app.add_option("--from-python", o->from_python,
+                       "a working environment's interpreter (e.g. .venv/bin/python): its packages as exact pins");
+        app.add_option(
+               "--extra", o->extras,
+               "a pyproject group to include (optional-dependencies, dependency-groups, Poetry extras and groups); repeatable")
+            ->allow_extra_args(false);
+        app.add_option("--gpu", o->gpus, "a GPU of the fleet (needed when the environment uses CUDA); repeatable")
+            ->allow_extra_args(false);
+        app.add_option("--driver", o->driver, "the fleet's lowest NVIDIA driver, e.g. 535.104.05");
+        app.add_option("--name", o->name, "the project's name (default: its directory's)");
+        app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
+        app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
+        app.add_flag("--force", o->force, "replace an existing manifest");
+        app.add_flag("--probe", o->probe,
+                     "take the fleet's GPUs and driver floor from this machine (NVML, nvidia-smi)");
+        return [o](Streams& io) { return run_init(*o, io); };
+      }};
 }
 
 }  // namespace envpin::cli
