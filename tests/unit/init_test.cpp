@@ -381,6 +381,26 @@ TEST_F(Init, DependencyGroupsAndPathsAreNotSilent) {
   for (const auto& n : paths.notes) EXPECT_NE(n.find("is a URL or path requirement"), std::string::npos) << n;
 }
 
+// Issue 34, item 2: a plain OS image whose apt installs python3 runs that OS's Python, not
+// envpin's default (Ubuntu 22.04's python3 is 3.10).
+TEST_F(Init, DockerfileOsPythonIsTheProjects) {
+  Draft d;
+  read_dockerfile(write("Dockerfile",
+                        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y python3 python3-pip\n"
+                        "RUN pip3 install numpy==1.26.4\n"),
+                  d);
+  ASSERT_TRUE(d.python);
+  EXPECT_EQ(d.python->value, "3.10");
+  EXPECT_EQ(d.python->from, "Dockerfile:2 (ubuntu22.04's python3)");
+  Draft bookworm;
+  read_dockerfile(write("Dockerfile", "FROM debian:12\nRUN apt-get install -y python3-venv\n"), bookworm);
+  ASSERT_TRUE(bookworm.python);
+  EXPECT_EQ(bookworm.python->value, "3.11");
+  Draft no_python;  // no python3 from apt: nothing is claimed
+  read_dockerfile(write("Dockerfile", "FROM ubuntu:24.04\nRUN apt-get install -y curl\n"), no_python);
+  EXPECT_FALSE(no_python.python);
+}
+
 TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
   write("environment.yml", "dependencies:\n  - python=3.10\n  - pytorch=2.3.0\n  - pytorch-cuda=12.1\n");
   const fs::path df =

@@ -604,6 +604,21 @@ void read_dockerfile(const fs::path& file, Draft& d) {
                       "of the context: declare it under secrets: for run time");
     }
   }
+  // A plain OS image whose apt installs python3 runs the OS's own Python: Ubuntu 22.04's is 3.10,
+  // not envpin's default. Sources: packages.ubuntu.com (focal 3.8, jammy 3.10, noble 3.12) and
+  // packages.debian.org (bullseye 3.9, bookworm 3.11, trixie 3.13), package python3.
+  static constexpr std::pair<std::string_view, std::string_view> kSystemPython[] = {
+      {"ubuntu20.04", "3.8"}, {"ubuntu22.04", "3.10"}, {"ubuntu24.04", "3.12"},
+      {"debian11", "3.9"},    {"debian12", "3.11"},    {"debian13", "3.13"}};
+  const auto apt_python = std::find_if(d.apt.begin(), d.apt.end(), [](const Value& v) {
+    return v.value == "python3" || v.value.starts_with("python3=") || v.value.starts_with("python3-") ||
+           v.value.starts_with("python3.");
+  });
+  if (!d.python && d.os && apt_python != d.apt.end())
+    for (const auto& [os, python] : kSystemPython)
+      if (d.os->value == os)
+        offer(d, d.python, {std::string(python), apt_python->from + " (" + std::string(os) + "'s python3)"},
+              "python.version");
 }
 
 }  // namespace envpin::init
