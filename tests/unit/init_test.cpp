@@ -645,6 +645,17 @@ TEST_F(Init, QuotedValuesCutAfterRedactionStayRedacted) {
   }
 }
 
+// A single value (here cuda.version) that holds a credential is redacted in the draft as the
+// packages are: the manifest refuses it where it is, and shows no secret (envpin_fuzz_init).
+TEST_F(Init, ValuesWithACredentialAreRedacted) {
+  Draft d;
+  read_conda(
+      write("environment.yml", "dependencies:\n  - cudatoolkit=11.1git+https://u:pw-secret-11@git.example.com\n"), d);
+  const std::string text = write_manifest(d, {"demo", {"A100"}, std::nullopt, ""});
+  EXPECT_EQ(text.find("pw-secret-11"), std::string::npos) << text;
+  EXPECT_NE(text.find("<credential>"), std::string::npos) << text;
+}
+
 TEST_F(Init, CondaChannelCredentialsAreRedacted) {
   const fs::path env = write("environment.yml",
                              "channels:\n"

@@ -81,6 +81,10 @@ std::string index_url(const std::string& url, const std::string& from, Draft& d)
 }
 
 void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
+  // A value is written into envpin.yaml as given: a credential in it ("cudatoolkit=11.1git+https://
+  // u:pw@...", found by envpin_fuzz_init) is redacted there too; the manifest then refuses the
+  // value where it is, and the refusal shows no secret.
+  v.value = secrets::redact(v.value);
   if (slot && slot->value != v.value)
     throw Error(what + " is " + quote_input(slot->value) + " in " + slot->from + " but " + quote_input(v.value) +
                     " in " + v.from,
