@@ -654,6 +654,13 @@ TEST_F(Init, ValuesWithACredentialAreRedacted) {
   const std::string text = write_manifest(d, {"demo", {"A100"}, std::nullopt, ""});
   EXPECT_EQ(text.find("pw-secret-11"), std::string::npos) << text;
   EXPECT_NE(text.find("<credential>"), std::string::npos) << text;
+  // With a torch pin, such a value names no wheel variant: no error quotes the line.
+  Draft torch;
+  EXPECT_NO_THROW(read_conda(write("environment.yml",
+                                   "dependencies:\n  - pytorch=1.13.1\n"
+                                   "  - cudatoolkit=11.1git+https://u:pw-secret-12@git.example.com\n"),
+                             torch));
+  EXPECT_EQ(write_manifest(torch, {"demo", {"A100"}, std::nullopt, ""}).find("pw-secret-12"), std::string::npos);
 }
 
 TEST_F(Init, CondaChannelCredentialsAreRedacted) {

@@ -484,12 +484,18 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
     if (version.empty()) continue;
     const resolve::TorchRelease* release = resolve::find_torch_release(version);
     if (!release) continue;  // newer or older than the table: envpin cuda says so
+    // Only a version names a variant: anything else is refused as cuda.version, where it is.
+    const bool version_like = !cuda.empty() && cuda.find_first_not_of("0123456789.") == std::string::npos &&
+                              std::count(cuda.begin(), cuda.end(), '.') == 1 && cuda.front() != '.' &&
+                              cuda.back() != '.';
+    if (!version_like) return;
     if (!resolve::find_torch_variant(version, cuda)) {
       std::string variants;
       for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
-      throw Error("torch " + diag::printable(version) + " (" + diag::printable(p.from) + ") never had CUDA " +
-                      diag::printable(cuda) + " wheels (" + diag::printable(cuda_from) + "); its variants are " +
-                      variants,
+      // The origins quote the inputs' lines: redacted, as every line init shows.
+      throw Error(secrets::redact("torch " + diag::printable(version) + " (" + diag::printable(p.from) +
+                                  ") never had CUDA " + diag::printable(cuda) + " wheels (" +
+                                  diag::printable(cuda_from) + "); its variants are " + variants),
                   std::nullopt,
                   "pick a CUDA version among its variants, or a torch release built for CUDA " + diag::printable(cuda));
     }
