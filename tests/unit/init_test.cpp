@@ -661,6 +661,17 @@ TEST_F(Init, ValuesWithACredentialAreRedacted) {
                                    "  - cudatoolkit=11.1git+https://u:pw-secret-12@git.example.com\n"),
                              torch));
   EXPECT_EQ(write_manifest(torch, {"demo", {"A100"}, std::nullopt, ""}).find("pw-secret-12"), std::string::npos);
+  // A refusal that quotes such a line (two CUDA versions) is redacted too.
+  Draft twice;
+  try {
+    read_conda(write("environment.yml",
+                     "dependencies:\n  - cudatoolkit=11.1\n"
+                     "  - cudatoolkit=11.1git+https://u:pw-secret-13@git.example.com\n"),
+               twice);
+    FAIL() << "no error";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message().find("pw-secret-13"), std::string::npos) << e.message();
+  }
 }
 
 TEST_F(Init, CondaChannelCredentialsAreRedacted) {

@@ -12,6 +12,7 @@
 #include "init/parts.hpp"
 #include "manifest/requirement.hpp"
 #include "resolve/cuda_tables.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::init {
 namespace {
@@ -174,7 +175,8 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
     build = trim(rest.substr(sp + 1));
     rest = rest.substr(0, sp);
   }
-  const std::string from = where(file, line) + " (" + diag::printable(shown) + ")";
+  // The origin quotes the line: redacted, since it reaches comments, notes and errors.
+  const std::string from = secrets::redact(where(file, line) + " (" + diag::printable(shown) + ")");
   std::string why;
   std::erase(rest, ' ');  // "python >= 3.8"
   const std::string version = conda_version(rest, why);
@@ -253,7 +255,7 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
 
 }  // namespace
 
-void read_conda(const fs::path& file, Draft& d) {
+void detail::read_conda_unredacted(const fs::path& file, Draft& d) {
   Includes inc;
   const std::optional<std::string> input = open_input(file, d, inc);
   if (!input) return;

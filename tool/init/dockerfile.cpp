@@ -507,7 +507,7 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
   }
 }
 
-void read_dockerfile(const fs::path& file, Draft& d) {
+void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
   Includes inc;
   const std::optional<std::string> input = open_input(file, d, inc);
   if (!input) return;

@@ -85,9 +85,10 @@ void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
   // u:pw@...", found by envpin_fuzz_init) is redacted there too; the manifest then refuses the
   // value where it is, and the refusal shows no secret.
   v.value = secrets::redact(v.value);
+  v.from = secrets::redact(v.from);
   if (slot && slot->value != v.value)
-    throw Error(what + " is " + quote_input(slot->value) + " in " + slot->from + " but " + quote_input(v.value) +
-                    " in " + v.from,
+    throw Error(secrets::redact(what + " is " + quote_input(slot->value) + " in " + slot->from + " but " +
+                                quote_input(v.value) + " in " + v.from),
                 std::nullopt, "make the inputs agree, or pass only one of them with --from");
   if (!slot) slot = std::move(v);
 }
@@ -402,7 +403,7 @@ void settle(Draft& d) {
   }
 }
 
-void read_requirements(const fs::path& file, Draft& d) {
+void detail::read_requirements_unredacted(const fs::path& file, Draft& d) {
   Includes inc{project_root(file, d), {}};
   read_requirements_file(file, d, inc, std::nullopt, file.generic_string());
 }
@@ -604,6 +605,33 @@ std::string write_manifest(const Draft& d, const Options& o) {
     for (const std::string& n : d.notes) y << "#   " << diag::printable(n) << "\n";
   }
   return y.str();
+}
+
+// Every refusal of a reader quotes the inputs' lines (origins, values): redacted here once, so no
+// credential in an input reaches the terminal, whatever path the refusal took (envpin_fuzz_init
+// found origins built from a conda line that held one).
+namespace {
+template <class Read>
+void redacting(Read&& read) {
+  try {
+    read();
+  } catch (const Error& e) {
+    throw Error(secrets::redact(e.message()), e.where(), secrets::redact(e.hint()));
+  }
+}
+}  // namespace
+
+void read_requirements(const fs::path& file, Draft& d) {
+  redacting([&] { detail::read_requirements_unredacted(file, d); });
+}
+void read_conda(const fs::path& file, Draft& d) {
+  redacting([&] { detail::read_conda_unredacted(file, d); });
+}
+void read_dockerfile(const fs::path& file, Draft& d) {
+  redacting([&] { detail::read_dockerfile_unredacted(file, d); });
+}
+void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {
+  redacting([&] { detail::read_pyproject_unredacted(file, d, extras); });
 }
 
 }  // namespace envpin::init

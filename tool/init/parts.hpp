@@ -81,6 +81,12 @@ void set_once(std::optional<Value>& slot, Value v, const std::string& what);
 void requirement_line(const std::string& raw, const std::filesystem::path& file, int line, Draft& d, Includes& inc,
                       const std::string& from_suffix = {});
 
+// The readers' bodies; init.hpp's read_* call them and redact what they throw.
+void read_requirements_unredacted(const std::filesystem::path& file, Draft& d);
+void read_conda_unredacted(const std::filesystem::path& file, Draft& d);
+void read_dockerfile_unredacted(const std::filesystem::path& file, Draft& d);
+void read_pyproject_unredacted(const std::filesystem::path& file, Draft& d, const std::vector<std::string>& extras);
+
 // The torch index of CUDA `cuda`'s variant for a pinned torch in `d` (from `cuda_from`); an error
 // when that torch release never had wheels for that CUDA version.
 void torch_variant_index(Draft& d, const std::string& cuda, const std::string& cuda_from);

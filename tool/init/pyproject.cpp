@@ -105,7 +105,7 @@ int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line
 
 }  // namespace
 
-void read_pyproject(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {
+void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std::vector<std::string>& extras) {
   Includes inc;
   const std::optional<std::string> input = open_input(file, d, inc);
   if (!input) return;
