@@ -155,6 +155,11 @@ TEST(Lock, InputsDigestFollowsWhatAffectsResolution) {
   EXPECT_NE(digest("apt: [jq=1.6-2.1]\n"), base);
   EXPECT_NE(digest("apt: [jq]\nplatforms: [linux/arm64]\n"), base);
   EXPECT_NE(digest("apt: [jq]\npython: {version: '3.11', packages: [numpy]}\n"), base);
+  // cuda.require_check: off can change the toolkit auto chooses: the lock goes stale with it; a
+  // manifest without the key keeps the digest it had.
+  const std::string cuda = digest("cuda: {version: auto, gpus: [A100], driver: 545.23.08}\n");
+  EXPECT_EQ(digest("cuda: {version: auto, gpus: [A100], driver: 545.23.08, require_check: true}\n"), cuda);
+  EXPECT_NE(digest("cuda: {version: auto, gpus: [A100], driver: 545.23.08, require_check: off}\n"), cuda);
 }
 
 TEST(Lock, ParsesAptPrintUrisAsAptPrintsThem) {

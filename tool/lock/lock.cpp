@@ -408,6 +408,7 @@ std::string inputs_digest(const manifest::Manifest& m) {
                  {"driver", m.cuda->driver ? m.cuda->driver->value : ""}};
     // Only when set: locks of manifests without it keep their digest.
     if (m.cuda->forward_compat && m.cuda->forward_compat->value) j["cuda"]["forward-compat"] = true;
+    if (m.cuda->require_check && !m.cuda->require_check->value) j["cuda"]["require-check"] = false;
     if (m.cuda->repository) j["cuda"]["repository"] = m.cuda->repository->value;
   }
   j["apt"] = json::array();
