@@ -161,10 +161,12 @@ TEST_F(Cli, GenerateReplacesOnlyItsOwnFiles) {
   write("envpin.yaml", "envpin: 1\nname: z\n");
   r = run("generate");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err,
-            "envpin: error: Dockerfile: 'Dockerfile' was not written by envpin, or was edited since; nothing "
-            "was written\n"
-            "envpin: hint: move your file away (or set outputs in envpin.yaml), or pass --force to replace it\n");
+  EXPECT_EQ(
+      r.err,
+      "envpin: error: Dockerfile: 'Dockerfile' was not written by envpin, or was edited since; nothing "
+      "was written\n"
+      "envpin: hint: rename your Dockerfile, or set outputs.dockerfile in envpin.yaml to write envpin's elsewhere "
+      "(e.g. 'outputs: {dockerfile: Dockerfile.envpin}'), or pass --force to replace it\n");
   EXPECT_NE(io::read_file(dir_ / "Dockerfile")->find("RUN echo edited\n"), std::string::npos);
   // A directory or a symlink where an artifact goes is never replaced, not even with --force.
   fs::remove(dir_ / "Dockerfile");

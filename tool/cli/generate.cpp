@@ -84,7 +84,13 @@ int generate(const GenerateOptions& o, Streams& io) {
             (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : std::string()) +
             "; nothing was written",
         diag::Location{first, 0, 0},
-        "move your file away (or set outputs in " + m.file + "), or pass --force to replace it");
+        // A project's own Dockerfile (the usual case after `envpin init` read it): the key that
+        // moves envpin's.
+        first == m.outputs.dockerfile.value
+            ? "rename your " + first + ", or set outputs.dockerfile in " + m.file +
+                  " to write envpin's elsewhere (e.g. 'outputs: {dockerfile: Dockerfile.envpin}'), or pass --force "
+                  "to replace it"
+            : "move your file away (or set outputs in " + m.file + "), or pass --force to replace it");
   }
 
   std::vector<io::PendingFile> writes;
