@@ -216,9 +216,7 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
     if (torch_runtime) torch_cuda = Value{v, from};
     // No nvidia/cuda image of that line (cudatoolkit=11.3, =10.2): the torch wheels of that
     // variant bring their own CUDA runtime, so any image the driver runs serves them.
-    const bool well_formed = v.find_first_not_of("0123456789.") == std::string::npos &&
-                             std::count(v.begin(), v.end(), '.') == 1 && v.back() != '.';
-    if (torch_runtime && well_formed && !resolve::find_cuda_release(v)) {
+    if (torch_runtime && is_cuda_minor(v) && !resolve::find_cuda_release(v)) {
       note(d, from + ": nvidia/cuda publishes no CUDA " + v +
                   " image; torch's wheels of that variant bring their own CUDA runtime, so cuda.version is left "
                   "to auto (the nearest image the fleet's driver runs)");

@@ -485,10 +485,7 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
     const resolve::TorchRelease* release = resolve::find_torch_release(version);
     if (!release) continue;  // newer or older than the table: envpin cuda says so
     // Only a version names a variant: anything else is refused as cuda.version, where it is.
-    const bool version_like = !cuda.empty() && cuda.find_first_not_of("0123456789.") == std::string::npos &&
-                              std::count(cuda.begin(), cuda.end(), '.') == 1 && cuda.front() != '.' &&
-                              cuda.back() != '.';
-    if (!version_like) return;
+    if (!is_cuda_minor(cuda)) return;
     if (!resolve::find_torch_variant(version, cuda)) {
       std::string variants;
       for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);

@@ -54,6 +54,14 @@ void note(Draft& d, const std::string& raw) {
   d.notes.push_back(std::move(text));
 }
 
+bool is_cuda_minor(std::string_view v) {
+  const auto dot = v.find('.');
+  const auto digits = [](std::string_view p) {
+    return !p.empty() && p.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return dot != std::string_view::npos && digits(v.substr(0, dot)) && digits(v.substr(dot + 1));
+}
+
 void note_python_floor(Draft& d, const std::string& minor, const std::string& from) {
   // End of life per release: PEP 494 (3.6), PEP 537 (3.7), PEP 569 (3.8), PEP 596 (3.9).
   static constexpr std::pair<std::string_view, std::string_view> kEndOfLife[] = {

@@ -81,6 +81,9 @@ void set_once(std::optional<Value>& slot, Value v, const std::string& what);
 void requirement_line(const std::string& raw, const std::filesystem::path& file, int line, Draft& d, Includes& inc,
                       const std::string& from_suffix = {});
 
+// "11.3": digits, one dot, digits (what a conda CUDA package's version must be to name a line).
+bool is_cuda_minor(std::string_view v);
+
 // The readers' bodies; init.hpp's read_* call them and redact what they throw.
 void read_requirements_unredacted(const std::filesystem::path& file, Draft& d);
 void read_conda_unredacted(const std::filesystem::path& file, Draft& d);

@@ -320,7 +320,7 @@ class Policy {
         const bool newer = version_pair(able.front()) > version_pair(c.release->minor);
         const std::string to(newer ? able.front() : able.back());
         b.fixes.push_back(
-            with_cuda(req_, to, "set " + req_.cuda.origin.label + " to " + to + (newer ? " or newer" : " or older")));
+            with_cuda(to, "set " + req_.cuda.origin.label + " to " + to + (newer ? " or newer" : " or older")));
       }
       return b;
     }
@@ -384,16 +384,15 @@ class Policy {
                   req_.driver->origin.describe() + " is " + req_.driver->value,
               "", req_.driver->origin.location()};
     if (!newest_full.empty())
-      b.fixes.push_back(with_cuda(req_, newest_full,
-                                  "set " + req_.cuda.origin.label + " to " + newest_full +
-                                      " (the newest this driver runs fully" +
-                                      (newest_any.empty() || newest_any == newest_full
-                                           ? ""
-                                           : "; up to " + newest_any + " with minor-version compatibility") +
-                                      ")"));
+      b.fixes.push_back(with_cuda(
+          newest_full, "set " + req_.cuda.origin.label + " to " + newest_full + " (the newest this driver runs fully" +
+                           (newest_any.empty() || newest_any == newest_full
+                                ? ""
+                                : "; up to " + newest_any + " with minor-version compatibility") +
+                           ")"));
     // Data-center GPUs run a newer major on an older driver through forward compatibility, where
     // the image's start gate lists the driver's branch (decided with the fix, before it is shown).
-    if (all_data_center()) b.fixes.push_back(with_forward_compat(req_));
+    if (all_data_center()) b.fixes.push_back(with_forward_compat());
     b.fixes.push_back(
         with_driver(req_, d.driver_packaged, "upgrade the fleet's driver to " + d.driver_packaged + " or newer"));
     return b;
@@ -495,10 +494,10 @@ class Policy {
       if (!reported.empty() && version_pair(r.minor) <= version_pair(reported)) newest = std::string(r.minor);
     if (!newest.empty() && version_pair(newest) < version_pair(c.release->minor))
       b.fixes.push_back(with_cuda(
-          req_, newest, "set " + req_.cuda.origin.label + " to " + newest + " (the newest CUDA the driver reports)"));
+          newest, "set " + req_.cuda.origin.label + " to " + newest + " (the newest CUDA the driver reports)"));
     if (const std::string upgrade = first_driver_reporting(gate.cuda); !upgrade.empty())
       b.fixes.push_back(with_driver(req_, upgrade, "upgrade the fleet's driver to " + upgrade + " or newer"));
-    b.fixes.push_back(with_require_off(req_));
+    b.fixes.push_back(with_require_off());
   }
 
   bool all_data_center() const {
@@ -818,7 +817,7 @@ std::string checked_hint(const CudaRequest& request, const Refusal& refusal) {
       std::vector<Fix> seconds;
       if (const auto* r = dynamic_cast<const Refusal*>(&next)) seconds = r->fixes();
       // Never after forward compatibility: the gate's branches are where NVIDIA supports it.
-      if (!request.require_off && !fix.forward_compat) seconds.push_back(detail::with_require_off(request));
+      if (!request.require_off && !fix.forward_compat) seconds.push_back(detail::with_require_off());
       bool completed = false;
       for (const Fix& second : seconds) {
         CudaRequest alone = request, both = changed;

@@ -52,8 +52,7 @@ std::string variant_list(const TorchRelease& r) {
   return out;
 }
 
-Fix with_cuda(const CudaRequest& r, const std::string& version, std::string text) {
-  (void)r;
+Fix with_cuda(const std::string& version, std::string text) {
   return {std::move(text), [version](CudaRequest& q) { q.cuda.value = version; }};
 }
 
@@ -72,22 +71,13 @@ Fix with_torch(const CudaRequest& r, const std::string& version, const std::stri
           }};
 }
 
-Fix with_python(const CudaRequest& r, const std::string& version, std::string text) {
-  (void)r;
-  return {std::move(text), [version](CudaRequest& q) {
-            if (q.python) q.python->value = version;
-          }};
-}
-
-Fix with_require_off(const CudaRequest& r) {
-  (void)r;
+Fix with_require_off() {
   return {"set cuda.require_check: off to start it anyway (NVIDIA_DISABLE_REQUIRE=1)", [](CudaRequest& q) {
             q.require_off = Input<bool>{true, {"cuda.require_check", std::nullopt}};
           }};
 }
 
-Fix with_forward_compat(const CudaRequest& r) {
-  (void)r;
+Fix with_forward_compat() {
   return {
       "set cuda.forward_compat: true (data-center GPUs run a newer CUDA on this driver through the cuda-compat "
       "libraries of the image)",

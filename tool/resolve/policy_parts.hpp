@@ -56,13 +56,12 @@ struct Blocker {
 };
 
 // One input changed, as a Fix with `text` (the request `r` gives the origins for messages).
-Fix with_cuda(const CudaRequest& r, const std::string& version, std::string text);
+Fix with_cuda(const std::string& version, std::string text);
 Fix with_driver(const CudaRequest& r, const std::string& driver, std::string text);
 // torch pinned to `version` (a release "2.7" or "2.4.1"), with `variant` ("cu128") or none.
 Fix with_torch(const CudaRequest& r, const std::string& version, const std::string& variant, std::string text);
-Fix with_python(const CudaRequest& r, const std::string& version, std::string text);
-Fix with_require_off(const CudaRequest& r);
-Fix with_forward_compat(const CudaRequest& r);
+Fix with_require_off();
+Fix with_forward_compat();
 
 // A refusal whose hint proposes changes: decide_cuda keeps the ones that then decide, and
 // completes the others with the one more change that makes them work, or drops them.

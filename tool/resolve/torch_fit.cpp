@@ -100,7 +100,7 @@ void TorchFit::check_pinned_variant_kernels() const {
     if (!runs.empty())
       b.fixes.push_back(with_torch(req_, req_.torch->value, runs,
                                    "use torch " + req_.torch->value + "+" + runs + " (the newest variant it runs)"));
-    b.fixes.push_back(with_forward_compat(req_));
+    b.fixes.push_back(with_forward_compat());
     b.fixes.push_back(
         with_driver(req_, minor_compat_floor(major),
                     "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer"));
