@@ -169,6 +169,36 @@ TEST_F(CudaCli, ProbeDecidesForThisMachinesGpusAndDriver) {
   EXPECT_NE(smi.out.find("\"cmake_architectures\": \"75-real;89\""), std::string::npos);
 }
 
+// cuda.require_check: off: check_env never says "ok" for the bypassed start gate; without
+// --smoke the line is "not checked", with --smoke the smoke kernel's own line is the check.
+TEST_F(CudaCli, RequireCheckOffIsCheckedBySmokeOnly) {
+  write("envpin.yaml",
+        "envpin: 1\nname: gate\ncuda:\n  version: \"12.4\"\n  gpus: [A100]\n  driver: 545.23.08\n"
+        "  require_check: off\n");
+  ASSERT_EQ(run("generate").code, 0);
+  write("stub/nvidia-smi", "#!/bin/sh\nprintf '545.23.08, NVIDIA A100-SXM4-80GB\\n'\n");
+  fs::permissions(dir_ / "stub/nvidia-smi", fs::perms::owner_all);
+  const auto check_env = [&](const std::string& args) {
+    const std::string cmd =
+        "cd '" + dir_.string() + "' && PATH=\"$PWD/stub:$PATH\" sh .envpin/check_env.sh " + args + " > check.out 2>&1";
+    EXPECT_NE(std::system(cmd.c_str()), -1);
+    return io::read_file(dir_ / "check.out").value_or("");
+  };
+  const std::string plain = check_env("");
+  EXPECT_NE(plain.find("skip     gpu.start_gate           NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped "
+                       "the image's start gate on driver 545.23.08: run check_env --smoke to show that CUDA runs; "
+                       "not checked"),
+            std::string::npos)
+      << plain;
+  const std::string smoke = check_env("--smoke");
+  EXPECT_NE(smoke.find("gpu.start_gate           NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped the "
+                       "image's start gate on driver 545.23.08: smoke.kernel below is the check"),
+            std::string::npos)
+      << smoke;
+  EXPECT_NE(smoke.find("smoke.kernel"), std::string::npos) << smoke;
+  EXPECT_EQ((plain + smoke).find("ok       gpu.start_gate"), std::string::npos);
+}
+
 // Issue 33, item 5: the inputs as users type them. Each of these was refused, or read as
 // something else, before.
 TEST_F(CudaCli, InputsAsUsersTypeThem) {
