@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "cli/cli_fixture.hpp"
+#include "init/init.hpp"
 
 namespace envpin {
 namespace {
@@ -47,14 +48,20 @@ TEST_F(InitCli, CudaNeedsTheFleetAndNothingIsWrittenOnError) {
   Result r = run("init");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err,
-            "envpin: error: the environment uses CUDA 12.1 (environment.yml:4 (pytorch-cuda=12.1)): envpin needs the "
+            "envpin: error: ./environment.yml:4:1: the environment uses CUDA 12.1 (environment.yml:4 "
+            "(pytorch-cuda=12.1)): envpin needs the "
             "fleet's GPUs to choose the toolkit and arch list\n"
             "envpin: hint: name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100\n");
   EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
   // A fleet the environment's torch has no kernels for: the CUDA decision refuses, nothing is written.
   r = run("init --gpu 'RTX 5090'");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err.rfind("envpin: error: the inputs give a manifest envpin refuses: torch 2.1.0+cu121", 0), 0u) << r.err;
+  // Located at the input line the refused value came from, not at a line of the unwritten draft.
+  EXPECT_EQ(r.err.rfind("envpin: error: ./environment.yml:4:1: the inputs give a manifest envpin refuses: torch "
+                        "2.1.0+cu121",
+                        0),
+            0u)
+      << r.err;
   EXPECT_NE(r.err.find("carry no kernels for 'RTX 5090' (sm_120)"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
   r = run("init --gpu A100 --gpu H100 --name research");
@@ -70,7 +77,8 @@ TEST_F(InitCli, ACudaWheelIndexNeedsTheFleet) {
   Result r = run("init");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err,
-            "envpin: error: the inputs install torch from a CUDA wheel index (requirements.txt:1: "
+            "envpin: error: ./requirements.txt:1:1: the inputs install torch from a CUDA wheel index "
+            "(requirements.txt:1: "
             "download.pytorch.org/whl/cu121): envpin needs the fleet's GPUs to choose the toolkit, the arch list "
             "and the torch variant\n"
             "envpin: hint: name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100\n");
@@ -94,6 +102,46 @@ TEST_F(InitCli, AnUnknownExtraIsRefused) {
   const Result help = run("init --help");
   EXPECT_NE(help.out.find("pyproject.toml or a Dockerfile"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("dependency-groups"), std::string::npos) << help.out;
+}
+
+// A file with three problems took three edits and three runs: one run names them all, each at its
+// input line, in reading order, and writes nothing (issue 34, item 5).
+TEST_F(InitCli, EveryRefusalOfARunIsNamedAtOnce) {
+  write("requirements.txt", "numpy==1.26.4\n-r missing.txt\ntorch==2.4.1\n-r ../outside.txt\nrequests\n");
+  write("pyproject.toml", "[project]\nname = \"x\"\ndependencies = [\n  \"numpy==2.0.0\",\n  \"torch>=2.5\",\n]\n");
+  Result r = run("init --extra nosuch");
+  EXPECT_EQ(r.code, 1);
+  // pyproject.toml is read first; the conflicts are found at requirements.txt's lines.
+  EXPECT_EQ(r.err,
+            "envpin: error: ./requirements.txt:1:1: numpy is 'numpy==2.0.0' in pyproject.toml:4 but "
+            "'numpy==1.26.4' in requirements.txt:1\n"
+            "envpin: hint: make the inputs agree, or pass --prefer FILE to take one file's version\n"
+            "envpin: error: ./requirements.txt:2:1: the line includes 'missing.txt', which does not exist\n"
+            "envpin: hint: a path in an -r line is relative to the file that holds it\n"
+            "envpin: error: ./requirements.txt:3:1: torch is 'torch>=2.5' in pyproject.toml:5 but 'torch==2.4.1' in "
+            "requirements.txt:3\n"
+            "envpin: hint: make the inputs agree, or pass --prefer FILE to take one file's version\n"
+            "envpin: error: ./requirements.txt:4:1: the line includes '../outside.txt', which is outside the "
+            "project's directory\n"
+            "envpin: hint: envpin init reads the project's own files only: copy it into the project\n"
+            "envpin: error: --extra nosuch names no optional dependencies, extra or group of the inputs\n"
+            "envpin: hint: the inputs have none: drop --extra\n");
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+  // At most kMaxRefusals are shown; the rest are counted.
+  std::string many;
+  for (int i = 0; i < 25; ++i) many += "-r missing" + std::to_string(i) + ".txt\n";
+  write("requirements.txt", many);
+  fs::remove(dir_ / "pyproject.toml");
+  r = run("init");
+  EXPECT_EQ(r.code, 1);
+  std::size_t shown = 0;
+  for (std::size_t at = r.err.find("envpin: error: ./requirements.txt:"); at != std::string::npos;
+       at = r.err.find("envpin: error: ./requirements.txt:", at + 1))
+    ++shown;
+  EXPECT_EQ(shown, init::kMaxRefusals) << r.err;
+  EXPECT_NE(r.err.find("envpin: error: and 5 more refusals in the inputs, not shown (envpin init shows 20)\n"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {

@@ -147,6 +147,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_shown(e.message());
     return 0;
   }
+  // A line's refusal is recorded and reading goes on: each is shown as an error is.
+  check(d.refusals.size() <= envpin::init::kMaxRefusals);
+  for (const envpin::diag::Error& e : d.refusals) {
+    check(envpin::diag::control_at(e.message()) == std::string_view::npos);
+    check_shown(e.message());
+    check_shown(e.hint());
+    if (e.where()) check_shown(e.where()->file);
+  }
   for (const std::string& n : d.notes) {
     check(envpin::diag::control_at(n) == std::string_view::npos);
     check_shown(n);

@@ -257,12 +257,12 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"range_upper_bound", Req().gpu("A100").torch_range(">=2.4,<2.5"),
                  "12.4.1 12.4.1-runtime-ubuntu22.04 [80] torch=cu124 driver>=550.54.15 unknown warnings=0"},
         Scenario{"range_nothing_known", Req().gpu("H100").torch_range(">=3"),
-                 "envpin: error: envpin.yaml:8:7: 'torch>=3' allows no torch release envpin knows (1.8 to 2.14)\n"
+                 "envpin: error: envpin.yaml:8:7: 'torch>=3' allows no torch release envpin knows (1.7 to 2.14)\n"
                  "envpin: hint: widen the specifier, or pin the release you need with torch==X.Y.Z\n"},
         Scenario{"range_rtx5090_before_27", Req().gpu("RTX 5090").torch_range("<2.7"),
                  "envpin: error: envpin.yaml:8:7: no torch release 'torch<2.7' allows fits: 2.6: has no wheels with "
                  "kernels for 'RTX 5090' (sm_120); 2.5: has no wheels with kernels for 'RTX 5090' (sm_120); 2.4: has "
-                 "no wheels with kernels for 'RTX 5090' (sm_120); and 11 older\n"
+                 "no wheels with kernels for 'RTX 5090' (sm_120); and 13 older\n"
                  "envpin: hint: torch 2.7 fits (the nearest release that does): widen the specifier to allow it, or "
                  "change the fleet, driver or cuda.version\n"},
         // Issue 14, class 2: torch without CUDA aarch64 wheels on arm64 let pip take PyPI's
@@ -591,7 +591,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --torch: torch 2.8.0 (--torch) has no wheels with kernels for 'K80' (sm_37): none "
                  "of its variants (cu126, cu128, cu129) does, so it would fail with \"no kernel image is available "
                  "for execution on the device\"\n"
-                 "envpin: hint: use torch 2.7 (cu118), or an older release down to 1.8.0\n"},
+                 "envpin: hint: use torch 2.7 (cu118), or an older release down to 1.7.0\n"},
         // Found by the fuzzer: numbers past INT_MAX in versions were std::out_of_range from std::stoi.
         Scenario{"huge_torch_version", Req().gpu("A100").torch("1111111111111111111111111.0.1"),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [80] torch=- driver>=595.58.03 unknown warnings=1"},

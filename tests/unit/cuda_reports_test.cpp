@@ -208,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
         Report{"t1_a40_torch_cu102", "georgia-tech-db/evadb#471: A40 with a cu102 torch (sm_37 to sm_70)",
                Row().gpu("NVIDIA A40").torch("1.10.2").variant("cu102"), false, "(sm_86)"},
         Report{"t1_rtx3090_torch171_cu110", "pytorch/pytorch#49161: RTX 3090 runs torch==1.7.1+cu110",
-               Row().gpu("RTX 3090").torch("1.7.1"), false, "predates the CUDA wheel table envpin checks (torch 1.8"},
+               Row().gpu("RTX 3090").torch("1.7.1"), true, "torch=cu110"},
         // --- arm64 servers ---------------------------------------------------------------------
         Report{"arm_gb200_r570_torch280_cu129_runs", "sgl-project/sglang#11208: GB200 on 570.172.08, torch 2.8.0+cu129",
                Row().gpu("NVIDIA GB200").arm64().driver("570.172.08").torch("2.8.0").variant("cu129"), true,

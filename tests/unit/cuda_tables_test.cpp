@@ -133,7 +133,7 @@ TEST(CudaTables, CompilableSmsPerRelease) {
 }
 
 TEST(CudaTables, EveryTorchRow) {
-  ASSERT_EQ(torch_releases().size(), 22u);
+  ASSERT_EQ(torch_releases().size(), 24u);
   for (const TorchRelease& r : torch_releases()) {
     // A release built unlike its minor's others (1.8.0) has a row of its own.
     const bool exact = std::count(r.minor.begin(), r.minor.end(), '.') == 2;
@@ -156,7 +156,9 @@ TEST(CudaTables, EveryTorchRow) {
       EXPECT_EQ(torch_index_url(v.tag), "https://download.pytorch.org/whl/" + std::string(v.tag));
     }
   }
-  EXPECT_FALSE(find_torch_release("1.7.1"));
+  EXPECT_FALSE(find_torch_release("1.6.0"));
+  EXPECT_EQ(find_torch_release("1.7.1")->minor, "1.7");
+  EXPECT_EQ(find_torch_release("1.7.0")->minor, "1.7.0");
   EXPECT_EQ(find_torch_release("1.8.1")->minor, "1.8");
   EXPECT_EQ(find_torch_release("1.8.0")->minor, "1.8.0");
   // 1.x wheels never had sm_90 (1.13.1+cu117 on H100, pytorch/pytorch#90761); cu102 has no sm_75.
@@ -174,7 +176,9 @@ TEST(CudaTables, TorchVariantAndKernelRule) {
   ASSERT_TRUE(cu124);
   EXPECT_EQ(cu124->tag, "cu124");
   EXPECT_EQ(find_torch_variant("2.4.1", "13.0"), nullptr);
-  EXPECT_EQ(find_torch_variant("1.7.1", "11.0"), nullptr);
+  EXPECT_EQ(find_torch_variant("1.7.1", "11.0")->tag, "cu110");
+  EXPECT_EQ(find_torch_variant("1.7.1", "11.1"), nullptr);
+  EXPECT_EQ(find_torch_variant("1.6.0", "10.2"), nullptr);
   EXPECT_EQ(find_torch_variant("1.13.1", "11.7")->tag, "cu117");
   EXPECT_EQ(find_torch_variant("2.4.1", ""), nullptr);
   EXPECT_TRUE(kernels_run_on(cu124->sass, cu124->ptx, 89));    // sm_86 cubin, same major

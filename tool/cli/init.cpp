@@ -58,6 +58,20 @@ std::string name_from(const fs::path& dir) {
   return out.empty() ? "project" : out.substr(0, 64);
 }
 
+// The inputs' refusals, all of them: each but the last printed here, the last thrown (the run
+// exits 1 and writes nothing); past init::kMaxRefusals, a count.
+void report_refusals(const init::Draft& d, Streams& io) {
+  if (d.refusals.empty()) return;
+  std::vector<Error> all = d.refusals;
+  if (d.refusals_dropped > 0)
+    all.emplace_back("and " + std::to_string(d.refusals_dropped) + " more refusal" +
+                         (d.refusals_dropped == 1 ? "" : "s") + " in the inputs, not shown (envpin init shows " +
+                         std::to_string(init::kMaxRefusals) + ")",
+                     std::nullopt, "fix the ones above, then run envpin init again");
+  for (std::size_t i = 0; i + 1 < all.size(); ++i) io.err << diag::paint_diagnostic(io.err_term, diag::format(all[i]));
+  throw all.back();
+}
+
 int draft(const InitOptions& o, Streams& io) {
   const fs::path out(o.output);
   const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
@@ -94,20 +108,23 @@ int draft(const InitOptions& o, Streams& io) {
   // A Dockerfile gives way to the other inputs, so it is read last.
   std::stable_partition(inputs.begin(), inputs.end(),
                         [](const fs::path& f) { return init::kind_of(f) != "dockerfile"; });
+  // Every input is read whatever another refused: the run reports all refusals at once.
   for (const fs::path& f : inputs) {
     const std::string kind = init::kind_of(f);
-    if (kind == "requirements")
-      init::read_requirements(f, d);
-    else if (kind == "conda")
-      init::read_conda(f, d);
-    else if (kind == "pyproject")
-      init::read_pyproject(f, d, o.extras);
-    else if (kind == "dockerfile")
-      init::read_dockerfile(f, d);
-    else
-      throw Error(
-          "envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
-          "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml and Dockerfiles");
+    init::collecting(d, diag::Location{f.generic_string(), 0, 0}, [&] {
+      if (kind == "requirements")
+        init::read_requirements(f, d);
+      else if (kind == "conda")
+        init::read_conda(f, d);
+      else if (kind == "pyproject")
+        init::read_pyproject(f, d, o.extras);
+      else if (kind == "dockerfile")
+        init::read_dockerfile(f, d);
+      else
+        throw Error("envpin init cannot tell what " + f.generic_string() + " is", std::nullopt,
+                    "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml "
+                    "and Dockerfiles");
+    });
   }
   init::settle(d);
   // An --extra no pyproject offers is a mistake (a typo would otherwise leave its group out).
@@ -115,8 +132,9 @@ int draft(const InitOptions& o, Streams& io) {
     if (!d.groups.count(e)) {
       std::string offered;
       for (const std::string& g : d.groups) offered += (offered.empty() ? "" : ", ") + diag::printable(g);
-      throw Error("--extra " + diag::printable(e) + " names no optional dependencies, extra or group of the inputs",
-                  std::nullopt, offered.empty() ? "the inputs have none: drop --extra" : "they offer: " + offered);
+      init::refuse(
+          d, Error("--extra " + diag::printable(e) + " names no optional dependencies, extra or group of the inputs",
+                   std::nullopt, offered.empty() ? "the inputs have none: drop --extra" : "they offer: " + offered));
     }
   // --probe: this machine's GPUs and driver are the fleet's (each product once).
   std::vector<std::string> gpus = o.gpus;
@@ -137,13 +155,13 @@ int draft(const InitOptions& o, Streams& io) {
   if (!d.cuda && !gpus.empty())
     d.cuda = init::Value{"auto", o.probe ? "--probe: envpin chooses the toolkit" : "--gpu: envpin chooses the toolkit"};
   if (d.cuda && gpus.empty())
-    throw Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from +
-                    "): envpin needs the fleet's GPUs to choose "
-                    "the toolkit and arch list",
-                std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
+    init::refuse(d, Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from +
+                              "): envpin needs the fleet's GPUs to choose the toolkit and arch list",
+                          init::origin_location(d, d.cuda->from),
+                          "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100"));
   // torch from a CUDA wheel index (".../whl/cu121") without --gpu: the draft would have no cuda
   // section, and envpin would build a CPU-only image from a project that runs on GPUs.
-  if (gpus.empty()) {
+  if (gpus.empty() && !d.cuda) {
     std::vector<const init::Value*> indexes;
     if (d.index) indexes.push_back(&*d.index);
     for (const init::Value& v : d.extra_index) indexes.push_back(&v);
@@ -151,12 +169,16 @@ int draft(const InitOptions& o, Streams& io) {
       const std::string& url = v->value;
       const auto at = url.find("download.pytorch.org/whl/cu");
       if (at == std::string::npos) continue;
-      throw Error("the inputs install torch from a CUDA wheel index (" + v->from + ": " +
-                      diag::printable(url.substr(at)) +
-                      "): envpin needs the fleet's GPUs to choose the toolkit, the arch list and the torch variant",
-                  std::nullopt, "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100");
+      init::refuse(d, Error("the inputs install torch from a CUDA wheel index (" + v->from + ": " +
+                                diag::printable(url.substr(at)) +
+                                "): envpin needs the fleet's GPUs to choose the toolkit, the arch list and the "
+                                "torch variant",
+                            init::origin_location(d, v->from),
+                            "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100"));
+      break;
     }
   }
+  report_refusals(d, io);
   init::Options opt{o.name.empty() ? name_from(dir) : o.name, gpus,
                     driver.empty() ? std::nullopt : std::optional<std::string>(driver),
                     o.probe ? "--probe: this machine's" : ""};
@@ -171,14 +193,18 @@ int draft(const InitOptions& o, Streams& io) {
   } catch (const Error& e) {
     // The draft's line says where its value came from (its comment): the refusal names that.
     std::string origin;
+    std::optional<diag::Location> at;
     if (e.where() && e.where()->line > 0) {
       std::istringstream lines(text);
       std::string line;
       for (int n = 0; n < e.where()->line && std::getline(lines, line); ++n) {
       }
-      if (const auto hash = line.find("  # "); hash != std::string::npos) origin = " (" + line.substr(hash + 4) + ")";
+      if (const auto hash = line.find("  # "); hash != std::string::npos) {
+        origin = " (" + line.substr(hash + 4) + ")";
+        at = init::origin_location(d, line.substr(hash + 4));
+      }
     }
-    throw Error("the inputs give a manifest envpin refuses: " + e.message() + origin, std::nullopt, e.hint());
+    throw Error("the inputs give a manifest envpin refuses: " + e.message() + origin, at, e.hint());
   }
   const manifest::Manifest& m = *parsed;
   const resolve::Environment& env = *resolved;

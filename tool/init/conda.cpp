@@ -181,12 +181,10 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
   std::erase(rest, ' ');  // "python >= 3.8"
   const std::string version = conda_version(rest, why);
   if (name == "python") {
-    const std::string v = version.starts_with("==")   ? version.substr(2)
-                          : version.starts_with(">=") ? version.substr(2)
-                                                      : "";
-    // An exact pin keeps its patch ("python=3.8.18"); a range keeps its lowest minor, said so.
-    const bool exact = version.starts_with("==") && !v.ends_with(".*") && manifest::is_python_version(v);
-    std::string minor = exact ? v : v.substr(0, v.find('.', v.find('.') + 1));
+    // An exact pin keeps its patch ("python=3.8.18"); "=3.8" is that minor; a range
+    // (">=3.8,<3.10") its lowest minor, said so.
+    const bool range = !version.empty() && !version.starts_with("==");
+    std::string minor = range ? lowest_python(version) : version.substr(std::min<std::size_t>(2, version.size()));
     if (minor.ends_with(".*")) minor.resize(minor.size() - 2);
     if (minor.starts_with("2."))
       throw Error(
@@ -196,7 +194,6 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
       note(d, from + ": Python version " + quote_input(rest) + " not understood: python.version left to you");
       return;
     }
-    const bool range = version.starts_with(">=");
     set_once(d.python, {minor, range ? from + ", the lowest it allows" : from}, "python.version");
     if (range) note_python_floor(d, minor, from);
     return;
@@ -271,9 +268,13 @@ void detail::read_conda_unredacted(const fs::path& file, Draft& d) {
                 "name an environment.yml with a 'dependencies:' list");
   d.sources.push_back(file.generic_string());
   std::optional<Value> torch_cuda;
-  for (const auto& item : root["dependencies"]) conda_dependency(item, file, d, inc, torch_cuda);
+  for (const auto& item : root["dependencies"])
+    collecting(d, Location{file.generic_string(), item.Mark().line + 1, 1},
+               [&] { conda_dependency(item, file, d, inc, torch_cuda); });
   // conda's torch with a CUDA package: the wheels of that CUDA variant, if there ever were any.
-  if (torch_cuda) torch_variant_index(d, torch_cuda->value, torch_cuda->from);
+  if (torch_cuda)
+    collecting(d, origin_location(d, torch_cuda->from),
+               [&] { torch_variant_index(d, torch_cuda->value, torch_cuda->from); });
 }
 
 }  // namespace envpin::init

@@ -571,13 +571,14 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
       note(d, where(file, image_line) + ": FROM " + quote_input(image) +
                   " is not an image reference envpin reads: left out");
     else
-      from_image(image, where(file, image_line) + " (FROM " + image + ")", d);
+      collecting(d, Location{file.generic_string(), image_line, 1},
+                 [&] { from_image(image, where(file, image_line) + " (FROM " + image + ")", d); });
   }
   // What the stages install, and what envpin will not carry from them.
   for (const Instruction& ins : all) {
     const std::string from = where(file, ins.line);
     if (ins.keyword == "RUN") {
-      run_line(ins, file, d, inc);
+      collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc); });
     } else if (ins.keyword == "ENV") {
       std::string names;
       int count = 0;

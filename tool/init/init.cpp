@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
+#include "resolve/policy_parts.hpp"
 #include "secrets/rules.hpp"
 
 namespace envpin::init {
@@ -62,6 +64,38 @@ bool is_cuda_minor(std::string_view v) {
   return dot != std::string_view::npos && digits(v.substr(0, dot)) && digits(v.substr(dot + 1));
 }
 
+// The lowest CPython 3 minor a requires-python specifier allows ("3.10" for ">=3.10").
+std::string lowest_python(const std::string& spec) {
+  for (int minor = 8; minor <= 15; ++minor) {
+    const std::string candidate = "3." + std::to_string(minor);
+    std::string error;
+    std::size_t column = 0;
+    const auto r = manifest::parse_requirement("python" + spec, error, column);
+    if (!r) return "";
+    bool ok = true;
+    for (const auto& s : r->specifiers) {
+      const auto num = [](const std::string& x) {
+        const auto dot = x.find('.');
+        const int major = std::min(resolve::detail::bounded_int(x), 1000);
+        const int sub = dot == std::string::npos ? 0 : std::min(resolve::detail::bounded_int(x.substr(dot + 1)), 1000);
+        return major * 100 + sub;
+      };
+      const int have = 300 + minor, want = num(s.version);
+      // The lowest minor is the first that passes, so "==X.Y" and "~=X.Y" hold from X.Y on like ">=".
+      if (s.op == ">=" || s.op == "~=" || s.op == "==")
+        ok = ok && have >= want;
+      else if (s.op == ">")
+        ok = ok && have > want;
+      else if (s.op == "<")
+        ok = ok && have < want;
+      else if (s.op == "<=")
+        ok = ok && have <= want;
+    }
+    if (ok) return candidate;
+  }
+  return "";
+}
+
 void note_python_floor(Draft& d, const std::string& minor, const std::string& from) {
   // End of life per release: PEP 494 (3.6), PEP 537 (3.7), PEP 569 (3.8), PEP 596 (3.9).
   static constexpr std::pair<std::string_view, std::string_view> kEndOfLife[] = {
@@ -102,6 +136,35 @@ void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
 }
 
 }  // namespace detail
+
+std::optional<Location> origin_location(const Draft& d, const std::string& from) {
+  const auto colon = from.find(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  const std::string name = from.substr(0, colon);
+  std::size_t end = colon + 1;
+  while (end < from.size() && std::isdigit(static_cast<unsigned char>(from[end])) && end - colon < 10) ++end;
+  if (end == colon + 1) return std::nullopt;
+  for (const std::string& source : d.sources)
+    if (diag::printable(fs::path(source).filename().generic_string()) == name)
+      return Location{source, std::stoi(from.substr(colon + 1, end - colon - 1)), 1};
+  return std::nullopt;
+}
+
+void refuse(Draft& d, const Error& e, const std::optional<Location>& at) {
+  if (d.refusals.size() >= kMaxRefusals) {
+    ++d.refusals_dropped;
+    return;
+  }
+  std::optional<Location> where = e.where() ? e.where() : at;
+  if (!where) {
+    // The first origin the message cites ("... in requirements.txt:3 but ... in pyproject.toml:9").
+    const std::string& m = e.message();
+    for (std::size_t i = 0; i < m.size() && !where; ++i)
+      if (i == 0 || m[i - 1] == ' ' || m[i - 1] == '(') where = origin_location(d, m.substr(i));
+  }
+  if (where) where->file = secrets::redact(where->file);
+  d.refusals.emplace_back(secrets::redact(e.message()), where, secrets::redact(e.hint()));
+}
 
 namespace {
 
@@ -149,10 +212,11 @@ void read_requirements_file(const fs::path& file, Draft& d, Includes& inc, const
       continue;
     }
     logical += line;
-    requirement_line(logical, file, start, d, inc);
+    collecting(d, Location{file.generic_string(), start, 1}, [&] { requirement_line(logical, file, start, d, inc); });
     logical.clear();
   }
-  if (!logical.empty()) requirement_line(logical, file, start, d, inc);
+  if (!logical.empty())
+    collecting(d, Location{file.generic_string(), start, 1}, [&] { requirement_line(logical, file, start, d, inc); });
   inc.chain.pop_back();
 }
 

@@ -57,6 +57,10 @@ struct Draft {
   // The optional groups the pyproject files offer (PEP 621 extras, Poetry extras and groups, PEP
   // 735 dependency groups): an --extra that names none of them is a mistake.
   std::set<std::string> groups;
+  // What envpin refuses in the inputs, each located in its input, in reading order: a run reports
+  // them all at once and writes nothing. Past kMaxRefusals, counted.
+  std::vector<diag::Error> refusals;
+  std::size_t refusals_dropped = 0;
 };
 
 // What the readers take from hostile inputs at most: packages, apt packages and indexes, and a
@@ -68,11 +72,28 @@ inline constexpr std::size_t kMaxIncludeDepth = 32;
 inline constexpr std::size_t kMaxInputFiles = 1000;
 inline constexpr std::size_t kMaxInputBytes = 16 << 20;
 inline constexpr std::size_t kMaxNotes = 1000;
+inline constexpr std::size_t kMaxRefusals = 20;
 
-// Readers. Each throws diag::Error (file:line:col) for input it cannot parse, and adds what it
-// found to `d`. The same package asked for differently by two inputs is an error, unless
-// `d.prefer` names the file that wins. An input (or an -r/-c target) is resolved with its links
-// followed before anything is read, and refused when it leads outside the project directory
+// Records a refusal (redacted: it quotes the inputs). One without a location takes `at` (the line
+// being read), or else the input line its message cites first as an origin ("requirements.txt:12").
+void refuse(Draft& d, const diag::Error& e, const std::optional<diag::Location>& at = std::nullopt);
+// Runs `read`, recording what it throws as a refusal: reading goes on with the next line or input.
+template <class Read>
+void collecting(Draft& d, const std::optional<diag::Location>& at, Read&& read) {
+  try {
+    read();
+  } catch (const diag::Error& e) {
+    refuse(d, e, at);
+  }
+}
+// Where an origin ("environment.yml:13 (cudatoolkit=11.1)") is: the input read under that name,
+// at that line; nullopt when it names none.
+std::optional<diag::Location> origin_location(const Draft& d, const std::string& from);
+
+// Readers. Each records a refusal (file:line:col) for each line it cannot take and goes on, throws
+// diag::Error for a file it cannot read or parse at all, and adds what it found to `d`. The same package asked for
+// differently by two inputs is an error, unless `d.prefer` names the file that wins. An input (or an -r/-c target) is
+// resolved with its links followed before anything is read, and refused when it leads outside the project directory
 // (d.root), to a secret file (secrets::is_secret_path, by its name or where it leads) or to
 // anything but a regular file of at most 1 MiB; each file is read once; -r nests at most
 // kMaxIncludeDepth files deep. A credential in an input reaches no value, note or error:

@@ -71,6 +71,9 @@ std::string quote_input(std::string_view text);
 std::string index_url(const std::string& url, const std::string& from, Draft& d);
 // Adds a note once, any credential in it replaced by "<credential>"; past kMaxNotes, counts it.
 void note(Draft& d, const std::string& text);
+// The lowest CPython 3 minor (3.8 on) a PEP 440 specifier set allows ("3.10" for ">=3.10,<3.13");
+// "" when none does or it is not one.
+std::string lowest_python(const std::string& spec);
 // python.version taken as the lowest a range allows (`from` says which input): a note when that
 // Python is past its end of life, so the draft does not pin a dead interpreter without saying so.
 void note_python_floor(Draft& d, const std::string& minor, const std::string& from);

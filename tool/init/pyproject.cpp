@@ -19,7 +19,6 @@
 #include "init/init.hpp"
 #include "init/parts.hpp"
 #include "manifest/requirement.hpp"
-#include "resolve/policy_parts.hpp"
 
 namespace envpin::init {
 
@@ -69,38 +68,6 @@ std::optional<std::string> poetry_version(std::string v) {
   return v;
 }
 
-// The lowest CPython 3 minor a requires-python specifier allows ("3.10" for ">=3.10").
-std::string lowest_python(const std::string& spec) {
-  for (int minor = 8; minor <= 15; ++minor) {
-    const std::string candidate = "3." + std::to_string(minor);
-    std::string error;
-    std::size_t column = 0;
-    const auto r = manifest::parse_requirement("python" + spec, error, column);
-    if (!r) return "";
-    bool ok = true;
-    for (const auto& s : r->specifiers) {
-      const auto num = [](const std::string& x) {
-        const auto dot = x.find('.');
-        const int major = std::min(resolve::detail::bounded_int(x), 1000);
-        const int sub = dot == std::string::npos ? 0 : std::min(resolve::detail::bounded_int(x.substr(dot + 1)), 1000);
-        return major * 100 + sub;
-      };
-      const int have = 300 + minor, want = num(s.version);
-      // The lowest minor is the first that passes, so "==X.Y" and "~=X.Y" hold from X.Y on like ">=".
-      if (s.op == ">=" || s.op == "~=" || s.op == "==")
-        ok = ok && have >= want;
-      else if (s.op == ">")
-        ok = ok && have > want;
-      else if (s.op == "<")
-        ok = ok && have < want;
-      else if (s.op == "<=")
-        ok = ok && have <= want;
-    }
-    if (ok) return candidate;
-  }
-  return "";
-}
-
 int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
 
 }  // namespace
@@ -124,6 +91,10 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
   const auto at = [&](const toml::node& n) {
     return Location{file.generic_string(), line_of(n), static_cast<int>(n.source().begin.column)};
   };
+  // A package the other inputs ask for differently is a refusal at its line; reading goes on.
+  const auto add = [&](const std::string& requirement, const std::string& from, const Location& loc) {
+    collecting(d, loc, [&] { add_package(d, requirement, from, loc); });
+  };
   if (const auto* project = t["project"].as_table()) {
     if (const auto* rp = (*project)["requires-python"].as_string()) {
       const std::string v = lowest_python(rp->get());
@@ -131,13 +102,15 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
         note(d, where(file, line_of(*rp)) + ": requires-python " + quote_input(rp->get()) + " not understood");
       else {
         const std::string from = where(file, line_of(*rp)) + " (requires-python " + diag::printable(rp->get()) + ")";
-        set_once(d.python, {v, from.substr(0, from.size() - 1) + ", the lowest it allows)"}, "python.version");
+        collecting(d, at(*rp), [&] {
+          set_once(d.python, {v, from.substr(0, from.size() - 1) + ", the lowest it allows)"}, "python.version");
+        });
         note_python_floor(d, v, from);
       }
     }
     if (const auto* deps = (*project)["dependencies"].as_array())
       for (const auto& dep : *deps)
-        if (const auto* s = dep.as_string()) add_package(d, s->get(), where(file, line_of(dep)), at(dep));
+        if (const auto* s = dep.as_string()) add(s->get(), where(file, line_of(dep)), at(dep));
     if (const auto* groups = (*project)["optional-dependencies"].as_table())
       for (const auto& [group, list] : *groups) {
         const std::string g(group.str());
@@ -149,7 +122,7 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
         if (const auto* arr = list.as_array())
           for (const auto& dep : *arr)
             if (const auto* s = dep.as_string())
-              add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")", at(dep));
+              add(s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")", at(dep));
       }
   }
   // Poetry: caret and tilde ranges; optional packages come with the extras that list them
@@ -210,11 +183,13 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
       if (pkg == "python") {
         const std::string v = lowest_python(*pep);
         if (!v.empty())
-          set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"},
-                   "python.version");
+          collecting(d, at(value), [&] {
+            set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"},
+                     "python.version");
+          });
         continue;
       }
-      add_package(d, pkg + extras_of + *pep, from, at(value));
+      add(pkg + extras_of + *pep, from, at(value));
     }
   };
   if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) poetry_dependencies(*poetry, "");
@@ -244,7 +219,7 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
       seen.push_back(g);
       for (const auto& dep : *arr) {
         if (const auto* s = dep.as_string())
-          add_package(d, s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")", at(dep));
+          add(s->get(), where(file, line_of(dep)) + " (" + diag::printable(g) + ")", at(dep));
         else if (const auto* included = dep.as_table() ? (*dep.as_table())["include-group"].as_string() : nullptr)
           add_group(included->get(), depth + 1);
       }

@@ -274,6 +274,14 @@ const std::vector<TorchRelease>& torch_table() {
   // 1.8.0's cu111 was built with the pruned 5.0;7.0;8.0;8.6 (builder on release day; a nightly of
   // the day before reported exactly those, pytorch/pytorch#53164).
   const std::vector<int> kepler_to_volta = {37, 50, 60, 70};
+  // torch 1.7 (Oct and Dec 2020): cu101, cu102 (PyPI's build) and cu110, CPython 3.6-3.8 (1.7.0)
+  // and 3.6-3.9 (1.7.1), from the previous-versions page above; arch lists from pytorch/builder
+  // manywheel/build.sh as of the 1.7.0 release (0b54a237, 2020-10-26): "3.7;5.0;6.0;7.0", plus
+  // "7.5;8.0" for 11.x and "7.5" for 10.x. Its cu92 wheels are not rows: no nvidia/cuda image
+  // envpin chooses serves CUDA 9.2 (a +cu92 pin is refused for that).
+  const TorchVariant cu101_17 = variant("cu101", "10.1", {37, 50, 60, 70, 75});
+  const TorchVariant cu102_17 = variant("cu102", "10.2", {37, 50, 60, 70, 75});
+  const TorchVariant cu110_17 = variant("cu110", "11.0", {37, 50, 60, 70, 75, 80});
   const TorchVariant cu101 = variant("cu101", "10.1", kepler_to_volta);
   const TorchVariant cu102 = variant("cu102", "10.2", kepler_to_volta);
   const TorchVariant cu111_180 = variant("cu111", "11.1", {50, 70, 80, 86});
@@ -307,6 +315,8 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu130 = variant("cu130", "13.0", turing_to_blackwell, 120, arm64_cu13, 120);
   const TorchVariant cu132 = variant("cu132", "13.2", turing_to_blackwell, 120, arm64_cu13, 120);
   static const std::vector<TorchRelease> table = {
+      {"1.7.0", {cu101_17, cu102_17, cu110_17}, "3.6", "3.8", {"cu92"}},
+      {"1.7", {cu101_17, cu102_17, cu110_17}, "3.6", "3.9", {"cu92"}},
       {"1.8.0", {cu101, cu102, cu111_180}, "3.6", "3.9"},
       {"1.8", {cu101, cu102, cu111}, "3.6", "3.9"},
       {"1.9", {cu102, cu111}, "3.6", "3.9"},

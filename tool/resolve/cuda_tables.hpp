@@ -137,6 +137,8 @@ struct TorchRelease {
   std::vector<TorchVariant> variants;  // oldest CUDA first
   std::string_view python_min;         // oldest CPython minor with wheels, "3.8"
   std::string_view python_max;         // newest, experimental builds included, "3.12"
+  // Variants it had that envpin cannot serve (no nvidia/cuda image of their CUDA): "cu92".
+  std::vector<std::string_view> unserved = {};
 };
 
 std::span<const TorchRelease> torch_releases();

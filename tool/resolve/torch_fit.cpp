@@ -42,6 +42,12 @@ void TorchFit::check_input(std::vector<Note>& notes) {
     if (req_.torch_variant) {
       const bool known = std::any_of(torch_->variants.begin(), torch_->variants.end(),
                                      [&](const TorchVariant& t) { return t.tag == req_.torch_variant->value; });
+      if (!known && std::find(torch_->unserved.begin(), torch_->unserved.end(), req_.torch_variant->value) !=
+                        torch_->unserved.end())
+        throw Error("torch " + v + "'s " + req_.torch_variant->value + " wheels bring a CUDA runtime older than " +
+                        "every nvidia/cuda image envpin builds on (its other CUDA variants: " + variant_list(*torch_) +
+                        ")",
+                    req_.torch_variant->origin.location(), "use one of its other variants");
       if (!known)
         throw Error("torch " + v + " has no " + req_.torch_variant->value +
                         " wheels (its CUDA variants: " + variant_list(*torch_) + ")",
