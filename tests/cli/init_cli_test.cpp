@@ -144,6 +144,23 @@ TEST_F(InitCli, EveryRefusalOfARunIsNamedAtOnce) {
       << r.err;
 }
 
+// The hint "use Python 3.10" had no init option behind it: --python sets it, over the inputs.
+TEST_F(InitCli, PythonOptionWinsOverTheInputs) {
+  write("environment.yml", "dependencies:\n  - python=3.8\n  - numpy\n");
+  Result r = run("init --python 3.10");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
+  EXPECT_NE(yaml.find("  version: \"3.10\"  # --python\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("#   environment.yml:2 (python=3.8) names Python 3.8: --python 3.10 is used instead\n"),
+            std::string::npos)
+      << yaml;
+  r = run("init --force --python 3.x");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "envpin: error: --python 3.x is not a Python version\n"
+            "envpin: hint: give one like 3.10 or 3.10.14\n");
+}
+
 TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {
   write("requirements.txt", "torch==2.4.1\n");
   // The NVML-shaped fake answers for an H100 and an A100 on driver 550.54.15.

@@ -187,6 +187,31 @@ TEST_F(Init, PythonKeepsItsPrecision) {
   EXPECT_TRUE(alive.notes.empty());
 }
 
+// No input names a Python and the pinned torch has no wheels for envpin's default (torch 1.13.1 stops
+// at 3.10: DiffBIR's and AudioGPT's requirements.txt): the newest Python that torch serves, said so.
+TEST_F(Init, DefaultPythonFollowsThePinnedTorch) {
+  Draft old;
+  read_requirements(write("requirements.txt", "numpy\ntorch==1.13.1+cu116\n"), old);
+  settle(old);
+  ASSERT_TRUE(old.python);
+  EXPECT_EQ(old.python->value, "3.10");
+  EXPECT_EQ(old.python->from,
+            "none of the inputs names a Python version: 3.10, the newest torch 1.13.1+cu116 has wheels for "
+            "(requirements.txt:2)");
+  Draft seven;
+  read_requirements(write("requirements.txt", "torch==1.7.0\n"), seven);
+  settle(seven);
+  ASSERT_TRUE(seven.python);
+  EXPECT_EQ(seven.python->value, "3.8");
+  // A torch that serves the default, or none pinned: no input names one, and the default stays.
+  for (const std::string text : {"torch==2.4.1\n", "torch>=1.8\n", "numpy\n"}) {
+    Draft d;
+    read_requirements(write("requirements.txt", text), d);
+    settle(d);
+    EXPECT_FALSE(d.python) << text;
+  }
+}
+
 TEST_F(Init, CondaRefusals) {
   Draft a;
   read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a);

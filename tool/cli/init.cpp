@@ -17,6 +17,7 @@
 #include "init/init.hpp"
 #include "io/atomic_file.hpp"
 #include "manifest/load.hpp"
+#include "manifest/requirement.hpp"
 #include "probe/gpu_probe.hpp"
 #include "resolve/environment.hpp"
 #include "secrets/rules.hpp"
@@ -35,6 +36,7 @@ struct InitOptions {
   std::string driver;
   std::string name;
   std::string prefer;
+  std::string python;
   std::string output = "envpin.yaml";
   bool force = false;
   bool probe = false;
@@ -125,6 +127,16 @@ int draft(const InitOptions& o, Streams& io) {
                     "it reads requirements files (*.txt, *.in), conda environments (*.yml, *.yaml), pyproject.toml "
                     "and Dockerfiles");
     });
+  }
+  // --python wins over the inputs; what it overrides is a note.
+  if (!o.python.empty()) {
+    if (!manifest::is_python_version(o.python))
+      throw Error("--python " + diag::printable(o.python) + " is not a Python version", std::nullopt,
+                  "give one like 3.10 or 3.10.14");
+    if (d.python && d.python->value != o.python)
+      d.notes.push_back(secrets::redact(diag::printable(d.python->from + " names Python " + d.python->value +
+                                                        ": --python " + o.python + " is used instead")));
+    d.python = init::Value{o.python, "--python"};
   }
   init::settle(d);
   // An --extra no pyproject offers is a mistake (a typo would otherwise leave its group out).
@@ -245,7 +257,8 @@ Command init_command() {
       [](CLI::App& app) -> std::function<int(Streams&)> {
         auto o = std::make_shared<InitOptions>();
         app.add_option("--from", o->from,
-                       "a file or directory to read (default: the ones in the output's directory); repeatable")
+                       "a file or directory inside the output's directory to read (default: the ones there); "
+                       "repeatable")
             ->allow_extra_args(false);
         app.add_option("--from-python", o->from_python,
                        "a working environment's interpreter (e.g. .venv/bin/python): its packages as exact pins");
@@ -258,6 +271,7 @@ Command init_command() {
         app.add_option("--driver", o->driver, "the fleet's lowest NVIDIA driver, e.g. 535.104.05");
         app.add_option("--name", o->name, "the project's name (default: its directory's)");
         app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
+        app.add_option("--python", o->python, "the Python version to build for, over what the inputs name (e.g. 3.10)");
         app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
         app.add_flag("--force", o->force, "replace an existing manifest");
         app.add_flag("--probe", o->probe,

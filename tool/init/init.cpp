@@ -15,6 +15,7 @@
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "manifest/requirement.hpp"
+#include "resolve/cuda_tables.hpp"
 #include "resolve/policy_parts.hpp"
 #include "secrets/rules.hpp"
 
@@ -403,6 +404,25 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
 }
 
 void settle(Draft& d) {
+  // No input names a Python: envpin's default, unless the pinned torch has no wheels for it (torch
+  // 1.13 stops at 3.10); then the newest Python that torch has wheels for.
+  if (!d.python)
+    for (const Value& p : d.packages) {
+      const auto r = parse(p.value);
+      if (!r || r->normalized != "torch") continue;
+      std::string version = r->pinned().value_or("");
+      for (const auto& s : r->specifiers)
+        if (s.op == "==" && s.version.ends_with(".*")) version = s.version.substr(0, s.version.size() - 2);
+      const resolve::TorchRelease* release =
+          version.empty() ? nullptr : resolve::find_torch_release(version.substr(0, version.find('+')));
+      if (!release ||
+          resolve::detail::version_pair(release->python_max) >= resolve::detail::version_pair(kDefaultPython))
+        break;
+      d.python = Value{std::string(release->python_max),
+                       "none of the inputs names a Python version: " + std::string(release->python_max) +
+                           ", the newest torch " + diag::printable(version) + " has wheels for (" + p.from + ")"};
+      break;
+    }
   const std::string python = d.python ? d.python->value : kDefaultPython;
   std::vector<Value> kept;
   // The alternatives of each distribution, in the order of their first listing.
