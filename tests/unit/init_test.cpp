@@ -80,8 +80,8 @@ TEST_F(Init, RequirementsInPipsOwnSyntax) {
       "the listed packages resolve to\n"
       "#   requirements.txt:5: per-requirement options ('--hash=sha256:0123') are dropped; envpin lock records hashes "
       "itself\n"
-      "#   requirements.txt:8: '-e .' is a local or VCS package: the project is copied into the image, not pinned; "
-      "install it in the Dockerfile's place of your choice\n"
+      "#   requirements.txt:8: '-e .' is local code installed editable: not a package envpin pins (envpin's "
+      "containers mount the project at its workdir); install it there if it must be installed\n"
       "#   requirements.txt:9: 'mylib @ https://example.org/mylib-1.0.tar.gz' is a URL or path requirement: left "
       "out (envpin pins from package indexes)\n");
 }
@@ -151,8 +151,7 @@ TEST_F(Init, CondaEnvironmentIsTranslated) {
       "#   environment.yml:12 (r-base): 'r-base' is a conda package with no PyPI or Debian name envpin knows: left out\n"
       "#   environment.yml:13 (mkl): left out: the wheels bring their own BLAS\n"
       "#   environment.yml:14 (pip): left out: pip comes with the Python envpin installs\n"
-      "#   environment.yml:18 (pip): '-e .' is a local or VCS package: the project is copied into the image, not "
-      "pinned; install it in the Dockerfile's place of your choice\n");
+      "#   environment.yml:18 (pip): '-e .' is local code installed editable: not a package envpin pins (envpin's containers mount the project at its workdir); install it there if it must be installed\n");
 }
 
 // Issue 34, item 2: an exact Python keeps its patch; a range's lowest Python is said to be that,
@@ -210,6 +209,56 @@ TEST_F(Init, DefaultPythonFollowsThePinnedTorch) {
     settle(d);
     EXPECT_FALSE(d.python) << text;
   }
+}
+
+// Patterns from real Dockerfiles (issue 34, item 4): DeepSpeed's docker/Dockerfile (ENV
+// PYTORCH_VERSION then pip install torch==${PYTORCH_VERSION}, OpenMPI built with make, useradd),
+// Grounded-Segment-Anything's (apt ffmpeg=7:* git=1:*), kohya_ss's (ENV UV_INDEX), detectron2's
+// (a shell comment after pip install, -f .../cu111/torch_stable.html), stable-diffusion-webui-docker's
+// (a build stage FROM alpine/git). Nothing is dropped silently, and nothing invented.
+TEST_F(Init, DockerfileBuildStepsVariablesAndStages) {
+  const fs::path file =
+      write("Dockerfile",
+            "FROM alpine/git AS download\n"
+            "RUN apk add --no-cache git && git clone https://example.org/repo /repo\n"
+            "FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\n"
+            "ARG TORCH=2.1.2\n"
+            "ENV PYTORCH_VERSION=${TORCH} UV_INDEX=pytorch=https://download.pytorch.org/whl/cu121\n"
+            "RUN apt-get update && apt-get install -y ffmpeg=7:* git=1:* wget \\\n"
+            "    && rm -rf /var/lib/apt/lists/*\n"
+            "RUN pip install torch==${PYTORCH_VERSION} tensorboard cmake  # cmake from apt is too old\n"
+            "RUN pip install torchvision==0.16.2 -f https://download.pytorch.org/whl/cu121/torch_stable.html\n"
+            "RUN cd /tmp && wget -q https://example.org/openmpi.tar.gz && tar xzf openmpi.tar.gz && \\\n"
+            "    ./configure && make -j && make install\n"
+            "RUN useradd --create-home dev && pip install ${UNSET_THING}\n");
+  Draft d;
+  read_dockerfile(file, d);
+  EXPECT_TRUE(d.refusals.empty());
+  std::vector<std::string> packages, apt;
+  for (const Value& v : d.packages) packages.push_back(v.value);
+  for (const Value& v : d.apt) apt.push_back(v.value);
+  EXPECT_EQ(packages, (std::vector<std::string>{"torch==2.1.2", "tensorboard", "cmake", "torchvision==0.16.2"}));
+  EXPECT_EQ(apt, (std::vector<std::string>{"ffmpeg", "git", "wget"}));
+  ASSERT_EQ(d.extra_index.size(), 1u);
+  EXPECT_EQ(d.extra_index[0].value, "https://download.pytorch.org/whl/cu121");
+  const auto noted = [&](const std::string& text) {
+    return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  EXPECT_TRUE(noted("Dockerfile:1: the build stage 'alpine/git AS download' is not the final image's")) << d.notes[0];
+  EXPECT_TRUE(noted("Dockerfile:6: the apt version pattern 'ffmpeg=7:*' is not carried: 'ffmpeg' is kept"));
+  EXPECT_TRUE(noted("Dockerfile:6: the apt version pattern 'git=1:*' is not carried"));
+  EXPECT_TRUE(
+      noted("Dockerfile:9: the find-links page 'https://download.pytorch.org/whl/cu121/torch_stable.html' is "
+            "carried as its index"));
+  EXPECT_TRUE(noted("Dockerfile:10: RUN 'wget', 'tar xzf', './configure', 'make', 'make install' not carried"));
+  EXPECT_TRUE(noted("Dockerfile:12: RUN 'useradd' not carried"));
+  EXPECT_TRUE(noted("(envpin's image has its own non-root user: user: in envpin.yaml)"));
+  EXPECT_TRUE(noted("Dockerfile:12: '${UNSET_THING}' holds a shell expansion the Dockerfile gives no value"));
+  // The build stage's git clone, the apt cleanup and the cd are no notes of the final image.
+  EXPECT_FALSE(noted("'apk add'"));
+  EXPECT_FALSE(noted("'cd"));
+  EXPECT_FALSE(noted("'rm"));
+  for (const std::string& n : d.notes) EXPECT_EQ(n.find("too old"), std::string::npos) << n;
 }
 
 TEST_F(Init, CondaRefusals) {
@@ -370,10 +419,8 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
       "# Not carried over:\n"
       "#   Dockerfile:4: ENV DEBIAN_FRONTEND, HF_TOKEN not carried: set them under env: in envpin.yaml (secrets: for a "
       "credential); values are not copied. It holds what looks like a credential: rotate it, it is in the image's history\n"
-      "#   Dockerfile:6: the apt package '$EXTRA' is not a Debian name[=version] envpin can pin (an expansion, a release or a "
-      "pattern): left out\n"
-      "#   Dockerfile:13: '-e .' is a local or VCS package: the project is copied into the image, not pinned; install it in the "
-      "Dockerfile's place of your choice\n"
+      "#   Dockerfile:6: the apt package '$EXTRA' is not a Debian package name envpin can pin (an expansion, a release or a pattern): left out\n"
+      "#   Dockerfile:13: '-e .' is local code installed editable: not a package envpin pins (envpin's containers mount the project at its workdir); install it there if it must be installed\n"
       "#   Dockerfile:13: conda installs in the Dockerfile are not read: export the environment ('conda env export "
       "--from-history') and pass it with --from\n"
       "#   Dockerfile:14: COPY '.env' puts a secret file into the image; envpin keeps secrets out of the context: declare it "
@@ -464,6 +511,8 @@ TEST_F(Init, DockerfileGivesWayToTheOtherInputs) {
       "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime) suggests torch==2.1.0; the other inputs' torch is kept",
       "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime) suggests cuda.version '11.8'; kept '12.1' from "
       "environment.yml:4 (pytorch-cuda=12.1)",
+      "Dockerfile:1 (FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime): the image also ships the torchvision and "
+      "torchaudio built for its torch: not carried; list them under python.packages if the project imports them",
       "Dockerfile:2: 'torch==2.1.0' conflicts with the other inputs: left out (they win over a Dockerfile)"};
   EXPECT_EQ(d.notes, expected);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <unordered_set>
@@ -90,6 +91,10 @@ std::vector<Command> commands(const std::string& s) {
   };
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
+    // An unquoted '#' that starts a word starts the shell's comment: "pip install cmake  # from
+    // apt-get is too old" (detectron2's docker/Dockerfile) installs cmake alone. Docker joins a
+    // RUN's continued lines into one, so the comment runs to the end of the instruction.
+    if (c == '#' && !in_word) break;
     if (c == '\'') {
       const std::size_t e = s.find('\'', i + 1);
       word += s.substr(i + 1, (e == std::string::npos ? s.size() : e) - i - 1);
@@ -230,6 +235,9 @@ void from_image(const std::string& image, const std::string& from, Draft& d) {
         offer(d, d.flavor, {parts[i], from}, "cuda.flavor");
     }
     if (d.cuda && d.cuda->from == from) torch_variant_index(d, d.cuda->value, from);
+    note(d, from +
+                ": the image also ships the torchvision and torchaudio built for its torch: not carried; list "
+                "them under python.packages if the project imports them");
     return;
   }
   if (repo == "python" && !tag.empty()) {
@@ -279,6 +287,7 @@ std::optional<std::string> expand(const std::string& s, const std::map<std::stri
     const auto it = args.find(name);
     if (it == args.end() || it->second.find('$') != std::string::npos) return std::nullopt;
     out += it->second;
+    if (out.size() > kMaxPackageBytes) return std::nullopt;  // a hostile file's expansions stay small
   }
   return out;
 }
@@ -301,11 +310,17 @@ void apt_install(const std::vector<std::string>& words, std::size_t first, const
     const auto eq = w.find('=');
     const std::string name = w.substr(0, eq);
     const std::string version = eq == std::string::npos ? "" : w.substr(eq + 1);
-    if (!manifest::is_deb_name(name) || (!version.empty() && !manifest::is_deb_version(version))) {
+    if (!manifest::is_deb_name(name)) {
       note(d, from + ": the apt package " + quote_input(w) +
-                  " is not a Debian name[=version] envpin can pin (an expansion, a "
-                  "release or a pattern): left out");
+                  " is not a Debian package name envpin can pin (an expansion, a release or a pattern): left out");
       continue;
+    }
+    std::string kept = w;
+    if (!version.empty() && !manifest::is_deb_version(version)) {
+      // "ffmpeg=7:*" (any version of epoch 7), "git=1:*": the package, at the version envpin lock pins.
+      note(d, from + ": the apt version pattern " + quote_input(w) + " is not carried: " + quote_input(name) +
+                  " is kept at the version the image's OS has, which envpin lock pins");
+      kept = name;
     }
     if (names.count(name)) continue;
     if (d.apt.size() >= kMaxPackages)
@@ -313,7 +328,7 @@ void apt_install(const std::vector<std::string>& words, std::size_t first, const
                       "; envpin.yaml lists at most " + std::to_string(kMaxPackages),
                   at, "list the system packages the project needs");
     names.insert(name);
-    d.apt.push_back({w, from});
+    d.apt.push_back({kept, from});
   }
 }
 
@@ -364,14 +379,18 @@ bool pytorch_index(std::string_view url) {
 }
 
 // `pip install` arguments, read as the lines of a requirements file would be.
-void pip_install(const std::vector<std::string>& words, std::size_t first, const fs::path& file, int line, Draft& d,
-                 Includes& inc) {
+void pip_install(std::vector<std::string> words, std::size_t first, const fs::path& file, int line, Draft& d,
+                 Includes& inc, const std::map<std::string, std::string>& vars) {
   const std::string from = where(file, line);
+  // "torch==${PYTORCH_VERSION}": the value the Dockerfile's own ARG default or ENV gives it.
+  for (std::size_t i = first; i < words.size(); ++i)
+    if (words[i].find('$') != std::string::npos)
+      if (const auto expanded = expand(words[i], vars)) words[i] = *expanded;
   for (std::size_t i = first; i < words.size(); ++i) {
     const std::string& w = words[i];
     const bool has_value = i + 1 < words.size();
     if (w.find('$') != std::string::npos) {
-      note(d, from + ": " + quote_input(w) + " holds a shell expansion: left out");
+      note(d, from + ": " + quote_input(w) + " holds a shell expansion the Dockerfile gives no value: left out");
       continue;
     }
     if ((w == "-r" || w == "--requirement") && has_value) {
@@ -404,6 +423,8 @@ void pip_install(const std::vector<std::string>& words, std::size_t first, const
       requirement_line(w + " " + words[++i], file, line, d, inc);
     } else if (w.starts_with("--index-url=") || w.starts_with("--extra-index-url=")) {
       requirement_line(w, file, line, d, inc);
+    } else if ((w == "-f" || w == "--find-links") && has_value) {
+      requirement_line(w + " " + words[++i], file, line, d, inc);
     } else if (takes_value(w)) {
       note(d, from + ": the pip option " + quote_input(w) +
                   " is not carried (envpin lock and the Dockerfile set pip's options)");
@@ -424,12 +445,40 @@ void pip_install(const std::vector<std::string>& words, std::size_t first, const
   }
 }
 
-void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& inc) {
+// A command of a RUN line that changes nothing the image keeps (a cd, a cleanup of apt's lists).
+bool leaves_nothing(const std::string& program, const std::vector<std::string>& cmd, std::size_t i) {
+  static constexpr std::string_view kQuiet[] = {"cd",   "rm",   "mkdir", "echo",  "true",  ":",      "export",
+                                                "set",  "test", "[",     "which", "sleep", "printf", "ldconfig",
+                                                "exit", "pwd",  "ls",    "cat",   "false", "rmdir"};
+  if (std::find(std::begin(kQuiet), std::end(kQuiet), program) != std::end(kQuiet)) return true;
+  const std::string verb = i + 1 < cmd.size() ? cmd[i + 1] : "";
+  if (program == "apt-get" || program == "apt")
+    for (std::size_t j = i + 1; j < cmd.size(); ++j)
+      if (cmd[j] == "update" || cmd[j] == "clean" || cmd[j] == "autoclean" || cmd[j] == "autoremove") return true;
+  if ((program == "conda" || program == "mamba" || program == "micromamba") && verb == "clean") return true;
+  if (program.starts_with("pip") && verb == "cache") return true;
+  return false;
+}
+
+void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& inc,
+              const std::map<std::string, std::string>& vars) {
   const std::string from = where(file, ins.line);
   if (ins.args.starts_with("[") || ins.args.find("<<") != std::string::npos) {
     note(d, from + ": a RUN in exec or heredoc form is not read: add what it installs by hand");
     return;
   }
+  // The steps envpin's Dockerfile does not run (a library built from source, setup.py install, a
+  // user added): named, never dropped silently.
+  std::vector<std::string> steps;
+  bool adds_user = false;
+  const auto step = [&](const std::vector<std::string>& cmd, std::size_t i) {
+    std::string shown = cmd[i];
+    if (i + 1 < cmd.size() && !cmd[i + 1].starts_with("-")) shown += " " + cmd[i + 1];
+    shown = diag::printable(shown.substr(0, 60));
+    if (std::find(steps.begin(), steps.end(), shown) == steps.end() && steps.size() < 8) steps.push_back(shown);
+    const std::string program = fs::path(cmd[i]).filename().string();
+    adds_user = adds_user || program == "useradd" || program == "adduser";
+  };
   for (const Command& command : commands(ins.args)) {
     const std::vector<std::string>& cmd = command.words;
     std::size_t i = 0;
@@ -447,9 +496,12 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& 
         if (cmd[j] == verb) return j;
       return cmd.size();
     };
+    if (leaves_nothing(program, cmd, i)) continue;
     if (program == "apt-get" || program == "apt") {
       if (const std::size_t j = sub("install"); j < cmd.size())
         apt_install(cmd, j + 1, from, Location{file.generic_string(), ins.line, 1}, d);
+      else
+        step(cmd, i);  // apt-get upgrade: versions envpin lock does not pin
     } else if (program.starts_with("pip") ||
                (program.starts_with("python") && i + 2 < cmd.size() && cmd[i + 1] == "-m" && cmd[i + 2] == "pip") ||
                (program == "uv" && i + 1 < cmd.size() && cmd[i + 1] == "pip")) {
@@ -458,14 +510,28 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& 
           note(d, from + ": " + quote_input(r) +
                       " is not quoted, so the shell reads its '<' or '>' as a redirection: pip installs " +
                       quote_input(r.substr(0, r.find_first_of("<>"))) + " at any version; quote it in the Dockerfile");
-        pip_install(cmd, j + 1, file, ins.line, d, inc);
+        pip_install(cmd, j + 1, file, ins.line, d, inc, vars);
+      } else {
+        step(cmd, i);
       }
     } else if (program == "conda" || program == "mamba" || program == "micromamba") {
       if (sub("install") < cmd.size() || sub("create") < cmd.size() || sub("update") < cmd.size())
         note(d, from + ": " + program +
                     " installs in the Dockerfile are not read: export the environment "
                     "('conda env export --from-history') and pass it with --from");
+      else
+        step(cmd, i);
+    } else {
+      step(cmd, i);
     }
+  }
+  if (!steps.empty()) {
+    std::string list;
+    for (const std::string& s : steps) list += (list.empty() ? "" : ", ") + quote_input(s);
+    note(d, from + ": RUN " + list +
+                " not carried: envpin's Dockerfile installs only the manifest's packages; run such steps in a "
+                "Dockerfile of your own that starts FROM the image envpin builds" +
+                (adds_user ? " (envpin's image has its own non-root user: user: in envpin.yaml)" : ""));
   }
 }
 
@@ -503,6 +569,27 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
       d.extra_index.push_back({url, cuda_from});
   }
 }
+
+namespace {
+
+// A variable an ARG or ENV gives the stage; at most kMaxVars of them, each at most a value's size,
+// so a hostile file's expansions and stage copies stay small.
+constexpr std::size_t kMaxVars = 256;
+void set_var(std::map<std::string, std::string>& vars, const std::string& name, const std::string& value) {
+  if (value.size() > kMaxPackageBytes || (vars.size() >= kMaxVars && !vars.count(name))) return;
+  vars[name] = value;
+}
+
+// pip's and uv's own variables for the index (https://pip.pypa.io/en/stable/topics/configuration/,
+// https://docs.astral.sh/uv/reference/environment/): the requirements line each stands for.
+std::string index_option_of(const std::string& variable) {
+  if (variable == "PIP_INDEX_URL" || variable == "UV_INDEX_URL" || variable == "UV_DEFAULT_INDEX") return "--index-url";
+  if (variable == "PIP_EXTRA_INDEX_URL" || variable == "UV_EXTRA_INDEX_URL" || variable == "UV_INDEX")
+    return "--extra-index-url";
+  return "";
+}
+
+}  // namespace
 
 void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
   Includes inc;
@@ -575,10 +662,71 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
                  [&] { from_image(image, where(file, image_line) + " (FROM " + image + ")", d); });
   }
   // What the stages install, and what envpin will not carry from them.
-  for (const Instruction& ins : all) {
+  // Which stage each instruction is in (the index of its FROM), and the stages the final image is
+  // built on: another stage's installs reach it only as files a COPY --from brings.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> stage_at(all.size(), kNone);
+  std::map<std::size_t, std::size_t> parent_of;
+  std::map<std::string, std::size_t> named;
+  for (std::size_t k = 0, current = kNone; k < all.size(); ++k) {
+    if (all[k].keyword == "FROM") {
+      current = k;
+      std::vector<std::string> words;
+      std::stringstream ss(all[k].args);
+      for (std::string w; ss >> w;)
+        if (!w.starts_with("--")) words.push_back(w);
+      if (!words.empty())
+        if (const auto it = named.find(words[0]); it != named.end()) parent_of[k] = it->second;
+      if (words.size() >= 3) named[words[2]] = k;
+    }
+    stage_at[k] = current;
+  }
+  std::set<std::size_t> final_chain;
+  for (std::size_t s = final_from; s != kNone && final_chain.insert(s).second;)
+    s = parent_of.count(s) ? parent_of[s] : kNone;
+  // The values of ARG defaults and ENV a stage has, for the pip words that expand them.
+  std::map<std::size_t, std::map<std::string, std::string>> vars_of;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const Instruction& ins = all[k];
     const std::string from = where(file, ins.line);
+    const std::size_t stage = stage_at[k];
+    if (stage == kNone) continue;  // the global ARGs, read above
+    std::map<std::string, std::string>& vars = vars_of[stage];
+    if (ins.keyword == "FROM" && parent_of.count(k)) vars = vars_of[parent_of[k]];  // ENV is inherited
+    if (!final_chain.count(stage)) {
+      if (ins.keyword == "RUN")
+        note(d, where(file, all[stage].line) + ": the build stage " + quote_input(all[stage].args) +
+                    " is not the final image's: what it installs is not carried (a COPY --from brings only its "
+                    "files)");
+      continue;
+    }
+    if (ins.keyword == "ARG") {
+      const std::string decl = trim(ins.args);
+      const auto eq = decl.find('=');
+      const std::string name = decl.substr(0, eq);
+      std::string value = eq != std::string::npos   ? trim(decl.substr(eq + 1))
+                          : global_args.count(name) ? global_args[name]  // "ARG NAME": the global default
+                                                    : "";
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+        value = value.substr(1, value.size() - 2);
+      if (eq != std::string::npos || global_args.count(name)) set_var(vars, name, value);
+    } else if (ins.keyword == "ENV") {
+      for (const Command& command : commands(ins.args)) {
+        const std::vector<std::string>& cmd = command.words;
+        if (cmd.size() >= 2 && cmd[0].find('=') == std::string::npos) {  // "ENV NAME value words"
+          std::string value;
+          for (std::size_t i = 1; i < cmd.size() && value.size() <= kMaxPackageBytes; ++i)
+            value += (i > 1 ? " " : "") + cmd[i];
+          set_var(vars, cmd[0], expand(value, vars).value_or(value));  // docker expands an ENV's value
+          continue;
+        }
+        for (const std::string& w : cmd)
+          if (const auto eq = w.find('='); eq != std::string::npos)
+            set_var(vars, w.substr(0, eq), expand(w.substr(eq + 1), vars).value_or(w.substr(eq + 1)));
+      }
+    }
     if (ins.keyword == "RUN") {
-      collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc); });
+      collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc, vars); });
     } else if (ins.keyword == "ENV") {
       std::string names;
       int count = 0;
@@ -587,10 +735,24 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
           const std::vector<std::string>& cmd = command.words;
           const auto eq = cmd[i].find('=');
           const std::string name = eq == std::string::npos ? (i == 0 ? cmd[i] : "") : cmd[i].substr(0, eq);
+          // PIP_INDEX_URL, UV_INDEX and the like: the index pip or uv installs from, as the option.
+          if (const std::string option = index_option_of(name); !option.empty()) {
+            const std::string value = vars.count(name) ? vars[name] : "";
+            std::stringstream urls(value);  // PIP_EXTRA_INDEX_URL holds URLs separated by spaces
+            for (std::string url; urls >> url;) {
+              if (name == "UV_INDEX" && url.find('=') != std::string::npos && url.find('=') < url.find("://"))
+                url = url.substr(url.find('=') + 1);  // "name=url"
+              collecting(d, Location{file.generic_string(), ins.line, 1},
+                         [&] { requirement_line(option + " " + url, file, ins.line, d, inc); });
+            }
+            if (eq == std::string::npos) break;
+            continue;
+          }
           if (!name.empty()) names += (count++ ? ", " : "") + diag::printable(name);
           if (eq == std::string::npos) break;  // "ENV NAME value words": one variable
         }
       std::size_t length = 0;
+      if (count == 0) continue;
       const bool token = secrets::find_token(ins.args, length) != std::string::npos;
       note(d, from + ": ENV " + names + " not carried: set " + (count > 1 ? "them" : "it") +
                   " under env: in envpin.yaml (secrets: for a credential); values are not copied" +

@@ -279,10 +279,33 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
                         "; envpin.yaml lists at most " + std::to_string(kMaxPackages),
                     here, "give pip the indexes the project uses");
       d.extra_index.push_back({url, from});
+    } else if ((option == "-e" || option == "--editable") &&
+               (remote || value.starts_with("git+") || value.starts_with("hg+") || value.starts_with("svn+") ||
+                value.starts_with("bzr+"))) {
+      note(d, from + ": " + quote_input(text) +
+                  " is an editable install from a VCS URL: left out (envpin pins from package indexes); pin a "
+                  "release of it from an index, or build it in a Dockerfile of your own FROM the image envpin builds");
     } else if (option == "-e" || option == "--editable") {
       note(d, from + ": " + quote_input(text) +
-                  " is a local or VCS package: the project is copied into the image, not pinned; install it in the "
-                  "Dockerfile's place of your choice");
+                  " is local code installed editable: not a package envpin pins (envpin's containers mount the "
+                  "project at its workdir); install it there if it must be installed");
+    } else if ((option == "-f" || option == "--find-links") &&
+               value.find("download.pytorch.org/whl/") != std::string::npos && value.ends_with("torch_stable.html")) {
+      // "-f https://download.pytorch.org/whl/cu111/torch_stable.html": that CUDA variant's wheels
+      // (torch 1.x's way), which its index serves too; the page of every variant names none.
+      const auto at = value.find("/whl/") + 5;
+      const std::string variant = value.substr(at, value.find('/', at) - at);
+      if (variant.starts_with("cu") && variant.size() > 2 &&
+          variant.find_first_not_of("0123456789", 2) == std::string::npos) {
+        requirement_line("--extra-index-url https://download.pytorch.org/whl/" + variant, file, line, d, inc,
+                         from_suffix);
+        note(d, from + ": the find-links page " + quote_input(value) + " is carried as its index, " +
+                    "https://download.pytorch.org/whl/" + variant);
+      } else {
+        note(d, from + ": the find-links page " + quote_input(value) +
+                    " lists every torch variant: not carried; envpin picks the variant from cuda.gpus and the +cuXXX "
+                    "of a pin");
+      }
     } else {
       note(d, from + ": the pip option " + quote_input(option) +
                   " is not carried (envpin lock and the Dockerfile set pip's options)");
@@ -564,7 +587,8 @@ void read_python_report(const std::string& text, const std::string& python, Draf
     }
     if (how == "editable" || how == "local") {
       note(d, from + ": " + quote_input(name) + " is installed from a local directory" +
-                  (how == "editable" ? " (editable)" : "") + ": the project is copied into the image, not pinned");
+                  (how == "editable" ? " (editable)" : "") +
+                  ": not a package envpin pins (envpin's containers mount the project at its workdir)");
       continue;
     }
     if (how == "url") {
