@@ -261,6 +261,61 @@ TEST_F(Init, DockerfileBuildStepsVariablesAndStages) {
   for (const std::string& n : d.notes) EXPECT_EQ(n.find("too old"), std::string::npos) << n;
 }
 
+// Patterns from real conda files (issue 34, item 4): aqlaboratory/openfold's environment.yml (cuda
+// without a version beside pytorch-cuda=12.4, aria2, bioconda's hmmer, hhsuite and kalign2, gcc=12.4),
+// facebookresearch/esm's (bioconda::hmmer==3.3.2) and RosettaCommons/RFdiffusion's SE3nv.yml
+// (dgl-cuda11.1 from the dglteam channel). A tool becomes its Debian package or is left out with
+// the reason: never a PyPI pin of a name that is no PyPI project.
+TEST_F(Init, CondaToolsAreDebianPackagesOrLeftOut) {
+  Draft d;
+  read_conda(write("environment.yml",
+                   "channels: [conda-forge, bioconda, pytorch, nvidia]\n"
+                   "dependencies:\n"
+                   "  - python=3.10\n"
+                   "  - cuda\n"
+                   "  - gcc=12.4\n"
+                   "  - aria2\n"
+                   "  - bioconda::hmmer==3.3.2\n"
+                   "  - bioconda::hhsuite\n"
+                   "  - bioconda::kalign2==2.04\n"
+                   "  - bioconda::some-aligner=1.0\n"
+                   "  - dglteam::dgl-cuda11.1\n"
+                   "  - pytorch=2.5.1\n"
+                   "  - pytorch-cuda=12.4\n"
+                   "  - numpy\n"),
+             d);
+  EXPECT_TRUE(d.refusals.empty());
+  std::vector<std::string> packages, apt;
+  for (const Value& v : d.packages) packages.push_back(v.value);
+  for (const Value& v : d.apt) apt.push_back(v.value);
+  EXPECT_EQ(packages, (std::vector<std::string>{"torch==2.5.1", "numpy"}));
+  EXPECT_EQ(apt, (std::vector<std::string>{"gcc", "aria2", "hmmer", "hhsuite"}));
+  ASSERT_TRUE(d.cuda);
+  EXPECT_EQ(d.cuda->value, "12.4");  // pytorch-cuda's; the bare cuda line names none
+  ASSERT_TRUE(d.flavor);
+  EXPECT_EQ(d.flavor->value, "devel");
+  EXPECT_EQ(d.flavor->from, "environment.yml:4 (cuda), which brings nvcc");
+  const auto noted = [&](const std::string& text) {
+    return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  EXPECT_TRUE(noted("environment.yml:5 (gcc=12.4): conda's version '=12.4' is not carried: apt installs the OS's gcc"));
+  EXPECT_TRUE(noted("environment.yml:7 (bioconda::hmmer==3.3.2): conda's version '==3.3.2' is not carried"));
+  EXPECT_TRUE(noted("environment.yml:9 (bioconda::kalign2==2.04): left out: Debian's kalign is Kalign 3"));
+  EXPECT_TRUE(
+      noted("environment.yml:10 (bioconda::some-aligner=1.0): 'some-aligner' is a bioconda package envpin "
+            "knows no Debian or PyPI name for: left out"));
+  EXPECT_TRUE(
+      noted("environment.yml:11 (dglteam::dgl-cuda11.1): 'dgl-cuda11.1' is a conda build for one CUDA "
+            "version"));
+  for (const std::string& n : d.notes) EXPECT_EQ(n.find("no CUDA version in it"), std::string::npos) << n;
+  // The bare cuda line alone: the environment uses CUDA, the version is envpin's choice.
+  Draft bare;
+  read_conda(write("environment.yml", "dependencies:\n  - cuda-nvcc\n  - numpy\n"), bare);
+  ASSERT_TRUE(bare.cuda);
+  EXPECT_EQ(bare.cuda->value, "auto");
+  EXPECT_EQ(bare.cuda->from, "environment.yml:2 (cuda-nvcc), no version: envpin chooses the toolkit for the fleet");
+}
+
 TEST_F(Init, CondaRefusals) {
   Draft a;
   read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a);

@@ -167,8 +167,8 @@ int draft(const InitOptions& o, Streams& io) {
   if (!d.cuda && !gpus.empty())
     d.cuda = init::Value{"auto", o.probe ? "--probe: envpin chooses the toolkit" : "--gpu: envpin chooses the toolkit"};
   if (d.cuda && gpus.empty())
-    init::refuse(d, Error("the environment uses CUDA " + d.cuda->value + " (" + d.cuda->from +
-                              "): envpin needs the fleet's GPUs to choose the toolkit and arch list",
+    init::refuse(d, Error("the environment uses CUDA" + (d.cuda->value == "auto" ? "" : " " + d.cuda->value) + " (" +
+                              d.cuda->from + "): envpin needs the fleet's GPUs to choose the toolkit and arch list",
                           init::origin_location(d, d.cuda->from),
                           "name them with --gpu (repeat for a mixed fleet), e.g. --gpu A100"));
   // torch from a CUDA wheel index (".../whl/cu121") without --gpu: the draft would have no cuda

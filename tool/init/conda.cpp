@@ -22,9 +22,12 @@ using diag::Error;
 using diag::Location;
 using namespace detail;
 
-// What a conda package becomes. Names as conda-forge and the defaults channel publish them
-// (https://conda-forge.org/packages, https://anaconda.org/anaconda/repo); their PyPI and Debian
-// bookworm names checked against pypi.org and packages.debian.org.
+// What a conda package becomes. Names as conda-forge, bioconda and the defaults channel publish
+// them (https://conda-forge.org/packages, https://bioconda.github.io, https://anaconda.org/anaconda/
+// repo); their PyPI names checked against pypi.org, their Debian names against bookworm itself
+// (apt-cache madison on deb.debian.org bookworm main, 2026-12-03: hmmer 3.3.2+dfsg-1, hhsuite
+// 3.3.0+ds-7+b2, kalign 1:3.3.5-1, samtools 1.16.1-1, ncbi-blast+ 2.12.0+ds-3+b1, aria2 1.36.0-1,
+// ...). A conda name that is no PyPI project and not here is left out, never guessed.
 enum class Rule { pypi, apt, cuda, cudnn, skip };
 struct CondaName {
   std::string_view conda;
@@ -49,6 +52,8 @@ constexpr CondaName kConda[] = {
     {"cuda-version", Rule::cuda, ""},
     {"pytorch-cuda", Rule::cuda, ""},
     {"cuda", Rule::cuda, ""},
+    {"cuda-nvcc", Rule::cuda, ""},
+    {"cudatoolkit-dev", Rule::cuda, ""},
     {"cudnn", Rule::cudnn, ""},
     {"ffmpeg", Rule::apt, "ffmpeg"},
     {"libgl", Rule::apt, "libgl1"},
@@ -71,6 +76,50 @@ constexpr CondaName kConda[] = {
     {"curl", Rule::apt, "curl"},
     {"unzip", Rule::apt, "unzip"},
     {"openjdk", Rule::apt, "default-jre-headless"},
+    {"zip", Rule::apt, "zip"},
+    {"pkg-config", Rule::apt, "pkg-config"},
+    {"gfortran", Rule::apt, "gfortran"},
+    {"aria2", Rule::apt, "aria2"},
+    {"nodejs", Rule::apt, "nodejs"},
+    {"openmpi", Rule::apt, "openmpi-bin"},
+    {"mpich", Rule::apt, "mpich"},
+    {"hdf5", Rule::apt, "libhdf5-dev"},
+    {"openblas", Rule::apt, "libopenblas-dev"},
+    {"eigen", Rule::apt, "libeigen3-dev"},
+    {"boost", Rule::apt, "libboost-all-dev"},
+    {"glew", Rule::apt, "libglew-dev"},
+    {"glfw", Rule::apt, "libglfw3-dev"},
+    {"cairo", Rule::apt, "libcairo2-dev"},
+    {"tesseract", Rule::apt, "tesseract-ocr"},
+    {"poppler", Rule::apt, "poppler-utils"},
+    {"imagemagick", Rule::apt, "imagemagick"},
+    {"espeak", Rule::apt, "espeak"},
+    {"espeak-ng", Rule::apt, "espeak-ng"},
+    {"portaudio", Rule::apt, "portaudio19-dev"},
+    // Bioinformatics tools (bioconda), as Debian packages them.
+    {"hmmer", Rule::apt, "hmmer"},
+    {"hhsuite", Rule::apt, "hhsuite"},
+    {"kalign3", Rule::apt, "kalign"},
+    {"kalign2", Rule::skip,
+     "Debian's kalign is Kalign 3 (1:3.3.5 in bookworm), not Kalign 2: install Kalign 2 yourself"},
+    {"samtools", Rule::apt, "samtools"},
+    {"bcftools", Rule::apt, "bcftools"},
+    {"htslib", Rule::apt, "libhts-dev"},
+    {"bedtools", Rule::apt, "bedtools"},
+    {"bwa", Rule::apt, "bwa"},
+    {"minimap2", Rule::apt, "minimap2"},
+    {"blast", Rule::apt, "ncbi-blast+"},
+    {"mafft", Rule::apt, "mafft"},
+    {"clustalo", Rule::apt, "clustalo"},
+    {"cd-hit", Rule::apt, "cd-hit"},
+    {"diamond", Rule::apt, "diamond-aligner"},
+    {"mmseqs2", Rule::apt, "mmseqs2"},
+    {"prodigal", Rule::apt, "prodigal"},
+    {"trimmomatic", Rule::apt, "trimmomatic"},
+    {"fastqc", Rule::apt, "fastqc"},
+    {"star", Rule::apt, "rna-star"},
+    {"salmon", Rule::apt, "salmon"},
+    {"kallisto", Rule::apt, "kallisto"},
     {"nccl", Rule::skip, "torch's CUDA wheels bring their own NCCL"},
     {"pytorch-mutex", Rule::skip, "conda's switch between its CPU and CUDA builds of pytorch"},
     {"cpuonly", Rule::skip, "envpin picks the torch variant from cuda.gpus (none: the CPU wheels)"},
@@ -123,8 +172,14 @@ std::string conda_version(std::string spec, std::string& why) {
   return spec;
 }
 
-void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, Includes& inc,
-                      std::optional<Value>& torch_cuda) {
+// What the lines of one environment file say together.
+struct CondaState {
+  std::optional<Value> torch_cuda;  // the CUDA of torch's wheels (pytorch-cuda=12.1, cudatoolkit=11.3)
+  std::optional<Value> some_cuda;   // a CUDA package without a version ("- cuda")
+};
+
+void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, Includes& inc, CondaState& state) {
+  std::optional<Value>& torch_cuda = state.torch_cuda;
   const int line = item.Mark().line + 1;
   if (item.IsMap()) {
     for (const auto& kv : item) {
@@ -144,7 +199,11 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
   if (!item.IsScalar()) return;
   std::string spec = trim(item.as<std::string>());
   const std::string shown = spec;
-  if (const auto colons = spec.find("::"); colons != std::string::npos) spec = spec.substr(colons + 2);  // channel::
+  std::string channel;
+  if (const auto colons = spec.find("::"); colons != std::string::npos) {  // channel::name
+    channel = spec.substr(0, colons);
+    spec = spec.substr(colons + 2);
+  }
   const auto cut = spec.find_first_of(" =<>!~");
   const std::string name = diag::printable(spec.substr(0, cut));
   std::string rest = cut == std::string::npos ? "" : trim(spec.substr(cut));
@@ -202,11 +261,14 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
   for (const CondaName& c : kConda)
     if (c.conda == name) rule = &c;
   if (rule && rule->rule == Rule::cuda) {
+    // conda's cuda, cuda-toolkit, cuda-nvcc and cudatoolkit-dev bring the compiler: the devel image.
+    if (name == "cuda" || name == "cuda-toolkit" || name == "cuda-nvcc" || name == "cudatoolkit-dev")
+      set_once(d.flavor, {"devel", from + ", which brings nvcc"}, "cuda.flavor");
     std::string v = version.starts_with("==") ? version.substr(2) : "";
     if (v.ends_with(".*")) v.resize(v.size() - 2);
     v = v.substr(0, v.find('.', v.find('.') + 1));
     if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front()))) {
-      note(d, from + ": no CUDA version in it: cuda.version left to you");
+      if (!state.some_cuda) state.some_cuda = Value{"auto", from};  // the version: another line's, or auto
       return;
     }
     const bool torch_runtime = name == "pytorch-cuda" || name == "cudatoolkit" || name == "cuda-version";
@@ -234,6 +296,26 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
     const std::string pkg(rule->target);
     if (std::none_of(d.apt.begin(), d.apt.end(), [&](const Value& v) { return v.value == pkg; }))
       d.apt.push_back({pkg, from});
+    // conda's version is not Debian's: the change is said, never silent.
+    if (!version.empty())
+      note(d, from + ": conda's version " + quote_input(rest) + " is not carried: apt installs the OS's " + pkg +
+                  ", at the version envpin lock pins");
+    return;
+  }
+  // A conda build for one CUDA version ("dgl-cuda11.1", "faiss-gpu"): its PyPI project, if any,
+  // is named differently and picks CUDA another way.
+  if (const auto cu = name.find("-cuda");
+      cu != std::string::npos && cu + 5 < name.size() && std::isdigit(static_cast<unsigned char>(name[cu + 5]))) {
+    note(d, from + ": " + quote_input(name) +
+                " is a conda build for one CUDA version, with no PyPI project of that name: left out; add the "
+                "package with the wheel index its project names for CUDA");
+    return;
+  }
+  // bioconda packages are command-line tools first: one not in the table is no PyPI guess.
+  if (!rule && channel == "bioconda") {
+    note(d, from + ": " + quote_input(name) +
+                " is a bioconda package envpin knows no Debian or PyPI name for: left out; add it under apt: or "
+                "python.packages if one exists");
     return;
   }
   if (!rule && conda_only(name)) {
@@ -267,14 +349,18 @@ void detail::read_conda_unredacted(const fs::path& file, Draft& d) {
     throw Error("no dependencies list: this is not a conda environment file", Location{file.generic_string(), 1, 1},
                 "name an environment.yml with a 'dependencies:' list");
   d.sources.push_back(file.generic_string());
-  std::optional<Value> torch_cuda;
+  CondaState state;
   for (const auto& item : root["dependencies"])
     collecting(d, Location{file.generic_string(), item.Mark().line + 1, 1},
-               [&] { conda_dependency(item, file, d, inc, torch_cuda); });
+               [&] { conda_dependency(item, file, d, inc, state); });
   // conda's torch with a CUDA package: the wheels of that CUDA variant, if there ever were any.
-  if (torch_cuda)
-    collecting(d, origin_location(d, torch_cuda->from),
-               [&] { torch_variant_index(d, torch_cuda->value, torch_cuda->from); });
+  if (state.torch_cuda)
+    collecting(d, origin_location(d, state.torch_cuda->from),
+               [&] { torch_variant_index(d, state.torch_cuda->value, state.torch_cuda->from); });
+  // A CUDA package without a version and none with one: the environment uses CUDA, and envpin
+  // chooses the toolkit for the fleet.
+  if (state.some_cuda && !d.cuda)
+    d.cuda = Value{"auto", state.some_cuda->from + ", no version: envpin chooses the toolkit for the fleet"};
 }
 
 }  // namespace envpin::init
