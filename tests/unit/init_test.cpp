@@ -316,6 +316,95 @@ TEST_F(Init, CondaToolsAreDebianPackagesOrLeftOut) {
   EXPECT_EQ(bare.cuda->from, "environment.yml:2 (cuda-nvcc), no version: envpin chooses the toolkit for the fleet");
 }
 
+// uv and Poetry say which index serves which package, and for which extra and platform (issue 34):
+// fish-speech's [tool.uv.sources] (one explicit cu index per extra), WhisperX's (cpu on macOS, cu128
+// on linux), SimpleTuner's Poetry source "pytorch", TransformerLens's Poetry alternatives
+// ([{version, python}, ...]). Only the index that applies is carried; each version bound keeps
+// its Python as a marker; uv's overrides are named.
+TEST_F(Init, UvAndPoetrySourcesAndAlternatives) {
+  const std::string uv =
+      "[project]\nname = \"x\"\nrequires-python = \">=3.10\"\ndependencies = [\"torch==2.8.0\", \"numpy\"]\n"
+      "[project.optional-dependencies]\ncpu = []\ncu128 = []\n"
+      "[tool.uv]\noverride-dependencies = [\"protobuf>=3.20.0,<6.0.0\"]\n"
+      "[tool.uv.sources]\n"
+      "torch = [\n"
+      "  { index = \"pytorch-cpu\", extra = \"cpu\" },\n"
+      "  { index = \"pytorch-cu128\", extra = \"cu128\" },\n"
+      "  { index = \"pytorch-mac\", marker = \"sys_platform == 'darwin'\" },\n"
+      "]\n"
+      "[[tool.uv.index]]\nname = \"pytorch-cpu\"\nurl = \"https://download.pytorch.org/whl/cpu\"\nexplicit = true\n"
+      "[[tool.uv.index]]\nname = \"pytorch-cu128\"\nurl = \"https://download.pytorch.org/whl/cu128\"\n"
+      "explicit = true\n"
+      "[[tool.uv.index]]\nname = \"pytorch-mac\"\nurl = \"https://download.pytorch.org/whl/cpu\"\nexplicit = true\n";
+  Draft d;
+  read_pyproject(write("pyproject.toml", uv), d, {"cu128"});
+  EXPECT_TRUE(d.refusals.empty());
+  ASSERT_EQ(d.extra_index.size(), 1u);
+  EXPECT_EQ(d.extra_index[0].value, "https://download.pytorch.org/whl/cu128");
+  const auto noted = [&](const Draft& draft, const std::string& text) {
+    return std::any_of(draft.notes.begin(), draft.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  EXPECT_TRUE(noted(d,
+                    "([[tool.uv.index]] pytorch-cpu): 'https://download.pytorch.org/whl/cpu' is used by no source "
+                    "of the included groups and extras on linux/amd64: left out"));
+  EXPECT_TRUE(noted(d,
+                    "([[tool.uv.index]] pytorch-cu128) is explicit (only for torch): kept as an extra index, which "
+                    "pip consults for every package"));
+  EXPECT_TRUE(noted(d, "[tool.uv] override-dependencies is not carried"));
+  Draft cpu;
+  read_pyproject(write("pyproject.toml", uv), cpu, {"cpu"});
+  ASSERT_EQ(cpu.extra_index.size(), 1u);
+  EXPECT_EQ(cpu.extra_index[0].value, "https://download.pytorch.org/whl/cpu");
+
+  const std::string poetry =
+      "[tool.poetry.dependencies]\n"
+      "python = \">=3.8,<4.0\"\n"
+      "torch = [{version = \"<2.6\", python = \">=3.8,<3.9\"}, {version = \">=2.6\", python = \">=3.9\"}]\n"
+      "gradio = {version = \">=4.0.0\", python = \">=3.10\"}\n"
+      "torchvision = {version = \"^0.22\", source = \"pytorch\"}\n"
+      "[[tool.poetry.source]]\nname = \"pytorch\"\nurl = \"https://download.pytorch.org/whl/cu128\"\n"
+      "priority = \"explicit\"\n";
+  Draft p;
+  read_pyproject(write("pyproject.toml", poetry), p, {});
+  settle(p);
+  std::vector<std::string> packages;
+  for (const Value& v : p.packages) packages.push_back(v.value);
+  // Python 3.8 (the lowest the range allows): torch's first alternative holds; gradio keeps its
+  // marker, which pip evaluates as Poetry did.
+  EXPECT_EQ(packages,
+            (std::vector<std::string>{"torch<2.6; python_version >= \"3.8\" and python_version < \"3.9\"",
+                                      "gradio>=4.0.0; python_version >= \"3.10\"", "torchvision>=0.22,<0.23"}));
+  EXPECT_TRUE(noted(p, "'torch>=2.6; python_version >= \"3.9\"' left out: envpin.yaml lists torch once"));
+  ASSERT_EQ(p.extra_index.size(), 1u);
+  EXPECT_EQ(p.extra_index[0].value, "https://download.pytorch.org/whl/cu128");
+  EXPECT_TRUE(noted(p, "([[tool.poetry.source]] pytorch) is explicit (only for torchvision)"));
+}
+
+// kohya_ss's Dockerfile builds its virtual environment in a build stage and copies it into the
+// final one: that stage's pip installs are the image's, its apt packages (compilers) are not.
+TEST_F(Init, DockerfileVenvBuiltInAStageTheFinalImageCopies) {
+  Draft d;
+  read_dockerfile(write("Dockerfile",
+                        "FROM python:3.11-slim-bookworm AS base\n"
+                        "FROM base AS build\n"
+                        "RUN apt-get update && apt-get install -y build-essential\n"
+                        "RUN uv pip install torch==2.7.0 numpy==2.1.0\n"
+                        "FROM base AS final\n"
+                        "RUN apt-get update && apt-get install -y libgl1\n"
+                        "COPY --from=build /venv /venv\n"),
+                  d);
+  std::vector<std::string> packages, apt;
+  for (const Value& v : d.packages) packages.push_back(v.value);
+  for (const Value& v : d.apt) apt.push_back(v.value);
+  EXPECT_EQ(packages, (std::vector<std::string>{"torch==2.7.0", "numpy==2.1.0"}));
+  EXPECT_EQ(apt, (std::vector<std::string>{"libgl1"}));
+  EXPECT_NE(std::find(d.notes.begin(), d.notes.end(),
+                      "Dockerfile:3: apt installs in a build stage are not carried: the final image copies only files "
+                      "from it"),
+            d.notes.end());
+}
+
 TEST_F(Init, CondaRefusals) {
   Draft a;
   read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a);
@@ -367,7 +456,7 @@ TEST_F(Init, PyprojectPep621AndPoetry) {
             "python:\n"
             "  version: \"3.10\"  # pyproject.toml:3 (requires-python >=3.10, the lowest it allows)\n"
             "  extra_index:\n"
-            "    - \"https://download.pytorch.org/whl/cu128\"  # pyproject.toml:11 ([[tool.uv.index]])\n"
+            "    - \"https://download.pytorch.org/whl/cu128\"  # pyproject.toml:11 ([[tool.uv.index]] pytorch-cu128)\n"
             "  packages:\n"
             "    - \"torch>=2.7\"  # pyproject.toml:5\n"
             "    - \"einops\"  # pyproject.toml:6\n"

@@ -138,16 +138,6 @@ int draft(const InitOptions& o, Streams& io) {
                                                         ": --python " + o.python + " is used instead")));
     d.python = init::Value{o.python, "--python"};
   }
-  init::settle(d);
-  // An --extra no pyproject offers is a mistake (a typo would otherwise leave its group out).
-  for (const std::string& e : o.extras)
-    if (!d.groups.count(e)) {
-      std::string offered;
-      for (const std::string& g : d.groups) offered += (offered.empty() ? "" : ", ") + diag::printable(g);
-      init::refuse(
-          d, Error("--extra " + diag::printable(e) + " names no optional dependencies, extra or group of the inputs",
-                   std::nullopt, offered.empty() ? "the inputs have none: drop --extra" : "they offer: " + offered));
-    }
   // --probe: this machine's GPUs and driver are the fleet's (each product once).
   std::vector<std::string> gpus = o.gpus;
   std::string driver = o.driver;
@@ -166,6 +156,17 @@ int draft(const InitOptions& o, Streams& io) {
   // GPUs named, no CUDA version in the inputs: envpin chooses the toolkit for the fleet.
   if (!d.cuda && !gpus.empty())
     d.cuda = init::Value{"auto", o.probe ? "--probe: envpin chooses the toolkit" : "--gpu: envpin chooses the toolkit"};
+  // After the fleet is known: a CUDA environment's OS and base are nvidia/cuda's (settle's notes).
+  init::settle(d);
+  // An --extra no pyproject offers is a mistake (a typo would otherwise leave its group out).
+  for (const std::string& e : o.extras)
+    if (!d.groups.count(e)) {
+      std::string offered;
+      for (const std::string& g : d.groups) offered += (offered.empty() ? "" : ", ") + diag::printable(g);
+      init::refuse(
+          d, Error("--extra " + diag::printable(e) + " names no optional dependencies, extra or group of the inputs",
+                   std::nullopt, offered.empty() ? "the inputs have none: drop --extra" : "they offer: " + offered));
+    }
   if (d.cuda && gpus.empty())
     init::refuse(d, Error("the environment uses CUDA" + (d.cuda->value == "auto" ? "" : " " + d.cuda->value) + " (" +
                               d.cuda->from + "): envpin needs the fleet's GPUs to choose the toolkit and arch list",

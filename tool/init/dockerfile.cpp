@@ -461,7 +461,7 @@ bool leaves_nothing(const std::string& program, const std::vector<std::string>& 
 }
 
 void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& inc,
-              const std::map<std::string, std::string>& vars) {
+              const std::map<std::string, std::string>& vars, bool pip_only) {
   const std::string from = where(file, ins.line);
   if (ins.args.starts_with("[") || ins.args.find("<<") != std::string::npos) {
     note(d, from + ": a RUN in exec or heredoc form is not read: add what it installs by hand");
@@ -498,7 +498,9 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& 
     };
     if (leaves_nothing(program, cmd, i)) continue;
     if (program == "apt-get" || program == "apt") {
-      if (const std::size_t j = sub("install"); j < cmd.size())
+      if (const std::size_t j = sub("install"); j < cmd.size() && pip_only)
+        note(d, from + ": apt installs in a build stage are not carried: the final image copies only files from it");
+      else if (j < cmd.size())
         apt_install(cmd, j + 1, from, Location{file.generic_string(), ins.line, 1}, d);
       else
         step(cmd, i);  // apt-get upgrade: versions envpin lock does not pin
@@ -684,6 +686,22 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
   std::set<std::size_t> final_chain;
   for (std::size_t s = final_from; s != kNone && final_chain.insert(s).second;)
     s = parent_of.count(s) ? parent_of[s] : kNone;
+  // Stages the final image copies files from (COPY --from=NAME), and theirs: what pip installs
+  // there reaches it as the files of a virtual environment (kohya_ss's Dockerfile builds its venv
+  // in one); what apt installs there does not.
+  std::set<std::size_t> copied;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    if (stage_at[k] == kNone || !final_chain.count(stage_at[k]) ||
+        (all[k].keyword != "COPY" && all[k].keyword != "ADD"))
+      continue;
+    std::stringstream ss(all[k].args);
+    for (std::string w; ss >> w;) {
+      if (!w.starts_with("--from=")) continue;
+      const auto it = named.find(w.substr(7));
+      for (std::size_t s = it == named.end() ? kNone : it->second; s != kNone && copied.insert(s).second;)
+        s = parent_of.count(s) ? parent_of[s] : kNone;
+    }
+  }
   // The values of ARG defaults and ENV a stage has, for the pip words that expand them.
   std::map<std::size_t, std::map<std::string, std::string>> vars_of;
   for (std::size_t k = 0; k < all.size(); ++k) {
@@ -693,11 +711,11 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
     if (stage == kNone) continue;  // the global ARGs, read above
     std::map<std::string, std::string>& vars = vars_of[stage];
     if (ins.keyword == "FROM" && parent_of.count(k)) vars = vars_of[parent_of[k]];  // ENV is inherited
-    if (!final_chain.count(stage)) {
+    const bool pip_only = !final_chain.count(stage) && copied.count(stage);
+    if (!final_chain.count(stage) && !pip_only) {
       if (ins.keyword == "RUN")
         note(d, where(file, all[stage].line) + ": the build stage " + quote_input(all[stage].args) +
-                    " is not the final image's: what it installs is not carried (a COPY --from brings only its "
-                    "files)");
+                    " is not the final image's and it copies nothing from it: what it installs is not carried");
       continue;
     }
     if (ins.keyword == "ARG") {
@@ -725,8 +743,9 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
             set_var(vars, w.substr(0, eq), expand(w.substr(eq + 1), vars).value_or(w.substr(eq + 1)));
       }
     }
+    if (pip_only && ins.keyword != "RUN") continue;  // the stage's ENV and files stay in it
     if (ins.keyword == "RUN") {
-      collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc, vars); });
+      collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc, vars, pip_only); });
     } else if (ins.keyword == "ENV") {
       std::string names;
       int count = 0;

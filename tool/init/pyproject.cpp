@@ -17,6 +17,7 @@
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "init/init.hpp"
+#include "init/marker.hpp"
 #include "init/parts.hpp"
 #include "manifest/requirement.hpp"
 
@@ -69,6 +70,28 @@ std::optional<std::string> poetry_version(std::string v) {
 }
 
 int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+
+// Poetry's `python = ">=3.8,<3.9"` (or "^3.9") on one dependency as a PEP 508 marker:
+// python_version >= "3.8" and python_version < "3.9". "" when it is not one envpin reads.
+std::string python_marker(const std::string& constraint) {
+  std::string marker;
+  std::stringstream parts(constraint);
+  for (std::string part; std::getline(parts, part, ',');) {
+    const std::optional<std::string> pep = poetry_version(trim(part));
+    if (!pep) return "";
+    std::stringstream specs(*pep);
+    for (std::string spec; std::getline(specs, spec, ',');) {
+      spec = trim(spec);
+      const auto digit = spec.find_first_of("0123456789");
+      if (spec.empty() || digit == std::string::npos || digit == 0) return "";
+      const std::string op = trim(spec.substr(0, digit)), version = spec.substr(digit);
+      if (op != ">=" && op != ">" && op != "<" && op != "<=" && op != "==" && op != "!=") return "";
+      if (version.find_first_not_of("0123456789.*") != std::string::npos) return "";
+      marker += (marker.empty() ? "" : " and ") + std::string("python_version ") + op + " \"" + version + "\"";
+    }
+  }
+  return marker;
+}
 
 }  // namespace
 
@@ -137,6 +160,54 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
         for (const auto& item : *arr)
           if (const auto* s = item.as_string())
             poetry_extras[manifest::normalize_name(s->get())].emplace_back(extra.str());
+  // Poetry's package sources ([[tool.poetry.source]]) and uv's indexes ([[tool.uv.index]]) by name,
+  // with the packages whose sources name them.
+  struct Source {
+    std::string url, from, priority;  // priority: Poetry's, or "explicit" for uv's explicit = true
+    std::vector<std::string> packages;
+    bool listed = false;  // named by an applying [tool.uv.sources] entry or Poetry dependency
+  };
+  std::map<std::string, Source> sources;
+  std::vector<std::string> source_order;
+  const auto declare_sources = [&](const toml::array* list, bool uv) {
+    if (!list) return;
+    for (const auto& entry : *list) {
+      const auto* tbl = entry.as_table();
+      const auto* url = tbl ? (*tbl)["url"].as_string() : nullptr;
+      const auto* named = tbl ? (*tbl)["name"].as_string() : nullptr;
+      if (!url || sources.size() >= 64) continue;
+      const std::string key = named ? named->get() : url->get();
+      std::string priority;
+      if (uv) {
+        if (const auto* e = (*tbl)["explicit"].as_boolean(); e && e->get()) priority = "explicit";
+        if (const auto* dflt = (*tbl)["default"].as_boolean(); dflt && dflt->get()) priority = "primary";
+      } else if (const auto* p = (*tbl)["priority"].as_string()) {
+        priority = p->get();
+      } else if (const auto* dflt = (*tbl)["default"].as_boolean(); dflt && dflt->get()) {
+        priority = "primary";
+      }
+      if (!sources.count(key)) source_order.push_back(key);
+      sources[key] = {url->get(),
+                      where(file, line_of(entry)) + (uv ? " ([[tool.uv.index]] " : " ([[tool.poetry.source]] ") +
+                          diag::printable(key) + ")",
+                      priority,
+                      {},
+                      false};
+    }
+  };
+  declare_sources(t["tool"]["poetry"]["source"].as_array(), false);
+  declare_sources(t["tool"]["uv"]["index"].as_array(), true);
+  const auto used_source = [&](const std::string& source, const std::string& pkg, const std::string& from) {
+    const auto it = sources.find(source);
+    if (it == sources.end()) {
+      note(d, from + ": " + quote_input(pkg) + " names the source " + quote_input(source) +
+                  ", which no [[tool.poetry.source]] or [[tool.uv.index]] declares: its index is left to you");
+      return;
+    }
+    it->second.listed = true;
+    if (it->second.packages.size() < 16) it->second.packages.push_back(diag::printable(pkg));
+  };
+  std::function<void(const std::string&, const toml::node&, const std::string&)> poetry_dependency;
   const auto poetry_dependencies = [&](const toml::table& deps, const std::string& group) {
     // toml++ iterates a table by key; the manifest lists them in the file's order.
     std::vector<std::pair<std::string, const toml::node*>> ordered;
@@ -144,16 +215,39 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
     std::stable_sort(ordered.begin(), ordered.end(),
                      [](const auto& a, const auto& b) { return line_of(*a.second) < line_of(*b.second); });
     for (const auto& [pkg, node] : ordered) {
-      const toml::node& value = *node;
+      // Several constraints, each for its Pythons or platforms ([{version = "<2.6", python = "<3.9"},
+      // {version = ">=2.6", python = ">=3.9"}], TransformerLens): each one with its marker; settle()
+      // keeps the one that holds in the image.
+      std::vector<const toml::node*> alternatives;
+      if (const auto* list = node->as_array())
+        for (const auto& item : *list) alternatives.push_back(&item);
+      else
+        alternatives.push_back(node);
+      for (const toml::node* alternative : alternatives) poetry_dependency(pkg, *alternative, group);
+    }
+  };
+  poetry_dependency = [&](const std::string& pkg, const toml::node& value, const std::string& group) {
+    {
       const std::string from = where(file, line_of(value)) + (group.empty() ? "" : " (" + diag::printable(group) + ")");
-      std::string spec, extras_of;
+      std::string spec, extras_of, marker;
       if (const auto* s = value.as_string())
         spec = s->get();
       else if (const auto* tbl = value.as_table()) {
+        if (const auto* python = (*tbl)["python"].as_string()) {
+          marker = python_marker(python->get());
+          if (marker.empty()) {
+            note(d, from + ": " + quote_input(pkg) + " is for Python " + quote_input(python->get()) +
+                        ", a constraint envpin does not read: left out");
+            return;
+          }
+        }
+        if (const auto* markers = (*tbl)["markers"].as_string())
+          marker = marker.empty() ? markers->get() : "(" + marker + ") and (" + markers->get() + ")";
+        if (const auto* source = (*tbl)["source"].as_string()) used_source(source->get(), pkg, from);
         if ((*tbl)["path"] || (*tbl)["git"] || (*tbl)["url"]) {
           note(d, from + ": " + quote_input(pkg) +
                       " comes from a path, git or URL: left out (envpin pins from package indexes)");
-          continue;
+          return;
         }
         if (const auto* v = (*tbl)["version"].as_string()) spec = v->get();
         std::string with;  // { extras = ["all"] } -> fastapi[all]
@@ -170,7 +264,7 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
           if (extra.empty()) {
             if (listed == poetry_extras.end())
               note(d, from + ": " + quote_input(pkg) + " is optional and in no extra: left out");
-            continue;  // the extras not asked for are one note each, below
+            return;  // the extras not asked for are one note each, below
           }
         }
       }
@@ -178,7 +272,7 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
       if (!pep) {
         note(d, from + ": Poetry's " + quote_input(spec) + " for " + quote_input(pkg) +
                     " needs a number past 64 bits: left out");
-        continue;
+        return;
       }
       if (pkg == "python") {
         const std::string v = lowest_python(*pep);
@@ -187,9 +281,9 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
             set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"},
                      "python.version");
           });
-        continue;
+        return;
       }
-      add(pkg + extras_of + *pep, from, at(value));
+      add(pkg + extras_of + *pep + (marker.empty() ? "" : "; " + marker), from, at(value));
     }
   };
   if (const auto* poetry = t["tool"]["poetry"]["dependencies"].as_table()) poetry_dependencies(*poetry, "");
@@ -239,16 +333,66 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
     if (table)
       for (const auto& [key, value] : *table)
         if (d.groups.size() < kMaxPackages) d.groups.insert(std::string(key.str()));
-  // uv: an index on download.pytorch.org names the torch variant.
-  if (const auto* indexes = t["tool"]["uv"]["index"].as_array())
-    for (const auto& entry : *indexes)
-      if (const auto* url = entry.as_table() ? (*entry.as_table())["url"].as_string() : nullptr) {
-        if (!manifest::is_index_url(url->get())) continue;
-        const std::string u = index_url(url->get(), where(file, line_of(entry)), d);
-        if (!u.empty() &&
-            std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
-          d.extra_index.push_back({u, where(file, line_of(entry)) + " ([[tool.uv.index]])"});
+  // uv's sources ([tool.uv.sources]): an entry applies when it names no extra or group, or one
+  // included with --extra, and its marker holds on linux/amd64. fish-speech's torch = [{index =
+  // "pytorch-cpu", extra = "cpu"}, {index = "pytorch-cu126", extra = "cu126"}] takes only the
+  // chosen extra's index.
+  if (const auto* uv_sources = t["tool"]["uv"]["sources"].as_table())
+    for (const auto& [pkg_key, value] : *uv_sources) {
+      const std::string pkg(pkg_key.str());
+      std::vector<const toml::table*> entries;
+      if (const auto* one = value.as_table()) entries.push_back(one);
+      if (const auto* many = value.as_array())
+        for (const auto& item : *many)
+          if (const auto* e = item.as_table()) entries.push_back(e);
+      for (const toml::table* e : entries) {
+        const auto* index = (*e)["index"].as_string();
+        if (!index) continue;  // a git, path or URL source: the dependency itself says so
+        const auto* extra = (*e)["extra"].as_string();
+        const auto* group = (*e)["group"].as_string();
+        if ((extra && !wanted(extra->get())) || (group && !wanted(group->get()))) continue;
+        if (const auto* marker = (*e)["marker"].as_string())
+          if (marker_holds(marker->get(), d.python ? d.python->value : kDefaultPython) == std::optional<bool>(false))
+            continue;
+        used_source(index->get(), pkg, where(file, line_of(*e)));
       }
+    }
+  // The indexes: one the project's packages are sourced from, or that uv and Poetry use for every
+  // package (neither explicit nor Poetry's "explicit"), becomes an index of the manifest; pip reads
+  // an extra index for every package, so an explicit one says which packages it was for.
+  for (const std::string& key : source_order) {
+    const Source& src = sources[key];
+    const bool explicit_only = src.priority == "explicit";
+    if (explicit_only && !src.listed) {
+      note(d, src.from + ": " + quote_input(src.url) +
+                  " is used by no source of the included groups and extras on linux/amd64: left out");
+      continue;
+    }
+    if (!manifest::is_index_url(src.url)) {
+      note(d, src.from + ": " + quote_input(src.url) + " is not an index URL envpin accepts: left out");
+      continue;
+    }
+    const std::string u = index_url(src.url, src.from, d);
+    if (u.empty()) continue;
+    if ((src.priority == "primary" || src.priority == "default") && !d.index) {
+      collecting(d, origin_location(d, src.from), [&] { set_once(d.index, {u, src.from}, "the package index"); });
+      continue;
+    }
+    if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == u; }))
+      d.extra_index.push_back({u, src.from});
+    if (explicit_only) {
+      std::string packages;
+      for (const std::string& p : src.packages) packages += (packages.empty() ? "" : ", ") + p;
+      note(d, src.from + " is explicit (only for " + packages +
+                  "): kept as an extra index, which pip consults for every package");
+    }
+  }
+  // uv's resolver settings have no pip form.
+  for (const char* key : {"override-dependencies", "constraint-dependencies", "extra-build-dependencies"})
+    if (const auto* node = t["tool"]["uv"][key].node())
+      note(d, where(file, line_of(*node)) + ": [tool.uv] " + key +
+                  " is not carried: pip has no such setting; list a version the resolution needs under "
+                  "python.packages");
 }
 
 }  // namespace envpin::init
