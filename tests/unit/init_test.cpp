@@ -78,8 +78,7 @@ TEST_F(Init, RequirementsInPipsOwnSyntax) {
       "# Not carried over:\n"
       "#   requirements.txt:4: the constraints file 'constraints.txt' is not carried: envpin lock pins every version "
       "the listed packages resolve to\n"
-      "#   requirements.txt:5: per-requirement options ('--hash=sha256:0123') are dropped; envpin lock records hashes "
-      "itself\n"
+      "#   requirements.txt:5: '--hash=sha256:0123' dropped: envpin lock records hashes itself\n"
       "#   requirements.txt:8: '-e .' is local code installed editable: not a package envpin pins (envpin's "
       "containers mount the project at its workdir); install it there if it must be installed\n"
       "#   requirements.txt:9: 'mylib @ https://example.org/mylib-1.0.tar.gz' is a URL or path requirement: left "
@@ -403,6 +402,33 @@ TEST_F(Init, DockerfileVenvBuiltInAStageTheFinalImageCopies) {
                       "Dockerfile:3: apt installs in a build stage are not carried: the final image copies only files "
                       "from it"),
             d.notes.end());
+}
+
+// Lines pip itself refuses are refused, located; an index option after a requirement, which pip
+// ignores there, is said to be ignored (Open-Sora's requirements/requirements-cu121.txt, kohya_ss's
+// torch line, DiffBIR's pasted pip command).
+TEST_F(Init, RequirementLinesAsPipReadsThem) {
+  Draft d;
+  read_requirements(write("requirements.txt",
+                          "pip3 install torch==2.1.0 --index-url https://download.pytorch.org/whl/cu118\n"
+                          "torch==1.12.1+cu116 torchvision==0.13.1+cu116\n"
+                          "xformers==0.0.23 --index-url https://download.pytorch.org/whl/cu121\n"
+                          "numpy >= 1.26 ; python_version >= \"3.9\"\n"),
+                    d);
+  ASSERT_EQ(d.refusals.size(), 2u);
+  EXPECT_EQ(d.refusals[0].message(), "the line is a shell command, not a requirement: pip refuses the file at it");
+  EXPECT_EQ(d.refusals[0].where()->line, 1);
+  EXPECT_EQ(d.refusals[1].message(),
+            "the line holds more than one requirement: pip reads one per line and refuses the file at it");
+  EXPECT_EQ(d.refusals[1].where()->line, 2);
+  ASSERT_EQ(d.packages.size(), 2u);
+  EXPECT_EQ(d.packages[0].value, "xformers==0.0.23");
+  EXPECT_EQ(d.packages[1].value, "numpy>=1.26; python_version >= \"3.9\"");
+  EXPECT_TRUE(d.extra_index.empty());
+  EXPECT_EQ(d.notes, (std::vector<std::string>{
+                         "requirements.txt:3: '--index-url https://download.pytorch.org/whl/cu121' not carried: pip "
+                         "ignores an index option on a requirement line, so it never chose the index; put it on a "
+                         "line of its own if it should"}));
 }
 
 TEST_F(Init, CondaRefusals) {
@@ -861,7 +887,11 @@ TEST_F(Init, CredentialsAreRedactedEverywhere) {
       << text;
   EXPECT_NE(text.find("git+https://<credential>@git.example.com"), std::string::npos) << text;
   EXPECT_NE(text.find("--config-settings=build-key=<credential>"), std::string::npos) << text;
-  EXPECT_NE(text.find("login <credential> password <credential>"), std::string::npos) << text;
+  // A netrc line pasted in: pip refuses it (words that read as two requirements); the refusal quotes
+  // none of it.
+  ASSERT_EQ(d.refusals.size(), 1u);
+  EXPECT_EQ(d.refusals[0].where()->line, 5);
+  EXPECT_EQ(d.refusals[0].message().find("dave"), std::string::npos);
   // An error line never echoes a URL's password.
   Draft e;
   try {

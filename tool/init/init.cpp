@@ -312,11 +312,36 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
     }
     return;
   }
-  // Per-requirement options ("--hash=sha256:..."): envpin lock records the hashes itself.
+  // A shell command pasted into the file ("pip3 install torch --index-url ..."): pip refuses it.
+  if (const std::string first = text.substr(0, text.find(' '));
+      (first == "pip" || first == "pip3" || first.starts_with("python")) && text.find(" install ") != std::string::npos)
+    throw Error("the line is a shell command, not a requirement: pip refuses the file at it", here,
+                "list the packages one per line, and the index as --extra-index-url on a line of its own");
+  // Options after a requirement: --hash (envpin lock records hashes itself), the rest of pip's
+  // per-requirement ones (envpin sets pip's options), and an index option, which pip ignores on a
+  // requirement line.
   if (const auto opt = text.find(" --"); opt != std::string::npos) {
-    note(d, from + ": per-requirement options (" + quote_input(trim(text.substr(opt))) +
-                ") are dropped; envpin lock records hashes itself");
+    const std::string options = trim(text.substr(opt));
+    const bool index = options.find("--index-url") != std::string::npos ||
+                       options.find("--extra-index-url") != std::string::npos ||
+                       options.find("--find-links") != std::string::npos;
+    note(d, from + ": " + quote_input(options) +
+                (index ? " not carried: pip ignores an index option on a requirement line, so it never chose the "
+                         "index; put it on a line of its own if it should"
+                 : options.starts_with("--hash") ? " dropped: envpin lock records hashes itself"
+                                                 : " not carried (envpin lock and the Dockerfile set pip's options)"));
     text = trim(text.substr(0, opt));
+  }
+  // Two requirements on one line ("torch==1.12.1+cu116 torchvision==0.13.1+cu116"): pip refuses it.
+  if (const auto space = text.find_first_of(" \t"); space != std::string::npos && text.find(';') > space) {
+    const std::string second = trim(text.substr(space));
+    std::string error;
+    std::size_t column = 0;
+    if (!second.empty() && std::isalnum(static_cast<unsigned char>(second.front())) &&
+        manifest::parse_requirement(text.substr(0, space), error, column) &&
+        manifest::parse_requirement(second.substr(0, second.find_first_of(" \t")), error, column))
+      throw Error("the line holds more than one requirement: pip reads one per line and refuses the file at it", here,
+                  "put each requirement on a line of its own");
   }
   // A name never holds '/' (PEP 508), and pip reads "src/pkg" or "dist/x-1.0.whl" as a path.
   const std::string head = text.substr(0, text.find(';'));
