@@ -431,6 +431,25 @@ TEST_F(Init, RequirementLinesAsPipReadsThem) {
                          "line of its own if it should"}));
 }
 
+// facebookresearch/ImageBind's requirements.txt: --extra-index-url .../cu113 with torch==1.13.0,
+// which never had cu113 wheels: pip takes PyPI's build, and so does the draft, said so.
+TEST_F(Init, ATorchIndexWithoutThePinnedTorchIsLeftOut) {
+  Draft d;
+  read_requirements(
+      write("requirements.txt", "--extra-index-url https://download.pytorch.org/whl/cu113\ntorch==1.13.0\n"), d);
+  settle(d);
+  EXPECT_TRUE(d.extra_index.empty());
+  EXPECT_EQ(d.notes, (std::vector<std::string>{
+                         "requirements.txt:1: the index 'https://download.pytorch.org/whl/cu113' has no torch 1.13.0 "
+                         "(its variants are cu116, cu117): pip installs PyPI's build instead, so the index is left "
+                         "out and envpin picks the variant"}));
+  Draft kept;  // an index that has the pinned torch stays
+  read_requirements(
+      write("requirements.txt", "--extra-index-url https://download.pytorch.org/whl/cu117\ntorch==1.13.0\n"), kept);
+  settle(kept);
+  EXPECT_EQ(kept.extra_index.size(), 1u);
+}
+
 TEST_F(Init, CondaRefusals) {
   Draft a;
   read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a);

@@ -471,6 +471,37 @@ void settle(Draft& d) {
                            ", the newest torch " + diag::printable(version) + " has wheels for (" + p.from + ")"};
       break;
     }
+  // An extra index of torch's CUDA variants that has no build of the pinned torch (ImageBind's
+  // --extra-index-url .../cu113 with torch==1.13.0): pip takes PyPI's build, as if the index were not
+  // there; so does the manifest, said so.
+  for (const Value& p : d.packages) {
+    const auto r = parse(p.value);
+    if (!r || r->normalized != "torch") continue;
+    const std::optional<std::string> version = r->pinned();
+    if (!version || version->find('+') != std::string::npos) break;
+    const resolve::TorchRelease* release = resolve::find_torch_release(*version);
+    if (!release) break;
+    std::erase_if(d.extra_index, [&](const Value& v) {
+      const std::string prefix = "https://download.pytorch.org/whl/";
+      if (!v.value.starts_with(prefix)) return false;
+      const std::string tag = v.value.substr(prefix.size(), v.value.find('/', prefix.size()) - prefix.size());
+      if (!tag.starts_with("cu") || tag.size() < 4 || tag.find_first_not_of("0123456789", 2) != std::string::npos)
+        return false;
+      if (std::any_of(release->variants.begin(), release->variants.end(),
+                      [&](const resolve::TorchVariant& t) { return t.tag == tag; }))
+        return false;
+      note(
+          d, v.from + ": the index " + quote_input(v.value) + " has no torch " + *version + " (its variants are " +
+                 [&] {
+                   std::string list;
+                   for (const auto& t : release->variants) list += (list.empty() ? "" : ", ") + std::string(t.tag);
+                   return list;
+                 }() +
+                 "): pip installs PyPI's build instead, so the index is left out and envpin picks the variant");
+      return true;
+    });
+    break;
+  }
   const std::string python = d.python ? d.python->value : kDefaultPython;
   std::vector<Value> kept;
   // The alternatives of each distribution, in the order of their first listing.
