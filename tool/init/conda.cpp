@@ -266,7 +266,11 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
       set_once(d.flavor, {"devel", from + ", which brings nvcc"}, "cuda.flavor");
     std::string v = version.starts_with("==") ? version.substr(2) : "";
     if (v.ends_with(".*")) v.resize(v.size() - 2);
-    v = v.substr(0, v.find('.', v.find('.') + 1));
+    if (const std::string minor = v.substr(0, v.find('.', v.find('.') + 1)); minor != v) {
+      note(d, from + ": CUDA " + quote_input(v) + " is taken as " + minor +
+                  ": envpin builds on the newest nvidia/cuda image of that minor release");
+      v = minor;
+    }
     if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front()))) {
       if (!state.some_cuda) state.some_cuda = Value{"auto", from};  // the version: another line's, or auto
       return;

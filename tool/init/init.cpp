@@ -408,7 +408,10 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
     Value& v = d.packages[k];
     const auto kept = parse(v.value);
     if (!kept) continue;
-    if (v.value == text) return;
+    if (v.value == text) {  // asked for again, the same way: both places are named
+      if (v.from.size() < 512 && v.from != from) v.from += ", " + from;
+      return;
+    }
     // The same distribution under other markers ("x>=4.31; python_version<'3.10'", "x>=4.37;
     // python_version>='3.10'"): alternatives, settled for the image's Python by settle().
     if (kept->marker != r->marker) continue;
@@ -437,11 +440,10 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
       throw Error(r->normalized + " is asked for at so many places that its requirement passes the " +
                       std::to_string(kMaxPackageBytes) + " bytes envpin.yaml holds in a value",
                   at, "list each distribution once, with the versions it needs");
-    // Each place that changed it is named, up to a line's worth.
-    if (combined != v.value)
-      v = {combined, v.from.size() < 512         ? v.from + ", " + from
-                     : v.from.ends_with(", ...") ? v.from
-                                                 : v.from + ", ..."};
+    // Each place that asks for it is named, up to a line's worth.
+    v = {combined, v.from.size() < 512         ? v.from + ", " + from
+                   : v.from.ends_with(", ...") ? v.from
+                                               : v.from + ", ..."};
     return;
   }
   if (d.packages.size() >= kMaxPackages)

@@ -262,9 +262,15 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
             for (const std::string& e : listed->second)
               if (wanted(e)) extra = e;
           if (extra.empty()) {
-            if (listed == poetry_extras.end())
+            if (listed == poetry_extras.end()) {
               note(d, from + ": " + quote_input(pkg) + " is optional and in no extra: left out");
-            return;  // the extras not asked for are one note each, below
+            } else {
+              std::string names;
+              for (const std::string& e : listed->second) names += (names.empty() ? "" : ", ") + diag::printable(e);
+              note(d, from + ": " + quote_input(pkg) + " is optional, for the Poetry extra " + names +
+                          ": not included (add it with --extra " + diag::printable(listed->second.front()) + ")");
+            }
+            return;
           }
         }
       }
