@@ -441,9 +441,7 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
                       std::to_string(kMaxPackageBytes) + " bytes envpin.yaml holds in a value",
                   at, "list each distribution once, with the versions it needs");
     // Each place that asks for it is named, up to a line's worth.
-    v = {combined, v.from.size() < 512         ? v.from + ", " + from
-                   : v.from.ends_with(", ...") ? v.from
-                                               : v.from + ", ..."};
+    v = {combined, v.from.size() < 512 ? v.from + ", " + from : v.from.ends_with(", ...") ? v.from : v.from + ", ..."};
     return;
   }
   if (d.packages.size() >= kMaxPackages)
