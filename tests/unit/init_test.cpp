@@ -546,6 +546,16 @@ TEST_F(Init, ConflictingInputsNameBothOrPrefer) {
   read_conda(dir_ / "environment.yml", p);
   ASSERT_EQ(p.packages.size(), 1u);
   EXPECT_EQ(p.packages[0].value, "torch==2.3.0");
+  // What --prefer overrode is named (issue 34, item 9), whichever file was read first.
+  EXPECT_EQ(p.notes, (std::vector<std::string>{"requirements.txt:1: 'torch==2.1.0' gives way to 'torch==2.3.0' "
+                                               "(environment.yml:2 (pytorch=2.3.0)): --prefer environment.yml"}));
+  Draft q;
+  q.prefer = "requirements.txt";
+  read_requirements(dir_ / "requirements.txt", q);
+  read_conda(dir_ / "environment.yml", q);
+  EXPECT_EQ(q.packages[0].value, "torch==2.1.0");
+  EXPECT_EQ(q.notes, (std::vector<std::string>{"environment.yml:2 (pytorch=2.3.0): 'torch==2.3.0' gives way to "
+                                               "'torch==2.1.0' (requirements.txt:1): --prefer requirements.txt"}));
 }
 
 TEST_F(Init, OneDistributionTwiceInOneFileIsCombined) {

@@ -433,6 +433,11 @@ void add_package(Draft& d, const std::string& requirement, const std::string& fr
                        std::nullopt, "make the inputs agree, or pass --prefer FILE to take one file's version");
       } else if (prefer_matches(d, from)) {
         merged.specifiers = r->specifiers;
+        note(d, v.from + ": " + quote_input(v.value) + " gives way to " + quote_input(text) + " (" + from +
+                    "): --prefer " + diag::printable(d.prefer));
+      } else {
+        note(d, from + ": " + quote_input(text) + " gives way to " + quote_input(v.value) + " (" + v.from +
+                    "): --prefer " + diag::printable(d.prefer));
       }
     }
     const std::string combined = merged.text();
