@@ -162,6 +162,66 @@ TEST_F(InitCli, PythonOptionWinsOverTheInputs) {
             "envpin: hint: give one like 3.10 or 3.10.14\n");
 }
 
+// A site without PyPI (issue 34, item 8): --source system takes what Debian 12 ships as python3-*
+// at a version the requirement allows, keeps the rest as pip packages with the reason, and builds
+// on Debian 12's own Python; without it, init says how many packages Debian has.
+TEST_F(InitCli, SourceSystemTakesDebiansPackages) {
+  write("requirements.txt", "numpy>=1.20\nscipy==1.13.0\ntorch\neinops==0.7.0\npyyaml\n");
+  Result r = run("init");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 of the 5 packages are in Debian 12 as python3-*: for a site without PyPI, envpin init "
+                       "--source system takes them from there\n"),
+            std::string::npos)
+      << r.out;
+  r = run("init --force --source system");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
+  EXPECT_NE(yaml.find("os: \"debian12\""), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  version: \"3.11\"  # --source system: Debian 12's python3 (3.11.2)\n"
+                      "  source: \"system\""),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("  packages:\n    - \"scipy==1.13.0\"  # requirements.txt:2\n    - \"einops==0.7.0\"  # "
+                      "requirements.txt:4\napt:\n"
+                      "  - \"python3-numpy\"  # requirements.txt:1 (numpy>=1.20; Debian 12's 1.24.2)\n"
+                      "  - \"python3-torch\"  # requirements.txt:3 (torch; Debian 12's 1.13.1)\n"
+                      "  - \"python3-yaml\"  # requirements.txt:5 (pyyaml; Debian 12's 6.0)\n"
+                      "  - \"python3-venv\""),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("#   requirements.txt:2: Debian 12's python3-scipy is 1.10.1, which 'scipy==1.13.0' does not "
+                      "allow: kept as a pip package\n"),
+            std::string::npos)
+      << yaml;
+  EXPECT_EQ(run("validate").code, 0);
+  // Debian's python3-* have no CUDA builds: with a fleet, refused before anything is written.
+  fs::remove(dir_ / "envpin.yaml");
+  r = run("init --source system --gpu A100");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("python3-torch is CPU-only"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
+}
+
+// --from-python on a venv made with --system-site-packages: the OS's packages it sees are not the
+// project's (they were pinned as if they were: python-apt, perf).
+TEST_F(InitCli, FromPythonLeavesTheSystemsPackagesOut) {
+  ASSERT_EQ(shell("python3 -m venv --without-pip --system-site-packages " + (dir_ / "venv").string() + " && echo ok"),
+            "ok\n");
+  const std::string site = shell("ls -d " + (dir_ / "venv/lib/python3*/site-packages").string() + " | tr -d '\\n'");
+  io::write_atomic(fs::path(site) / "mylib2-0.3.dist-info/METADATA",
+                   "Metadata-Version: 2.1\nName: mylib2\nVersion: 0.3\n", false);
+  const std::string python = (dir_ / "venv/bin/python").string();
+  const Result r = run("init --from-python " + python);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string yaml = *io::read_file(dir_ / "envpin.yaml");
+  EXPECT_NE(yaml.find("  packages:\n    - \"mylib2==0.3\"  # " + python + "\n# Not carried over:\n"), std::string::npos)
+      << yaml;
+  // The base interpreter's own packages (pip at least, on Debian python3-yaml too) are named as the system's.
+  EXPECT_NE(yaml.find("is the system's (outside the venv, seen through --system-site-packages): left out"),
+            std::string::npos)
+      << yaml;
+}
+
 TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {
   write("requirements.txt", "torch==2.4.1\n");
   // The NVML-shaped fake answers for an H100 and an A100 on driver 550.54.15.

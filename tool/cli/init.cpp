@@ -37,6 +37,7 @@ struct InitOptions {
   std::string name;
   std::string prefer;
   std::string python;
+  std::string source = "pypi";
   std::string output = "envpin.yaml";
   bool force = false;
   bool probe = false;
@@ -138,6 +139,25 @@ int draft(const InitOptions& o, Streams& io) {
                                                         ": --python " + o.python + " is used instead")));
     d.python = init::Value{o.python, "--python"};
   }
+  if (o.source == "system") {
+    // Debian's python3-* packages have no CUDA builds (python3-torch is CPU-only), and the table
+    // is Debian 12's.
+    if (d.cuda || !o.gpus.empty() || o.probe)
+      throw Error(
+          "--source system takes Debian 12's python3-* packages, which have no CUDA builds "
+          "(python3-torch is CPU-only), but the inputs or --gpu ask for CUDA",
+          std::nullopt, "drop --source system for a CUDA image (its packages come from PyPI)");
+    if (d.os && d.os->value != "debian12")
+      throw Error("--source system maps packages to Debian 12's python3-* packages, but " + d.os->from + " names os " +
+                      diag::printable(d.os->value),
+                  std::nullopt, "drop --source system, or build on Debian 12");
+    if (!o.python.empty() && o.python != "3.11" && !o.python.starts_with("3.11."))
+      throw Error("--python " + diag::printable(o.python) +
+                      " is not Debian 12's python3 (3.11), which --source "
+                      "system builds on",
+                  std::nullopt, "drop --python, or drop --source system");
+    init::to_system_python(d);
+  }
   // --probe: this machine's GPUs and driver are the fleet's (each product once).
   std::vector<std::string> gpus = o.gpus;
   std::string driver = o.driver;
@@ -194,7 +214,7 @@ int draft(const InitOptions& o, Streams& io) {
   report_refusals(d, io);
   init::Options opt{o.name.empty() ? name_from(dir) : o.name, gpus,
                     driver.empty() ? std::nullopt : std::optional<std::string>(driver),
-                    o.probe ? "--probe: this machine's" : ""};
+                    o.probe ? "--probe: this machine's" : "", o.source == "system"};
   const std::string text = init::write_manifest(d, opt);
   // Checked as `envpin validate` would before anything is written; a refusal names the inputs'
   // value, not a line of a file that does not exist.
@@ -235,6 +255,11 @@ int draft(const InitOptions& o, Streams& io) {
     for (const std::string& n : d.notes) io.out << "  " << diag::printable(n) << "\n";
   }
   for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
+  // Packages Debian ships: the way to a site without PyPI (issue 34, item 8).
+  if (o.source != "system" && !env.cuda)
+    if (const std::size_t n = init::debian_python_count(d); n > 0)
+      io.out << n << " of the " << d.packages.size() << " packages are in Debian 12 as python3-*: for a site without "
+             << "PyPI, envpin init --source system takes them from there\n";
   io.out << "next: envpin lock -f " << out.generic_string() << " (pins every version), then envpin generate\n";
   return kOk;
 }
@@ -272,6 +297,11 @@ Command init_command() {
         app.add_option("--driver", o->driver, "the fleet's lowest NVIDIA driver, e.g. 535.104.05");
         app.add_option("--name", o->name, "the project's name (default: its directory's)");
         app.add_option("--prefer", o->prefer, "the input file whose version wins when two disagree");
+        app.add_option("--source", o->source,
+                       "where Python packages come from: pypi, or system (Debian 12's python3-* packages, for "
+                       "a site without PyPI)")
+            ->check(CLI::IsMember({"pypi", "system"}))
+            ->capture_default_str();
         app.add_option("--python", o->python, "the Python version to build for, over what the inputs name (e.g. 3.10)");
         app.add_option("-o,--output", o->output, "where to write the manifest")->capture_default_str();
         app.add_flag("--force", o->force, "replace an existing manifest");

@@ -600,7 +600,12 @@ for d in metadata.distributions():
     seen.add(key)
     direct = d.read_text("direct_url.json")
     how = ""
-    if direct:
+    # A venv made with --system-site-packages sees the OS's packages too (python-apt, perf): those
+    # are the distribution's, not the project's.
+    where = str(d.locate_file(""))
+    if sys.prefix != sys.base_prefix and not where.startswith(sys.prefix):
+        how = "system"
+    if direct and not how:
         try:
             info = json.loads(direct)
             how = "editable" if info.get("dir_info", {}).get("editable") else ("url" if info.get("url", "").split(":")[0] != "file" or "vcs_info" in info else "local")
@@ -650,6 +655,12 @@ void read_python_report(const std::string& text, const std::string& python, Draf
       note(d, from + ": " + quote_input(name) + " is installed from a local directory" +
                   (how == "editable" ? " (editable)" : "") +
                   ": not a package envpin pins (envpin's containers mount the project at its workdir)");
+      continue;
+    }
+    if (how == "system") {
+      note(d, from + ": " + quote_input(name + " " + version) +
+                  " is the system's (outside the venv, seen through --system-site-packages): left out; list the "
+                  "OS packages the project needs under apt:");
       continue;
     }
     if (how == "url") {
@@ -764,6 +775,7 @@ std::string write_manifest(const Draft& d, const Options& o) {
   else
     y << "  version: \"" << kDefaultPython
       << "\"  # none of the inputs names a Python version: envpin's default, change it if needed\n";
+  if (o.system_python) y << "  source: \"system\"  # --source system: the OS's python3 and its python3-* packages\n";
   if (d.index) y << "  index: " << yq(d.index->value) << comment(d.index->from) << "\n";
   if (!d.extra_index.empty()) {
     y << "  extra_index:\n";

@@ -124,6 +124,13 @@ bool written_by_envpin(const std::string& text);
 // Dockerfile/Containerfile (not one envpin generated).
 std::vector<std::filesystem::path> inputs_in(const std::filesystem::path& dir);
 
+// --source system: each package Debian 12 ships as python3-* at a version its requirement allows
+// becomes that apt package (the rest stay pip packages, each with the reason), on Debian 12's own
+// Python 3.11 (os debian12). The caller writes python.source: system.
+void to_system_python(Draft& d);
+// How many of the draft's packages Debian 12 ships as python3-* (for init's suggestion).
+std::size_t debian_python_count(const Draft& d);
+
 // The Python version written when no input names one.
 inline constexpr const char* kDefaultPython = "3.11";
 
@@ -144,7 +151,8 @@ struct Options {
   std::string name;
   std::vector<std::string> gpus;
   std::optional<std::string> driver;
-  std::string gpus_from;  // where gpus and driver came from when not --gpu/--driver ("--probe: ...")
+  std::string gpus_from;       // where gpus and driver came from when not --gpu/--driver ("--probe: ...")
+  bool system_python = false;  // --source system: python.source: system
 };
 
 // The manifest text: every inferred value with its origin as a YAML comment.

@@ -63,6 +63,33 @@ bool clause(const std::vector<long>& v, std::string_view op, std::string_view ve
 
 }  // namespace
 
+namespace {
+
+// ">=1.20, <2" -> {(">=", "1.20"), ("<", "2")}
+std::vector<std::pair<std::string, std::string>> clauses_of(std::string_view spec) {
+  std::vector<std::pair<std::string, std::string>> clauses;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const std::size_t end = std::min(spec.find(',', start), spec.size());
+    std::string c(spec.substr(start, end - start));
+    std::erase(c, ' ');
+    if (!c.empty()) {
+      const std::size_t at = c.find_first_not_of("=!<>~");
+      clauses.emplace_back(c.substr(0, at), at == std::string::npos ? "" : c.substr(at));
+    }
+    start = end + 1;
+  }
+  return clauses;
+}
+
+}  // namespace
+
+bool version_satisfies(std::string_view version, std::string_view spec) {
+  const std::vector<long> v = numbers(version);
+  const auto clauses = clauses_of(spec);
+  return std::all_of(clauses.begin(), clauses.end(), [&](const auto& c) { return clause(v, c.first, c.second); });
+}
+
 bool minor_satisfies(std::string_view minor, std::string_view spec) {
   std::vector<std::pair<std::string, std::string>> clauses;
   std::size_t start = 0;

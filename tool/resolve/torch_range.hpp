@@ -15,6 +15,10 @@ namespace envpin::resolve {
 // zero padding, ".*" wildcards for == and !=.
 bool minor_satisfies(std::string_view minor, std::string_view spec);
 
+// True when the release version `version` ("1.24.2") satisfies every clause of `spec`
+// (">=1.20,<2", "==1.24.*"; empty: any), as minor_satisfies compares.
+bool version_satisfies(std::string_view version, std::string_view spec);
+
 // `r` with "==<minor>.*" added when the policy chose `minor` for a torch range; `r` itself
 // otherwise. `minor` empty: no range was resolved.
 manifest::Requirement pin_torch_range(const manifest::Requirement& r, const std::string& minor);
