@@ -328,10 +328,15 @@ def check(label, r, p, before, elapsed, problems):
         if "internal error" in text:
             problems.append(f"{label}: {name}: {text[-300:]!r}")
     if r.returncode == 1:
+        # Every refusal of a run is reported (issue 34): each one error line, at most one hint after
+        # it, at most 20 of them and one line that counts the rest.
         lines = err.rstrip("\n").split("\n")
-        if not (1 <= len(lines) <= 2 and lines[0].startswith("envpin: error: ")
-                and (len(lines) == 1 or lines[1].startswith("envpin: hint: "))):
-            problems.append(f"{label}: not one error line (+ one hint): {err[:300]!r}")
+        errors = [i for i, line in enumerate(lines) if line.startswith("envpin: error: ")]
+        well_formed = bool(errors) and errors[0] == 0 and len(errors) <= 21 and all(
+            line.startswith("envpin: error: ") or (line.startswith("envpin: hint: ") and i - 1 in errors)
+            for i, line in enumerate(lines))
+        if not well_formed:
+            problems.append(f"{label}: not error lines each with at most one hint: {err[:300]!r}")
         elif (not re.search(r"[\w.()-]+:\d+", lines[0]) and not re.match(r"envpin: error: \S+: ", lines[0])
               and not lines[0].startswith("envpin: error: there is no requirements.txt")):
             problems.append(f"{label}: the error names no file or line: {lines[0][:200]!r}")
