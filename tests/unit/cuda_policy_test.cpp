@@ -293,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "13.2 can (and nvidia/cuda publishes no 10.2 image)\n"
                  "envpin: hint: set --cuda to 11.1 or newer\n"},
         Scenario{"v100_cuda102_no_image_only", Req().gpu("V100").cuda("10.2"),
-                 "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 10.2\n"
+                 "envpin: error: --cuda: nvidia/cuda has no supported image for CUDA 10.2\n"
                  "envpin: hint: supported CUDA lines: 11.x, 12.x, 13.x\n"},
         Scenario{"v100_cuda14_names_the_gpu", Req().gpu("V100").cuda("14.0"),
                  "envpin: error: --gpu: CUDA 14.0 (--cuda) cannot build code for 'V100' (sm_70); CUDA 11.0 to 12.9 "
@@ -411,7 +411,7 @@ INSTANTIATE_TEST_SUITE_P(
         // erikwijmans/Pointnet2_PyTorch#91: GTX 1080 Ti + RTX 2080 Ti, driver 440.31, CUDA 10.2.
         Scenario{"report_pascal_turing_driver440_cuda102",
                  Req().gpu("GTX 1080 Ti").gpu("RTX 2080 Ti").driver("440.31").cuda("10.2"),
-                 "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 10.2, and --driver 440.31 runs none "
+                 "envpin: error: --cuda: nvidia/cuda has no supported image for CUDA 10.2, and --driver 440.31 runs none "
                  "that does: the oldest, CUDA 11.0.3, needs driver >= 450.51.06\n"
                  "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer, then set --cuda to 11.0 or newer\n"},
         // HawkAaron/warp-transducer#79: RTX 2070, driver 450.80.02, CUDA 11.0 (works once the arch list is right).
@@ -571,7 +571,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: error: --cuda: nvidia/cuda publishes no tag for CUDA 12.4.0 (kept: 12.4.1)\n"
                  "envpin: hint: use '--cuda 12.4' to get the newest published patch release\n"},
         Scenario{"no_tag_line", Req().gpu("A100").cuda("12.7"),
-                 "envpin: error: --cuda: no nvidia/cuda image exists for CUDA 12.7\n"
+                 "envpin: error: --cuda: nvidia/cuda has no supported image for CUDA 12.7\n"
                  "envpin: hint: CUDA 12 images exist for 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9\n"},
         Scenario{"torch20_on_python312", Req().gpu("A100").torch("2.0.1").python("3.12"),
                  "envpin: error: --torch: torch 2.0.1 (--torch) has no wheels for Python 3.12 (python.version at line "

@@ -507,6 +507,9 @@ TEST_F(Init, PyprojectPep621AndPoetry) {
             "    - \"einops\"  # pyproject.toml:6\n"
             "    - \"pytest>=8\"  # pyproject.toml:9 (dev)\n"
             "# Not carried over:\n"
+            "#   pyproject.toml:3 (requires-python >=3.10): python.version is 3.10, the lowest the range allows, and "
+            "Python 3.10 reached its end of life in October 2026; the range allows newer ones: set python.version to "
+            "one the pinned packages have wheels for\n"
             "#   pyproject.toml: the optional group 'docs' is not included (add it with --extra docs)\n");
   const fs::path poetry = write("poetry.toml",
                                 "[tool.poetry.dependencies]\n"
@@ -524,7 +527,9 @@ TEST_F(Init, PyprojectPep621AndPoetry) {
   EXPECT_EQ(p.packages[1].value, "scipy>=1.11,<1.12");  // in the file's order, not toml++'s sorted keys
   EXPECT_EQ(p.packages[2].value, "rich==13.7.1");
   EXPECT_EQ(p.packages[3].value, "zero>=0.2.3,<0.3");
-  EXPECT_NE(p.notes[0].find("'local' comes from a path, git or URL"), std::string::npos) << p.notes[0];
+  // Poetry's python range is named as the lowest it allows, past its end of life, as requires-python's is.
+  EXPECT_NE(p.notes[0].find("poetry.toml:2 (python ^3.10): python.version is 3.10"), std::string::npos) << p.notes[0];
+  EXPECT_NE(p.notes[1].find("'local' comes from a path, git or URL"), std::string::npos) << p.notes[1];
 }
 
 TEST_F(Init, ConflictingInputsNameBothOrPrefer) {

@@ -256,10 +256,10 @@ const ErrorCase kErrors[] = {
      "envpin: error: envpin.yaml:3:5: nvidia/cuda images are built on Ubuntu, not 'debian12'\n"
      "envpin: hint: set os to 'ubuntu22.04' or 'ubuntu24.04'\n"},
     {"cuda_no_tag", "envpin: 1\nname: x\ncuda: {version: '12.7'}\n",
-     "envpin: error: envpin.yaml:3:17: no nvidia/cuda image exists for CUDA 12.7\n"
+     "envpin: error: envpin.yaml:3:17: nvidia/cuda has no supported image for CUDA 12.7\n"
      "envpin: hint: CUDA 12 images exist for 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9\n"},
     {"cuda_no_major", "envpin: 1\nname: x\ncuda: {version: '10.2'}\n",
-     "envpin: error: envpin.yaml:3:17: no nvidia/cuda image exists for CUDA 10.2\n"
+     "envpin: error: envpin.yaml:3:17: nvidia/cuda has no supported image for CUDA 10.2\n"
      "envpin: hint: supported CUDA lines: 11.x, 12.x, 13.x\n"},
     {"cuda_old_patch", "envpin: 1\nname: x\ncuda: {version: '12.4.0'}\n",
      "envpin: error: envpin.yaml:3:17: nvidia/cuda publishes no tag for CUDA 12.4.0 (kept: 12.4.1)\n"

@@ -280,7 +280,7 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
     // No nvidia/cuda image of that line (cudatoolkit=11.3, =10.2): the torch wheels of that
     // variant bring their own CUDA runtime, so any image the driver runs serves them.
     if (torch_runtime && is_cuda_minor(v) && !resolve::find_cuda_release(v)) {
-      note(d, from + ": nvidia/cuda publishes no CUDA " + v +
+      note(d, from + ": nvidia/cuda has no supported image for CUDA " + v +
                   " image; torch's wheels of that variant bring their own CUDA runtime, so cuda.version is left "
                   "to auto (the nearest image the fleet's driver runs)");
       return;
@@ -324,6 +324,13 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
   }
   if (!rule && conda_only(name)) {
     note(d, from + ": " + quote_input(name) + " is a conda package with no PyPI or Debian name envpin knows: left out");
+    return;
+  }
+  // OpenMM's PyPI releases start at 8.0 (https://pypi.org/project/openmm/#history): conda's 7.x
+  // builds have no PyPI form (facebookresearch/esm's openmm=7.5.1).
+  if (name == "openmm" && (version.starts_with("==7") || version.starts_with("==6"))) {
+    note(d, from + ": OpenMM " + quote_input(rest) +
+                " is conda-only (its PyPI releases start at 8.0): left out; Debian 12's python3-simtk is 7.7.0");
     return;
   }
   if (!why.empty()) note(d, from + ": " + why + "; any version taken");

@@ -447,9 +447,19 @@ void pip_install(std::vector<std::string> words, std::size_t first, const fs::pa
 
 // A command of a RUN line that changes nothing the image keeps (a cd, a cleanup of apt's lists).
 bool leaves_nothing(const std::string& program, const std::vector<std::string>& cmd, std::size_t i) {
-  static constexpr std::string_view kQuiet[] = {"cd",   "rm",   "mkdir", "echo",  "true",  ":",      "export",
-                                                "set",  "test", "[",     "which", "sleep", "printf", "ldconfig",
-                                                "exit", "pwd",  "ls",    "cat",   "false", "rmdir"};
+  // rm of caches and downloads leaves nothing; rm of the system's files (dreamfusion's rm -f
+  // /etc/apt/sources.list.d/*.list) is a step.
+  if (program == "rm") {
+    for (std::size_t j = i + 1; j < cmd.size(); ++j)
+      if (!cmd[j].starts_with("-") && cmd[j].starts_with("/") && !cmd[j].starts_with("/tmp") &&
+          !cmd[j].starts_with("/var/lib/apt/lists") && !cmd[j].starts_with("/var/cache") &&
+          !cmd[j].starts_with("/root/.cache"))
+        return false;
+    return true;
+  }
+  static constexpr std::string_view kQuiet[] = {"cd",   "mkdir", "echo",  "true",  ":",      "export",   "set",
+                                                "test", "[",     "which", "sleep", "printf", "ldconfig", "exit",
+                                                "pwd",  "ls",    "cat",   "false", "rmdir"};
   if (std::find(std::begin(kQuiet), std::end(kQuiet), program) != std::end(kQuiet)) return true;
   const std::string verb = i + 1 < cmd.size() ? cmd[i + 1] : "";
   if (program == "apt-get" || program == "apt")
@@ -743,7 +753,20 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
             set_var(vars, w.substr(0, eq), expand(w.substr(eq + 1), vars).value_or(w.substr(eq + 1)));
       }
     }
-    if (pip_only && ins.keyword != "RUN") continue;  // the stage's ENV and files stay in it
+    // The stage's ENV and files stay in it; only the index it installs from matters to its pip.
+    if (pip_only && ins.keyword == "ENV")
+      for (const Command& command : commands(ins.args))
+        for (const std::string& w : command.words)
+          if (const auto eq = w.find('='); eq != std::string::npos && !index_option_of(w.substr(0, eq)).empty()) {
+            const std::string name = w.substr(0, eq), option = index_option_of(name);
+            std::string url = vars.count(name) ? vars[name] : "";
+            if (name == "UV_INDEX" && url.find('=') != std::string::npos && url.find('=') < url.find("://"))
+              url = url.substr(url.find('=') + 1);
+            if (!url.empty())
+              collecting(d, Location{file.generic_string(), ins.line, 1},
+                         [&] { requirement_line(option + " " + url, file, ins.line, d, inc); });
+          }
+    if (pip_only && ins.keyword != "RUN") continue;
     if (ins.keyword == "RUN") {
       collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc, vars, pip_only); });
     } else if (ins.keyword == "ENV") {
@@ -787,6 +810,23 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
           note(d, from + ": " + ins.keyword + " " + quote_input(w) +
                       " puts a secret file into the image; envpin keeps secrets out "
                       "of the context: declare it under secrets: for run time");
+    }
+  }
+  // A path into the image's Python ("/opt/conda/lib/python3.10/site-packages", as
+  // stable-diffusion-webui-docker's Dockerfile patches a file there) names that Python.
+  for (std::size_t k = 0; k < all.size() && !d.python; ++k) {
+    if (stage_at[k] == kNone || !final_chain.count(stage_at[k])) continue;
+    const std::string& a = all[k].args;
+    for (std::size_t at = a.find("/python3."); at != std::string::npos; at = a.find("/python3.", at + 1)) {
+      const std::size_t end = a.find('/', at + 1);
+      const std::string minor = a.substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7);
+      const std::string rest = end == std::string::npos ? "" : a.substr(end);
+      if (manifest::is_python_version(minor) &&
+          (rest.starts_with("/site-packages") || rest.starts_with("/dist-packages"))) {
+        offer(d, d.python, {minor, where(file, all[k].line) + " (a path into python" + minor + "'s site-packages)"},
+              "python.version");
+        break;
+      }
     }
   }
   // A plain OS image whose apt installs python3 runs the OS's own Python: Ubuntu 22.04's is 3.10,

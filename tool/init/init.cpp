@@ -98,9 +98,13 @@ std::string lowest_python(const std::string& spec) {
 }
 
 void note_python_floor(Draft& d, const std::string& minor, const std::string& from) {
-  // End of life per release: PEP 494 (3.6), PEP 537 (3.7), PEP 569 (3.8), PEP 596 (3.9).
-  static constexpr std::pair<std::string_view, std::string_view> kEndOfLife[] = {
-      {"3.6", "December 2021"}, {"3.7", "June 2023"}, {"3.8", "October 2024"}, {"3.9", "October 2025"}};
+  // End of life per release: PEP 494 (3.6), PEP 537 (3.7), PEP 569 (3.8), PEP 596 (3.9), PEP 619
+  // (3.10, October 2026).
+  static constexpr std::pair<std::string_view, std::string_view> kEndOfLife[] = {{"3.6", "December 2021"},
+                                                                                 {"3.7", "June 2023"},
+                                                                                 {"3.8", "October 2024"},
+                                                                                 {"3.9", "October 2025"},
+                                                                                 {"3.10", "October 2026"}};
   for (const auto& [version, when] : kEndOfLife)
     if (minor == version)
       note(d, from + ": python.version is " + minor + ", the lowest the range allows, and Python " + minor +
@@ -544,6 +548,35 @@ void settle(Draft& d) {
         note(d, d.packages[g].from + ": " + quote_input(d.packages[g].value) +
                     " left out: its marker does not hold for Python " + python + " on linux/amd64");
       continue;
+    }
+    // Several that all hold (InvokeAI's base "torch>=2.7.0,<3.0" and its cuda extra's
+    // "torch==2.7.1+cu128; platform_machine != 'aarch64'"): pip requires each, so the draft lists
+    // their intersection, under the marker-free one's name.
+    if (!unknown && holding.size() > 1) {
+      manifest::Requirement merged = *parsed[holding.front()];
+      std::string from = d.packages[holding.front()].from;
+      for (std::size_t k = 1; k < holding.size(); ++k) {
+        const manifest::Requirement& r = *parsed[holding[k]];
+        merged.specifiers.insert(merged.specifiers.end(), r.specifiers.begin(), r.specifiers.end());
+        for (const std::string& e : r.extras)
+          if (std::find(merged.extras.begin(), merged.extras.end(), e) == merged.extras.end())
+            merged.extras.push_back(e);
+        if (from.size() < 512) from += ", " + d.packages[holding[k]].from;
+      }
+      merged.marker.clear();
+      if (merged.text().size() <= kMaxPackageBytes) {
+        for (std::size_t g : holding)
+          note(d, d.packages[g].from + ": " + quote_input(d.packages[g].value) + " holds for Python " + python +
+                      " on linux/amd64, as the others listed for " + name +
+                      " do: pip requires them all, so the "
+                      "draft lists them combined, without their markers");
+        kept.push_back({merged.text(), from});
+        for (std::size_t g : group)
+          if (std::find(holding.begin(), holding.end(), g) == holding.end())
+            note(d, d.packages[g].from + ": " + quote_input(d.packages[g].value) +
+                        " left out: its marker does not hold for Python " + python + " on linux/amd64");
+        continue;
+      }
     }
     const std::size_t chosen = !unknown && holding.size() == 1 ? holding.front() : group.front();
     kept.push_back(d.packages[chosen]);

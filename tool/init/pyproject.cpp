@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "diag/error.hpp"
@@ -282,11 +283,13 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
       }
       if (pkg == "python") {
         const std::string v = lowest_python(*pep);
-        if (!v.empty())
+        if (!v.empty()) {
           collecting(d, at(value), [&] {
             set_once(d.python, {v, from + " (python " + diag::printable(spec) + ", the lowest it allows)"},
                      "python.version");
           });
+          note_python_floor(d, v, from + " (python " + diag::printable(spec) + ")");
+        }
         return;
       }
       add(pkg + extras_of + *pep + (marker.empty() ? "" : "; " + marker), from, at(value));
@@ -343,9 +346,15 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
   // included with --extra, and its marker holds on linux/amd64. fish-speech's torch = [{index =
   // "pytorch-cpu", extra = "cpu"}, {index = "pytorch-cu126", extra = "cu126"}] takes only the
   // chosen extra's index.
+  // A source matters only for a package the draft installs (InvokeAI's triton-rocm is in the rocm
+  // extra alone).
+  std::set<std::string> in_draft;
+  for (const Value& p : d.packages)
+    in_draft.insert(manifest::normalize_name(p.value.substr(0, p.value.find_first_of("<>=!~[; @"))));
   if (const auto* uv_sources = t["tool"]["uv"]["sources"].as_table())
     for (const auto& [pkg_key, value] : *uv_sources) {
       const std::string pkg(pkg_key.str());
+      if (!in_draft.count(manifest::normalize_name(pkg))) continue;
       std::vector<const toml::table*> entries;
       if (const auto* one = value.as_table()) entries.push_back(one);
       if (const auto* many = value.as_array())
