@@ -224,20 +224,39 @@ int draft(const InitOptions& o, Streams& io) {
     parsed = manifest::parse(text, out.generic_string(), dir);
     resolved = resolve::resolve(*parsed);
   } catch (const Error& e) {
-    // The draft's line says where its value came from (its comment): the refusal names that.
+    // The draft's line says where its value came from (its comment): the refusal names that, and
+    // so does each "(python.packages at line 39)" in its message, never a line of the unwritten draft.
+    std::vector<std::string> draft_lines;
+    {
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) draft_lines.push_back(line);
+    }
+    const auto origin_of = [&](int n) -> std::string {
+      if (n < 1 || n > static_cast<int>(draft_lines.size())) return "";
+      const std::string& line = draft_lines[static_cast<std::size_t>(n - 1)];
+      const auto hash = line.find("  # ");
+      return hash == std::string::npos ? "" : line.substr(hash + 4);
+    };
+    std::string message = e.message();
+    for (std::size_t at = message.find(" at line "); at != std::string::npos; at = message.find(" at line ", at + 1)) {
+      std::size_t end = at + 9;
+      while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+      const std::size_t open = message.rfind('(', at);
+      if (end == at + 9 || open == std::string::npos || end >= message.size() || message[end] != ')') continue;
+      const std::string origin = origin_of(std::stoi(message.substr(at + 9, end - at - 9)));
+      if (origin.empty()) continue;
+      message.replace(open + 1, end - open - 1, origin);
+      at = open;
+    }
     std::string origin;
     std::optional<diag::Location> at;
     if (e.where() && e.where()->line > 0) {
-      std::istringstream lines(text);
-      std::string line;
-      for (int n = 0; n < e.where()->line && std::getline(lines, line); ++n) {
-      }
-      if (const auto hash = line.find("  # "); hash != std::string::npos) {
-        origin = " (" + line.substr(hash + 4) + ")";
-        at = init::origin_location(d, line.substr(hash + 4));
+      if (const std::string cited = origin_of(e.where()->line); !cited.empty()) {
+        origin = " (" + cited + ")";
+        at = init::origin_location(d, cited);
       }
     }
-    throw Error("the inputs give a manifest envpin refuses: " + e.message() + origin, at, e.hint());
+    throw Error("the inputs give a manifest envpin refuses: " + message + origin, at, e.hint());
   }
   const manifest::Manifest& m = *parsed;
   const resolve::Environment& env = *resolved;

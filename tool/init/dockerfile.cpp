@@ -177,9 +177,13 @@ void from_cuda_tag(const std::string& tag, const std::string& from, Draft& d) {
       offer(d, d.flavor, {p, from}, "cuda.flavor");
     else if (p.starts_with("ubuntu") && (p == "ubuntu20.04" || p == "ubuntu22.04" || p == "ubuntu24.04"))
       offer(d, d.os, {p, from}, "os");
+    else if (p.starts_with("ubuntu"))
+      note(d, from + ": the tag's " + quote_input(p) + " is a release nvidia/cuda no longer supports: envpin builds " +
+                  "on a supported Ubuntu for that CUDA (os left to envpin), where the apt packages this Dockerfile " +
+                  "names for " + diag::printable(p) + " may be named differently or missing");
     else
       note(d, from + ": the tag's " + quote_input(p) +
-                  " has no envpin setting (envpin's CUDA images are Ubuntu): left out");
+                  " has no envpin setting (envpin builds CUDA images on nvidia/cuda's Ubuntu tags): left out");
   }
 }
 
