@@ -409,11 +409,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "13.2 can (and nvidia/cuda publishes no 11.3 image)\n"
                  "envpin: hint: set --cuda to 11.8 or newer\n"},
         // erikwijmans/Pointnet2_PyTorch#91: GTX 1080 Ti + RTX 2080 Ti, driver 440.31, CUDA 10.2.
-        Scenario{"report_pascal_turing_driver440_cuda102",
-                 Req().gpu("GTX 1080 Ti").gpu("RTX 2080 Ti").driver("440.31").cuda("10.2"),
-                 "envpin: error: --cuda: nvidia/cuda has no supported image for CUDA 10.2, and --driver 440.31 runs none "
-                 "that does: the oldest, CUDA 11.0.3, needs driver >= 450.51.06\n"
-                 "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer, then set --cuda to 11.0 or newer\n"},
+        Scenario{
+            "report_pascal_turing_driver440_cuda102",
+            Req().gpu("GTX 1080 Ti").gpu("RTX 2080 Ti").driver("440.31").cuda("10.2"),
+            "envpin: error: --cuda: nvidia/cuda has no supported image for CUDA 10.2, and --driver 440.31 runs none "
+            "that does: the oldest, CUDA 11.0.3, needs driver >= 450.51.06\n"
+            "envpin: hint: upgrade the fleet's driver to 450.51.06 or newer, then set --cuda to 11.0 or newer\n"},
         // HawkAaron/warp-transducer#79: RTX 2070, driver 450.80.02, CUDA 11.0 (works once the arch list is right).
         Scenario{"report_rtx2070_driver450_cuda110", Req().gpu("RTX 2070").driver("450.80.02").cuda("11.0"),
                  "11.0.3 11.0.3-runtime-ubuntu20.04 [75] torch=- driver>=450.51.06 full warnings=0"},

@@ -261,8 +261,8 @@ class Policy {
       const CudaRelease& oldest = cuda_releases().front();
       const std::string oldest_driver = packaged_driver(oldest.patches.front());
       if (floor_ && *floor_ < *parse_driver(oldest_driver))
-        throw Error("nvidia/cuda has no supported image for CUDA " + v + ", and " + req_.driver->origin.describe() + " " +
-                        req_.driver->value + " runs none that does: the oldest, CUDA " +
+        throw Error("nvidia/cuda has no supported image for CUDA " + v + ", and " + req_.driver->origin.describe() +
+                        " " + req_.driver->value + " runs none that does: the oldest, CUDA " +
                         std::string(oldest.patches.front()) + ", needs driver >= " + oldest_driver,
                     req_.cuda.origin.location(),
                     "upgrade the fleet's driver to " + oldest_driver + " or newer, then set " + req_.cuda.origin.label +
