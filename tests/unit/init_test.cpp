@@ -628,7 +628,8 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
       "#   Dockerfile:13: conda installs in the Dockerfile are not read: export the environment ('conda env export "
       "--from-history') and pass it with --from\n"
       "#   Dockerfile:14: COPY '.env' puts a secret file into the image; envpin keeps secrets out of the context: declare it "
-      "under secrets: for run time\n");
+      "under secrets: for run time\n"
+      "#   Dockerfile:16: CMD not carried: what runs is envpin run's command or jobs: in envpin.yaml\n");
   // The credential itself is never written anywhere.
   for (const std::string& n : d.notes) EXPECT_EQ(n.find("hf_abc"), std::string::npos) << n;
 }

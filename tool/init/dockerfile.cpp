@@ -803,6 +803,20 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
       note(d, from + ": ENV " + names + " not carried: set " + (count > 1 ? "them" : "it") +
                   " under env: in envpin.yaml (secrets: for a credential); values are not copied" +
                   (token ? ". It holds what looks like a credential: rotate it, it is in the image's history" : ""));
+    } else if (ins.keyword == "USER" || ins.keyword == "WORKDIR" || ins.keyword == "CMD" ||
+               ins.keyword == "ENTRYPOINT" || ins.keyword == "EXPOSE" || ins.keyword == "VOLUME" ||
+               ins.keyword == "HEALTHCHECK" || ins.keyword == "SHELL" || ins.keyword == "STOPSIGNAL" ||
+               ins.keyword == "ONBUILD") {
+      // How the container runs, not what it holds: each has its place in envpin.yaml, or none.
+      const std::string where_in_envpin =
+          ins.keyword == "USER"      ? "envpin's image runs as its own non-root user "
+                                       "(user: in envpin.yaml)"
+          : ins.keyword == "WORKDIR" ? "the working directory is workdir: in envpin.yaml"
+          : ins.keyword == "CMD" || ins.keyword == "ENTRYPOINT"
+              ? "what runs is envpin run's command or jobs: in envpin.yaml"
+          : ins.keyword == "EXPOSE" ? "ports are devcontainer.forward_ports in envpin.yaml"
+                                    : "envpin's Dockerfile has no such setting";
+      note(d, from + ": " + ins.keyword + " not carried: " + where_in_envpin);
     } else if (ins.keyword == "COPY" || ins.keyword == "ADD") {
       std::vector<std::string> words;
       std::stringstream ss(ins.args);

@@ -402,12 +402,17 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
                   "): kept as an extra index, which pip consults for every package");
     }
   }
-  // uv's resolver settings have no pip form.
-  for (const char* key : {"override-dependencies", "constraint-dependencies", "extra-build-dependencies"})
-    if (const auto* node = t["tool"]["uv"][key].node())
-      note(d, where(file, line_of(*node)) + ": [tool.uv] " + key +
-                  " is not carried: pip has no such setting; list a version the resolution needs under "
-                  "python.packages");
+  // uv's resolver settings have no pip form (WhisperX's exclude-newer, fish-speech's overrides).
+  if (const auto* uv = t["tool"]["uv"].as_table())
+    for (const auto& [key, node] : *uv) {
+      const std::string k(key.str());
+      if (k == "sources" || k == "index" || k == "dev-dependencies") continue;  // read above, or by groups
+      const bool resolution = k == "override-dependencies" || k == "constraint-dependencies" ||
+                              k == "extra-build-dependencies" || k == "exclude-newer";
+      note(d, where(file, line_of(node)) + ": [tool.uv] " + diag::printable(k) + " is not carried: " +
+                  (resolution ? "pip has no such setting; list a version the resolution needs under python.packages"
+                              : "a setting of uv itself"));
+    }
 }
 
 }  // namespace envpin::init
