@@ -211,6 +211,17 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_NE(r.err.find("envpin: hint: run 'envpin generate --help'"), std::string::npos) << r.err;
   r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "envpin: error: 'frobnicate' is not an envpin command\n"
+            "envpin: hint: run 'envpin --help' for the commands\n");
+  // An unknown command with --help is still an unknown command (issue 35: it printed the main help
+  // and exited 0), and a typo names the nearest command.
+  r = run("genrate --help");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "envpin: error: 'genrate' is not an envpin command\n"
+            "envpin: hint: did you mean 'envpin generate'?\n");
   r = run("");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("Usage:"), std::string::npos);

@@ -10,6 +10,8 @@
 #include "cli/commands.hpp"
 #include "cli/completion.hpp"
 #include "diag/error.hpp"
+#include "diag/suggest.hpp"
+#include "diag/text.hpp"
 #include "envpin_version.hpp"
 
 namespace envpin::cli {
@@ -123,6 +125,23 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
   });
 
   Streams streams{out, err, out_term, err_term};
+  // The first word names a command: an unknown one is an error naming the nearest, whatever follows
+  // it ("envpin mirrr --help" printed the main help and exited 0).
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string_view word = argv[1];
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      const std::vector<std::string_view> views(names.begin(), names.end());
+      const std::string near = diag::closest(word, views);
+      err << diag::paint_diagnostic(
+          err_term,
+          diag::format(diag::Error(
+              "'" + diag::printable(std::string(word)) + "' is not an envpin command", std::nullopt,
+              near.empty() ? "run 'envpin --help' for the commands" : "did you mean 'envpin " + near + "'?")));
+      return kUsage;
+    }
+  }
   std::string chosen;
   try {
     app.parse(argc, argv);
