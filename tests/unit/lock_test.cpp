@@ -2,6 +2,11 @@
 // envpin.lock: canonical bytes, digests, strict reading, and the parsers of apt's and pip's
 // output (recorded from the real tools in tests/fakes/recorded).
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+#include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
@@ -253,6 +258,172 @@ TEST(PackagesIndex, FindsOnlyTheWantedStanzas) {
   while (!cut.empty() && cut.back() == '\n') cut.pop_back();
   EXPECT_EQ(resolve::scan_packages_index(cut, {"libonig5"}).size(), 1u);
   EXPECT_TRUE(resolve::scan_packages_index("", {"jq"}).empty());
+}
+
+}  // namespace
+}  // namespace envpin::lock
+
+namespace envpin::lock {
+namespace {
+
+// Every key the loader accepts is classified here: whether it is an input of what `envpin lock`
+// resolves (so it must change inputs-digest, or a stale lock passes as fresh) or not (it must not,
+// or every edit of a job setting would ask for a new lock). A key the loader gains without a row
+// fails the test (issue 35: forgetting a key in inputs_digest was silent).
+struct KeyCase {
+  std::string path;   // "cuda.driver"
+  std::string value;  // YAML for the key; "" when it cannot be changed alone (a section, the schema version)
+  bool digest;
+  std::string remove = "";  // a key of the base the example excludes ("python.packages" for python.requirements)
+};
+
+const std::vector<KeyCase>& key_cases() {
+  static const std::vector<KeyCase> cases = {
+      {"envpin", "", false},
+      {"name", "other", false},
+      {"platforms", "[linux/arm64]", true},
+      {"os", "ubuntu20.04", true},
+      {"base", "", true},  // with cuda, refused; checked in its own case below
+      {"cuda", "", true},
+      {"cuda.version", "'12.6'", true},
+      {"cuda.flavor", "devel", true},
+      {"cuda.cudnn", "true", true},
+      {"cuda.gpus", "[H100]", true},
+      {"cuda.driver", "'>=550.54.15'", true},
+      {"cuda.forward_compat", "true", true},
+      {"cuda.repository", "registry.example.com/nvidia/cuda", true},
+      {"cuda.require_check", "off", true},
+      {"python", "", true},
+      {"python.version", "'3.12'", true},
+      {"python.packages", "['numpy==2.1.0']", true},
+      {"python.requirements", "requirements.txt", true, "python.packages"},
+      {"python.index", "https://pypi.example.org/simple", true},
+      {"python.extra_index", "[https://download.pytorch.org/whl/cu124]", true},
+      {"python.source", "system", true},
+      {"python.uv_image", "ghcr.io/astral-sh/uv:0.5.11", true},
+      {"apt", "[git, curl]", true},
+      {"env", "{A: '1'}", false},
+      {"secrets", "[HF_TOKEN]", false},
+      {"paths", "{data: /data}", false},
+      {"workdir", "/src", false},
+      {"user", "", false},
+      {"user.name", "builder", false},
+      {"user.uid", "2000", false},
+      {"context", "", false},
+      {"context.exclude", "[data]", false},
+      {"context.allow_secrets", "[.env.example]", false},
+      {"context.include_gitignored", "true", false},
+      {"devcontainer", "", false},
+      {"devcontainer.extensions", "[ms-python.python]", false},
+      {"devcontainer.forward_ports", "[8888]", false},
+      {"devcontainer.gpu", "optional", false},
+      {"jobs", "", false},
+      {"jobs.checkpoints", "{path: /ckpt}", false},
+      {"jobs.logs", "joblogs", false},
+      {"jobs.restart", "{max: 5}", false},
+      {"jobs.resume", "[--resume]", false},
+      {"jobs.env", "[WANDB_API_KEY]", false},
+      {"jobs.gpus", "all", false},
+      {"jobs.stop_timeout", "60", false},
+      {"jobs.slurm", "{time: '01:00:00'}", false},
+      {"jobs.launch", "srun", false},
+      {"jobs.nodes", "2", false},
+      {"jobs.gpus_per_node", "4", false},
+      {"jobs.notify", "{url: 'https://hooks.example.org/x'}", false},
+      {"jobs.idle", "{gpu_util_below: 5, for: 30m}", false},
+      {"jobs.data", "[data]", false},
+      {"jobs.checkpoints.path", "/ckpt", false},
+      {"jobs.checkpoints.host", "ckpts", false},
+      {"jobs.checkpoints.keep", "3", false},
+      {"jobs.checkpoints.pattern", "['*.pt']", false},
+      {"jobs.restart.max", "7", false},
+      {"jobs.restart.backoff", "10", false},
+      {"jobs.slurm.time", "'02:00:00'", false},
+      {"jobs.slurm.warn", "300", false},
+      {"jobs.slurm.partition", "gpu", false},
+      {"jobs.slurm.checkpoints", "/shared/ckpt", false},
+      {"jobs.notify.url", "'https://hooks.example.org/y'", false},
+      {"jobs.notify.url_secret", "HOOK_URL", false, "jobs.notify.url"},
+      {"jobs.notify.on", "[failed]", false},
+      {"jobs.notify.timeout", "5", false},
+      {"jobs.idle.gpu_util_below", "10", false},
+      {"jobs.idle.for", "1h", false},
+      {"jobs.idle.every", "5m", false},
+      {"jobs.idle.action", "notify", false},
+      {"outputs", "", false},
+      {"outputs.dockerfile", "docker/Dockerfile", false},
+      {"outputs.devcontainer", ".devcontainer/other.json", false},
+      {"outputs.check_env", "tools/check_env.sh", false},
+      {"outputs.dockerignore", "docker/.dockerignore", false},
+  };
+  return cases;
+}
+
+class InputsDigest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("envpin-digest-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    io::write_atomic(dir_ / "requirements.txt", "numpy==2.0.0\n", false);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // The digest of the base manifest with `path` set to `value` (YAML).
+  std::string digest(const std::string& base, const std::string& path = "", const std::string& value = "",
+                     const std::string& remove = "") {
+    YAML::Node root = YAML::Load(base);
+    if (!remove.empty()) {
+      const auto dot = remove.rfind('.');
+      YAML::Node parent = root;
+      std::stringstream ss(remove.substr(0, dot));
+      for (std::string p; std::getline(ss, p, '.');) parent.reset(parent[p]);
+      parent.remove(remove.substr(dot + 1));
+    }
+    if (!path.empty()) {
+      std::vector<std::string> parts;
+      std::stringstream ss(path);
+      for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+      YAML::Node leaf = YAML::Load(value);
+      if (parts.size() == 1) root[parts[0]] = leaf;
+      if (parts.size() == 2) root[parts[0]][parts[1]] = leaf;
+      if (parts.size() == 3) root[parts[0]][parts[1]][parts[2]] = leaf;
+    }
+    YAML::Emitter out;
+    out << root;
+    return inputs_digest(manifest::parse(out.c_str(), "envpin.yaml", dir_));
+  }
+  std::filesystem::path dir_;
+};
+
+constexpr const char* kCudaBase =
+    "envpin: 1\nname: base\nplatforms: [linux/amd64]\nos: ubuntu22.04\n"
+    "cuda: {version: '12.4', gpus: [A100]}\n"
+    "python: {version: '3.11', packages: ['numpy==2.0.0']}\napt: [git]\nuser: {name: dev}\n"
+    "jobs: {launch: torchrun, checkpoints: {path: /checkpoints}, restart: {max: 3}, slurm: {time: '00:30:00'}, "
+    "notify: {url: 'https://hooks.example.org/a'}, idle: {gpu_util_below: 1, for: 10m}}\n";
+
+TEST_F(InputsDigest, EveryKeyIsClassifiedAndTheDigestFollowsIt) {
+  std::set<std::string> classified;
+  for (const KeyCase& c : key_cases()) classified.insert(c.path);
+  for (const std::string& key : manifest::known_keys())
+    EXPECT_TRUE(classified.count(key)) << key << " is a manifest key with no row in key_cases(): say whether it is "
+                                       << "an input of envpin lock, and make inputs_digest agree";
+  const std::string before = digest(kCudaBase);
+  for (const KeyCase& c : key_cases()) {
+    if (c.value.empty()) continue;
+    std::string after;
+    try {
+      after = digest(kCudaBase, c.path, c.value, c.remove);
+    } catch (const diag::Error& e) {
+      ADD_FAILURE() << c.path << ": the example " << c.value << " is refused: " << e.message();
+      continue;
+    }
+    EXPECT_EQ(after != before, c.digest) << c.path << " = " << c.value
+                                         << (c.digest ? " changes what envpin lock resolves, not inputs-digest"
+                                                      : " changes inputs-digest, but envpin lock does not read it");
+  }
+  // base replaces the OS image; it is an input, shown without CUDA (with it, nvidia/cuda is the base).
+  const std::string plain = "envpin: 1\nname: base\npython: {version: '3.11'}\n";
+  EXPECT_NE(digest(plain, "base", "python:3.11-slim"), digest(plain));
 }
 
 }  // namespace

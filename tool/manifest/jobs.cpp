@@ -150,6 +150,11 @@ IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
 
 }  // namespace
 
+std::vector<std::pair<std::string_view, std::span<const std::string_view>>> jobs_keys() {
+  return {{"jobs", kJobsKeys},        {"jobs.checkpoints", kCheckpointKeys}, {"jobs.restart", kRestartKeys},
+          {"jobs.slurm", kSlurmKeys}, {"jobs.notify", kNotifyKeys},          {"jobs.idle", kIdleKeys}};
+}
+
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
   // A word the shell reads as itself, whatever the quoting around it.
   const auto safe_word = [](const std::string& w) { return !w.empty() && only(w, "_@%+=:,./-"); };

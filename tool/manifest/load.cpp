@@ -394,6 +394,23 @@ void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, boo
 
 std::span<const std::string_view> top_level_keys() { return kTopKeys; }
 
+std::vector<std::string> known_keys() {
+  std::vector<std::string> out;
+  const auto add = [&](std::string_view section, std::span<const std::string_view> keys) {
+    for (std::string_view k : keys)
+      out.push_back(section.empty() ? std::string(k) : std::string(section) + "." + std::string(k));
+  };
+  add("", kTopKeys);
+  add("cuda", kCudaKeys);
+  add("python", kPythonKeys);
+  add("user", kUserKeys);
+  add("context", kContextKeys);
+  add("devcontainer", kDevcontainerKeys);
+  for (const auto& [section, keys] : detail::jobs_keys()) add(section, keys);
+  add("outputs", detail::output_keys());
+  return out;
+}
+
 Manifest parse(std::string source, const std::string& display_name, const fs::path& project_dir) {
   Manifest m;
   m.file = display_name;

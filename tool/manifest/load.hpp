@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "manifest/model.hpp"
 
@@ -20,5 +21,8 @@ Manifest parse(std::string source, const std::string& display_name, const std::f
 
 // The keys of each section, for documentation and "did you mean".
 std::span<const std::string_view> top_level_keys();
+// Every key the loader accepts, as a dotted path ("cuda.version", "jobs.slurm.time"), sections
+// included: what a test that classifies every key (the lock's inputs digest) walks.
+std::vector<std::string> known_keys();
 
 }  // namespace envpin::manifest

@@ -19,6 +19,10 @@ using diag::quote;
 
 constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env", "dockerignore"};
 
+}  // namespace
+
+std::span<const std::string_view> output_keys() { return kOutputKeys; }
+
 // System directories a workdir or container mount point must not be (or be under, for the
 // second list): the image chowns the workdir to the user and the devcontainer and jobs mount
 // over these paths, which would hide or hand over the system itself.
@@ -43,8 +47,6 @@ bool is_system_directory(std::string_view dir) {
   return std::find(std::begin(kSystemDirs), std::end(kSystemDirs), dir) != std::end(kSystemDirs) ||
          std::any_of(std::begin(kSystemTrees), std::end(kSystemTrees), under);
 }
-
-}  // namespace
 
 bool is_env_name(const std::string& s) { return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && only(s, "_"); }
 
