@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "io/process.hpp"
+
 namespace envpin::resolve {
 namespace {
 
@@ -40,6 +46,49 @@ TEST(TorchRange, PinAddsTheChosenMinor) {
   EXPECT_EQ(pin_torch_range(*bare, "2.14").text(), "torch==2.14.*");
   const auto other = manifest::parse_requirement("numpy>=1.26", error, column);
   EXPECT_EQ(pin_torch_range(*other, "2.9").text(), "numpy>=1.26");
+}
+
+}  // namespace
+}  // namespace envpin::resolve
+
+namespace envpin::resolve {
+namespace {
+
+// One file of PEP 440 cases that both implementations must pass (issue 35): this one on release
+// versions, and check_env.sh's awk on every row, run by the system's awk as the script runs it.
+TEST(Pep440, BothImplementationsAgreeWithTheSharedCases) {
+  const std::filesystem::path root(ENVPIN_SOURCE_DIR);
+  const std::string cases = *io::read_file(root / "tests/data/pep440_cases.tsv");
+  const std::string tmpl = *io::read_file(root / "templates/check_env.sh.mustache");
+  const auto begin = tmpl.find("pep440_awk='");
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = tmpl.find('\'', begin + 12);
+  ASSERT_NE(end, std::string::npos);
+  const std::string program = tmpl.substr(begin + 12, end - begin - 12) + " BEGIN { exit !satisfies(version, spec) }";
+  std::istringstream in(cases);
+  int rows = 0, cpp_rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line.front() == '#') continue;
+    std::istringstream fields(line);
+    std::string version, spec, expected;
+    ASSERT_TRUE(std::getline(fields, version, '\t') && std::getline(fields, spec, '\t') &&
+                std::getline(fields, expected, '\t'))
+        << line;
+    ++rows;
+    const bool want = expected == "1";
+    const io::ProcessResult awk = io::run_process({"awk", "-v", "version=" + version, "-v", "spec=" + spec, program});
+    EXPECT_EQ(awk.exit_code == 0, want) << "awk: " << version << " " << spec << ": " << awk.err;
+    // The C++ side compares release versions: rows with only digits and dots on both sides.
+    const auto release = [](const std::string& s) {
+      return s.find_first_not_of("0123456789.=<>!~,*") == std::string::npos && s.find("===") == std::string::npos;
+    };
+    if (release(version) && release(spec)) {
+      ++cpp_rows;
+      EXPECT_EQ(version_satisfies(version, spec), want) << "C++: " << version << " " << spec;
+    }
+  }
+  EXPECT_GE(rows, 25);
+  EXPECT_GE(cpp_rows, 15);
 }
 
 }  // namespace

@@ -106,8 +106,10 @@ pep440_awk='
     function cmp(a, b,    x, y, na, nb, i, ta, tb) {
       na = tokens(a, x); nb = tokens(b, y)
       for (i = 1; i <= na || i <= nb; i++) {
-        if (i > na) { tb = y[i]; return (isnum(tb) || tb == "post") ? -1 : 1 }
-        if (i > nb) { ta = x[i]; return (isnum(ta) || ta == "post") ? 1 : -1 }
+        # A missing release part is 0 (PEP 440 pads releases: 2.0 == 2); a missing post-release is
+        # older, a missing pre-release newer.
+        if (i > na) { tb = y[i]; if (isnum(tb) && tb + 0 == 0) continue; return (isnum(tb) || tb == "post") ? -1 : 1 }
+        if (i > nb) { ta = x[i]; if (isnum(ta) && ta + 0 == 0) continue; return (isnum(ta) || ta == "post") ? 1 : -1 }
         ta = x[i]; tb = y[i]
         if (isnum(ta) && isnum(tb)) { if (ta + 0 != tb + 0) return ta + 0 < tb + 0 ? -1 : 1; continue }
         if (isnum(ta) != isnum(tb)) return isnum(ta) ? 1 : -1
