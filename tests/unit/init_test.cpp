@@ -450,6 +450,34 @@ TEST_F(Init, ATorchIndexWithoutThePinnedTorchIsLeftOut) {
   EXPECT_EQ(kept.extra_index.size(), 1u);
 }
 
+// conda had builds pip never had: NVlabs/eg3d's pytorch=1.11.0 with cudatoolkit=11.1 (PyPI's index
+// has cu102, cu113, cu115) takes the nearest newer CUDA's wheels, said so; facebookresearch/esm's
+// openmm=7.5.1 is a conda build, and PyPI's pdbfixer, built for PyPI's OpenMM 8, goes with it.
+TEST_F(Init, CondaBuildsPipNeverHad) {
+  Draft d;
+  read_conda(write("environment.yml",
+                   "dependencies:\n  - python=3.8\n  - pytorch=1.11.0\n  - cudatoolkit=11.1\n"
+                   "  - conda-forge::openmm=7.5.1\n  - conda-forge::pdbfixer\n  - numpy\n"),
+             d);
+  EXPECT_TRUE(d.refusals.empty());
+  ASSERT_EQ(d.extra_index.size(), 1u);
+  EXPECT_EQ(d.extra_index[0].value, "https://download.pytorch.org/whl/cu113");
+  ASSERT_TRUE(d.cuda);
+  EXPECT_EQ(d.cuda->value, "auto");  // no nvidia/cuda image of 11.3 envpin supports: the fleet decides
+  std::vector<std::string> packages;
+  for (const Value& v : d.packages) packages.push_back(v.value);
+  EXPECT_EQ(packages, (std::vector<std::string>{"torch==1.11.0", "numpy"}));
+  const auto noted = [&](const std::string& text) {
+    return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  EXPECT_TRUE(
+      noted("environment.yml:4 (cudatoolkit=11.1): torch 1.11.0 has no CUDA 11.1 wheels on "
+            "download.pytorch.org (conda's build for it has no pip form): its cu113 wheels, the nearest newer "
+            "CUDA 11.3, are taken"));
+  EXPECT_TRUE(noted("OpenMM '=7.5.1' is a conda build"));
+  EXPECT_TRUE(noted("'pdbfixer' left out: PyPI's pdbfixer is built for PyPI's OpenMM 8"));
+}
+
 TEST_F(Init, CondaRefusals) {
   Draft a;
   read_conda(write("py2.yml", "dependencies:\n  - python=2.7\n"), a);

@@ -326,11 +326,13 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
     note(d, from + ": " + quote_input(name) + " is a conda package with no PyPI or Debian name envpin knows: left out");
     return;
   }
-  // OpenMM's PyPI releases start at 8.0 (https://pypi.org/project/openmm/#history): conda's 7.x
-  // builds have no PyPI form (facebookresearch/esm's openmm=7.5.1).
+  // OpenMM's PyPI wheels are its 8.x releases (https://pypi.org/project/openmm/#history): conda's
+  // 7.x builds have no PyPI form (facebookresearch/esm's openmm=7.5.1).
   if (name == "openmm" && (version.starts_with("==7") || version.starts_with("==6"))) {
-    note(d, from + ": OpenMM " + quote_input(rest) +
-                " is conda-only (its PyPI releases start at 8.0): left out; Debian 12's python3-simtk is 7.7.0");
+    note(
+        d,
+        from + ": OpenMM " + quote_input(rest) +
+            " is a conda build (OpenMM's PyPI wheels are its 8.x releases): left out; Debian 12's python3-simtk is 7.7.0");
     return;
   }
   if (!why.empty()) note(d, from + ": " + why + "; any version taken");
@@ -368,6 +370,17 @@ void detail::read_conda_unredacted(const fs::path& file, Draft& d) {
   if (state.torch_cuda)
     collecting(d, origin_location(d, state.torch_cuda->from),
                [&] { torch_variant_index(d, state.torch_cuda->value, state.torch_cuda->from); });
+  // PyPI's pdbfixer needs PyPI's OpenMM 8: with a conda-only OpenMM left out, it goes too.
+  if (std::any_of(d.notes.begin(), d.notes.end(), [](const std::string& n) {
+        return n.find("OpenMM") != std::string::npos && n.find("is a conda build") != std::string::npos;
+      }))
+    std::erase_if(d.packages, [&](const Value& v) {
+      if (!v.value.starts_with("pdbfixer") || !v.from.starts_with(where(file, 0).substr(0, where(file, 0).size() - 1)))
+        return false;
+      note(d, v.from + ": " + quote_input(v.value) +
+                  " left out: PyPI's pdbfixer is built for PyPI's OpenMM 8, and this environment's OpenMM is conda's");
+      return true;
+    });
   // A CUDA package without a version and none with one: the environment uses CUDA, and envpin
   // chooses the toolkit for the fleet.
   if (state.some_cuda && !d.cuda)

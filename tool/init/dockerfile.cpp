@@ -18,6 +18,7 @@
 #include "init/parts.hpp"
 #include "manifest/requirement.hpp"
 #include "resolve/cuda_tables.hpp"
+#include "resolve/policy_parts.hpp"
 #include "secrets/rules.hpp"
 
 namespace envpin::init {
@@ -178,9 +179,9 @@ void from_cuda_tag(const std::string& tag, const std::string& from, Draft& d) {
     else if (p.starts_with("ubuntu") && (p == "ubuntu20.04" || p == "ubuntu22.04" || p == "ubuntu24.04"))
       offer(d, d.os, {p, from}, "os");
     else if (p.starts_with("ubuntu"))
-      note(d, from + ": the tag's " + quote_input(p) + " is a release nvidia/cuda no longer supports: envpin builds " +
-                  "on a supported Ubuntu for that CUDA (os left to envpin), where the apt packages this Dockerfile " +
-                  "names for " + diag::printable(p) + " may be named differently or missing");
+      note(d, from + ": the tag's " + quote_input(p) + " is not an OS envpin builds on (Ubuntu 20.04, 22.04 and " +
+                  "24.04): os is left to envpin, where the apt packages this Dockerfile names for " +
+                  diag::printable(p) + " may be named differently or missing");
     else
       note(d, from + ": the tag's " + quote_input(p) +
                   " has no envpin setting (envpin builds CUDA images on nvidia/cuda's Ubuntu tags): left out");
@@ -568,7 +569,33 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
     if (!release) continue;  // newer or older than the table: envpin cuda says so
     // Only a version names a variant: anything else is refused as cuda.version, where it is.
     if (!is_cuda_minor(cuda)) return;
+    std::string wheel_cuda = cuda;
     if (!resolve::find_torch_variant(version, cuda)) {
+      // conda had builds pip never had (NVlabs/eg3d: pytorch=1.11.0 with cudatoolkit=11.1; PyPI's
+      // index has cu102, cu113, cu115): the nearest newer CUDA of the same major, said so.
+      const auto number = [](std::string_view v) {
+        const auto dot = v.find('.');
+        return std::pair{resolve::detail::bounded_int(v.substr(0, dot)),
+                         dot == std::string_view::npos ? 0 : resolve::detail::bounded_int(v.substr(dot + 1))};
+      };
+      const auto want = number(cuda);
+      const resolve::TorchVariant* nearest = nullptr;
+      for (const auto& v : release->variants) {
+        const auto have = number(v.cuda);
+        if (have.first == want.first && have > want && (!nearest || have < number(nearest->cuda))) nearest = &v;
+      }
+      if (nearest) {
+        wheel_cuda = std::string(nearest->cuda);
+        note(d, cuda_from + ": torch " + diag::printable(version) + " has no CUDA " + diag::printable(cuda) +
+                    " wheels on download.pytorch.org (conda's build for it has no pip form): its " +
+                    std::string(nearest->tag) + " wheels, the nearest newer CUDA " + wheel_cuda + ", are taken");
+        if (d.cuda && d.cuda->from == cuda_from) {
+          d.cuda->value = resolve::find_cuda_release(wheel_cuda) ? wheel_cuda : "auto";
+          d.cuda->from = cuda_from + ", as torch's " + std::string(nearest->tag) + " wheels need";
+        }
+      }
+    }
+    if (!resolve::find_torch_variant(version, wheel_cuda)) {
       std::string variants;
       for (const auto& v : release->variants) variants += (variants.empty() ? "" : ", ") + std::string(v.tag);
       // The origins quote the inputs' lines: redacted, as every line init shows.
@@ -578,7 +605,7 @@ void detail::torch_variant_index(Draft& d, const std::string& cuda, const std::s
                   std::nullopt,
                   "pick a CUDA version among its variants, or a torch release built for CUDA " + diag::printable(cuda));
     }
-    std::string tag = "cu" + cuda;
+    std::string tag = "cu" + wheel_cuda;
     std::erase(tag, '.');
     const std::string url = resolve::torch_index_url(tag);
     if (std::none_of(d.extra_index.begin(), d.extra_index.end(), [&](const Value& v) { return v.value == url; }))

@@ -600,6 +600,12 @@ void settle(Draft& d) {
                 ") envpin builds on nvidia/cuda's image instead");
     d.base.reset();
   }
+  // A base envpin knows nothing of (nvcr.io/nvidia/pytorch:22.04-py3, yolov5's): its own Python and
+  // packages are not read, and the manifest's are installed on top.
+  if (d.base)
+    note(d, d.base->from + ": envpin does not read what " + quote_input(d.base->value) +
+                " already holds (its Python, its packages): the manifest's Python and packages are installed on "
+                "top of it, from the indexes");
   if (d.cuda && d.os && !d.os->value.starts_with("ubuntu")) {
     note(d, d.os->from + " suggests os " + quote_input(d.os->value) + "; with CUDA (" + d.cuda->from +
                 ") envpin builds on nvidia/cuda's Ubuntu image instead");

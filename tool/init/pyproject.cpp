@@ -407,11 +407,13 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
     for (const auto& [key, node] : *uv) {
       const std::string k(key.str());
       if (k == "sources" || k == "index" || k == "dev-dependencies") continue;  // read above, or by groups
-      const bool resolution = k == "override-dependencies" || k == "constraint-dependencies" ||
-                              k == "extra-build-dependencies" || k == "exclude-newer";
+      const bool resolution =
+          k == "override-dependencies" || k == "constraint-dependencies" || k == "extra-build-dependencies";
       note(d, where(file, line_of(node)) + ": [tool.uv] " + diag::printable(k) + " is not carried: " +
-                  (resolution ? "pip has no such setting; list a version the resolution needs under python.packages"
-                              : "a setting of uv itself"));
+                  (resolution ? "envpin.yaml has no such setting; list a version the resolution needs under "
+                                "python.packages"
+                   : k == "exclude-newer" ? "envpin lock pins every version when it runs, and the lock keeps them"
+                                          : "a setting of uv itself"));
     }
 }
 
