@@ -889,6 +889,24 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
       if (d.os->value == os)
         offer(d, d.python, {std::string(python), apt_python->from + " (" + std::string(os) + "'s python3)"},
               "python.version");
+  // After the OS's Python has named python.version: an interpreter the Dockerfile installs by apt ("python3.7
+  // python3.7-dev python3.7-distutils", detectron2's on Ubuntu 18.04): envpin installs the manifest's Python itself, so
+  // these OS packages, which a newer Ubuntu may not have, are left out with the reason.
+  std::erase_if(d.apt, [&](const Value& v) {
+    const std::string& n = v.value;
+    if (!n.starts_with("python3.")) return false;
+    const std::string minor =
+        n.substr(6, n.find_first_of("-=") == std::string::npos ? std::string::npos : n.find_first_of("-=") - 6);
+    const std::string rest = n.substr(6 + minor.size());
+    if (!manifest::is_python_version(minor) ||
+        !(rest.empty() || rest.starts_with("-dev") || rest.starts_with("-distutils") || rest.starts_with("-venv") ||
+          rest.starts_with("=")))
+      return false;
+    note(d, v.from + ": the apt package " + quote_input(n) + " is the OS's Python " + minor +
+                ": left out; envpin installs python.version itself");
+    d.reading.apt.erase(n.substr(0, n.find('=')));
+    return true;
+  });
 }
 
 }  // namespace envpin::init
