@@ -119,8 +119,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
   CLI::App* manpage =
       app.add_subcommand("manpage", "print envpin's man page (roff; the build installs it as envpin.1)");
   manpage->group("");
-  actions.emplace_back(manpage, [&app](Streams& io) {
-    io.out << man_page(describe(app, kEnvpinVersion, kExitCodes));
+  bool markdown = false;
+  manpage->add_flag("--markdown", markdown, "the same as Markdown (docs/cli.md)");
+  actions.emplace_back(manpage, [&app, &markdown](Streams& io) {
+    const CliSpec spec = describe(app, kEnvpinVersion, kExitCodes);
+    io.out << (markdown ? cli_markdown(spec) : man_page(spec));
     return static_cast<int>(kOk);
   });
 

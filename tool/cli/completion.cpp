@@ -23,6 +23,9 @@ std::string value_name(const CLI::Option& o) {
   const std::string name = o.get_lnames().empty() ? o.get_name() : o.get_lnames().front();
   if (type.starts_with("INT") || type.starts_with("UINT") || type.starts_with("FLOAT")) return "n";
   if (contains(name, "dir")) return "dir";
+  // init --python 3.10, cuda --cuda 12.4 (but smoke --python names an interpreter).
+  if ((name == "python" || name == "cuda" || name == "torch") && contains(o.get_description(), "version"))
+    return "version";
   if (contains(name, "manifest") || contains(name, "lock") || contains(name, "index") || contains(name, "file") ||
       contains(name, "output") || contains(name, "from") || contains(name, "python") || contains(name, "key"))
     return "file";
@@ -273,6 +276,49 @@ std::string man_page(const CliSpec& spec) {
       << ".TP\n.I envpin.yaml\nthe manifest.\n"
       << ".TP\n.I envpin.lock\nevery pin, with its digest.\n"
       << ".TP\n.I .envpin/\nthe generated check_env.sh, run.sh, job.sbatch and CMake fragment.\n";
+  return out.str();
+}
+
+namespace {
+
+// Markdown table cells: a '|' would end the cell, a newline the row.
+std::string cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string cli_markdown(const CliSpec& spec) {
+  std::ostringstream out;
+  out << "<!-- Written by `envpin manpage --markdown` from envpin's command table; a test keeps it current. -->\n"
+      << "# envpin commands\n\n"
+      << "`envpin COMMAND [OPTIONS]`. Each command's `--help` prints its part of this page.\n\n";
+  for (const CommandSpec& c : spec.commands) {
+    out << "## envpin " << c.name;
+    for (const OptionSpec& p : c.positionals) out << " " << p.names.front();
+    out << "\n\n" << c.summary << "\n\n";
+    if (c.options.empty() && c.positionals.empty()) continue;
+    out << "| option | what it does |\n|---|---|\n";
+    for (const OptionSpec& p : c.positionals)
+      out << "| `" << cell(p.names.front()) << "` | " << cell(p.description) << " |\n";
+    for (const OptionSpec& o : c.options) {
+      out << "| `";
+      for (std::size_t i = 0; i < o.names.size(); ++i) out << (i ? ", " : "") << cell(o.names[i]);
+      if (o.takes_value) out << " " << cell(o.value_name);
+      out << "` | " << cell(o.description) << " |\n";
+    }
+    out << "\n";
+  }
+  out << "## Exit status\n\n```\n" << spec.exit_codes << (spec.exit_codes.ends_with("\n") ? "" : "\n") << "```\n";
   return out.str();
 }
 

@@ -43,5 +43,7 @@ std::string zsh_completion(const CliSpec& spec);
 std::string fish_completion(const CliSpec& spec);
 // man(7) roff for section 1, without a date: the same bytes for the same envpin.
 std::string man_page(const CliSpec& spec);
+// The same as Markdown (docs/cli.md, which a test keeps equal to this).
+std::string cli_markdown(const CliSpec& spec);
 
 }  // namespace envpin::cli
