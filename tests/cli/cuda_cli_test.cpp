@@ -56,7 +56,8 @@ TEST_F(CudaCli, ReadsTheManifestWithItsLocations) {
   EXPECT_EQ(r.err,
             "envpin: error: envpin.yaml:8:14: torch 2.4.1 (python.packages at line 8) has no wheels that fit a CUDA "
             "13.0.3 image (cuda.version at line 4): its variants are cu118, cu121, cu124, and one must be CUDA 13.x "
-            "at or below 13.0\n"
+            "at or below 13.0 (torch refuses to build extensions with an nvcc of another CUDA major, as DeepSpeed's "
+            "and apex's builds do)\n"
             "envpin: hint: set cuda.version to 12.4, or pin a torch built for CUDA 13\n");
   // The same error from `generate`, which writes nothing.
   EXPECT_EQ(run("generate").err, r.err);

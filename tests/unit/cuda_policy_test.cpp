@@ -165,10 +165,12 @@ INSTANTIATE_TEST_SUITE_P(
         // 12.6.3 ships with 560.35.05, one patch above the fleet: 12.5.1 is the newest full fit.
         Scenario{"driver560_auto", Req().gpu("H100").driver("560.35.03"),
                  "12.5.1 12.5.1-runtime-ubuntu22.04 [90] torch=- driver>=555.42.06 full warnings=0"},
-        Scenario{"torch24_with_cuda13", Req().gpu("H100").torch("2.4.1").cuda("13.0"),
-                 "envpin: error: --torch: torch 2.4.1 (--torch) has no wheels that fit a CUDA 13.0.3 image (--cuda): "
-                 "its variants are cu118, cu121, cu124, and one must be CUDA 13.x at or below 13.0\n"
-                 "envpin: hint: set --cuda to 12.4, or pin a torch built for CUDA 13\n"},
+        Scenario{
+            "torch24_with_cuda13", Req().gpu("H100").torch("2.4.1").cuda("13.0"),
+            "envpin: error: --torch: torch 2.4.1 (--torch) has no wheels that fit a CUDA 13.0.3 image (--cuda): "
+            "its variants are cu118, cu121, cu124, and one must be CUDA 13.x at or below 13.0 (torch refuses to build "
+            "extensions with an nvcc of another CUDA major, as DeepSpeed's and apex's builds do)\n"
+            "envpin: hint: set --cuda to 12.4, or pin a torch built for CUDA 13\n"},
         Scenario{"jetson_orin", Req().gpu("Jetson AGX Orin"),
                  "envpin: error: --gpu: 'Jetson AGX Orin' is a Jetson module (sm_87): nvidia/cuda images do not run on "
                  "Jetson, which uses L4T\n"
@@ -661,7 +663,8 @@ TEST(CudaPolicy, ManifestOriginsAppearInErrors) {
     EXPECT_EQ(diag::format(e),
               "envpin: error: envpin.yaml:9:7: torch 2.4.1 (python.packages at line 9) has no wheels that fit a CUDA "
               "13.0.3 image (cuda.version at line 4): its variants are cu118, cu121, cu124, and one must be CUDA "
-              "13.x at or below 13.0\n"
+              "13.x at or below 13.0 (torch refuses to build extensions with an nvcc of another CUDA major, as "
+              "DeepSpeed's and apex's builds do)\n"
               "envpin: hint: set cuda.version to 12.4, or pin a torch built for CUDA 13\n");
   }
 }

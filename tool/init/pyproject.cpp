@@ -412,7 +412,8 @@ void detail::read_pyproject_unredacted(const fs::path& file, Draft& d, const std
       note(d, where(file, line_of(node)) + ": [tool.uv] " + diag::printable(k) + " is not carried: " +
                   (resolution ? "envpin.yaml has no such setting; list a version the resolution needs under "
                                 "python.packages"
-                   : k == "exclude-newer" ? "envpin lock pins every version when it runs, and the lock keeps them"
+                   : k == "exclude-newer" ? "envpin has no cutoff by upload date: envpin lock takes the newest "
+                                            "versions the requirements allow, however recent, and keeps them pinned"
                                           : "a setting of uv itself"));
     }
 }

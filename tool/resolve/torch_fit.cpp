@@ -294,7 +294,9 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
     return Blocker{
         torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested + "): its variants are " +
             variant_list(*torch_) + ", and one must be CUDA " + std::to_string(cmajor) + ".x at or below " +
-            std::string(c.release->minor),
+            std::string(c.release->minor) +
+            " (torch refuses to build extensions with an nvcc of another CUDA major, as DeepSpeed's and "
+            "apex's builds do)",
         "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " + std::to_string(cmajor),
         req_.torch->origin.location()};
   }
