@@ -256,6 +256,20 @@ TEST_F(Cli, TheCommandReferenceIsCurrent) {
     EXPECT_NE(r.out.find("\n## envpin " + std::string(command)), std::string::npos) << command;
 }
 
+// docs/manifest.md is written from the key table (tool/manifest/keys.cpp), as `envpin schema` is.
+TEST_F(Cli, TheManifestReferenceIsCurrent) {
+  const Result r = run("schema --markdown");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const fs::path doc = fs::path(ENVPIN_SOURCE_DIR) / "docs/manifest.md";
+  if (std::getenv("ENVPIN_UPDATE_GOLDEN")) io::write_atomic(doc, r.out, false);
+  EXPECT_EQ(r.out, io::read_file(doc).value_or(""))
+      << "docs/manifest.md is stale: run envpin schema --markdown > docs/manifest.md";
+  const Result schema = run("schema");
+  ASSERT_EQ(schema.code, 0);
+  EXPECT_NE(schema.out.find("\"$schema\": \"https://json-schema.org/draft/2020-12/schema\""), std::string::npos);
+  EXPECT_NE(schema.out.find("\"require_check\""), std::string::npos);
+}
+
 TEST_F(Cli, ValidateWritesNothing) {
   write("envpin.yaml", kManifest);
   Result r = run("validate");

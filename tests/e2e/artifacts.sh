@@ -3,6 +3,7 @@
 # Every generated artifact of every golden case and example, through the real tools that
 # consume it: shellcheck, dash and busybox parse check_env.sh; dockerfile-utils lints the
 # Dockerfile; ajv validates devcontainer.json against tests/schema; the devcontainer CLI reads it.
+envpin_bin=${1:-}  # before lib.sh, which sets its own arguments
 . "$(dirname "$0")/lib.sh"
 need shellcheck dash busybox dockerfile-utils ajv devcontainer cmake
 PATH="$TOOLS:$PATH"
@@ -61,5 +62,26 @@ else
 fi
 printf 'FROM\nRUNN x\n' > "$bad"
 if dockerfile-utils lint "$bad" >/dev/null 2>&1; then fail "dockerfile-utils accepted a broken Dockerfile"; else pass; fi
+
+# envpin.yaml's own JSON Schema (`envpin schema`, from tool/manifest/keys.cpp): every example, golden
+# and init-corpus manifest passes it, read as YAML 1.2 keeps keys (BaseLoader: 'on' stays a key), and
+# a misspelt key fails it, as editors using it will show.
+if [ -n "$envpin_bin" ]; then
+  schema=$(mktemp --suffix=.json)
+  "$envpin_bin" schema > "$schema"
+  for manifest in "$ROOT"/examples/*/envpin.yaml "$ROOT"/tests/golden/cases/*/envpin.yaml \
+                  "$ROOT"/tests/init/corpus/*/expected.yaml; do
+    python3 -c 'import json, sys, yaml; json.dump(yaml.load(open(sys.argv[1]), Loader=yaml.BaseLoader), open(sys.argv[2], "w"))' \
+      "$manifest" "$bad.json"
+    if out=$(ajv validate --spec=draft2020 --strict=false -s "$schema" -d "$bad.json" 2>&1); then pass; else fail "envpin schema: $manifest: $out"; fi
+  done
+  printf '{"envpin": "1", "name": "x", "cuda": {"verison": "12.4"}}' > "$bad.json"
+  if ajv validate --spec=draft2020 --strict=false -s "$schema" -d "$bad.json" >/dev/null 2>&1; then
+    fail "envpin schema accepted cuda.verison"
+  else
+    pass
+  fi
+  rm -f "$schema" "$bad.json"
+fi
 rm -f "$bad"
 finish

@@ -11,6 +11,7 @@
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/load.hpp"
 #include "net/registry.hpp"
 #include "resolve/pins.hpp"
@@ -404,6 +405,12 @@ constexpr const char* kCudaBase =
 TEST_F(InputsDigest, EveryKeyIsClassifiedAndTheDigestFollowsIt) {
   std::set<std::string> classified;
   for (const KeyCase& c : key_cases()) classified.insert(c.path);
+  // The table of keys (tool/manifest/keys.cpp) says the same as the examples here.
+  for (const manifest::KeyDoc& k : manifest::manifest_keys()) {
+    const auto it =
+        std::find_if(key_cases().begin(), key_cases().end(), [&](const KeyCase& c) { return c.path == k.path; });
+    if (it != key_cases().end()) EXPECT_EQ(it->digest, k.locked) << k.path << ": keys.cpp and key_cases() disagree";
+  }
   for (const std::string& key : manifest::known_keys())
     EXPECT_TRUE(classified.count(key)) << key << " is a manifest key with no row in key_cases(): say whether it is "
                                        << "an input of envpin lock, and make inputs_digest agree";

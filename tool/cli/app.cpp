@@ -13,6 +13,7 @@
 #include "diag/suggest.hpp"
 #include "diag/text.hpp"
 #include "envpin_version.hpp"
+#include "manifest/keys.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -124,6 +125,16 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
   actions.emplace_back(manpage, [&app, &markdown](Streams& io) {
     const CliSpec spec = describe(app, kEnvpinVersion, kExitCodes);
     io.out << (markdown ? cli_markdown(spec) : man_page(spec));
+    return static_cast<int>(kOk);
+  });
+
+  CLI::App* schema =
+      app.add_subcommand("schema", "print envpin.yaml's JSON Schema (editors complete and validate with it)");
+  schema->group("");
+  bool schema_markdown = false;
+  schema->add_flag("--markdown", schema_markdown, "the keys as Markdown (docs/manifest.md)");
+  actions.emplace_back(schema, [&schema_markdown](Streams& io) {
+    io.out << (schema_markdown ? manifest::manifest_markdown() : manifest::json_schema());
     return static_cast<int>(kOk);
   });
 

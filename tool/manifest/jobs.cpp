@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "diag/text.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/paths.hpp"
 #include "manifest/requirement.hpp"
 
@@ -14,17 +15,9 @@ namespace {
 
 using diag::quote;
 
-constexpr std::string_view kJobsKeys[] = {"checkpoints",   "logs",         "restart", "resume", "env",
-                                          "gpus",          "stop_timeout", "slurm",   "launch", "nodes",
-                                          "gpus_per_node", "notify",       "idle",    "data"};
-constexpr std::string_view kCheckpointKeys[] = {"path", "host", "keep", "pattern"};
-constexpr std::string_view kRestartKeys[] = {"max", "backoff"};
-constexpr std::string_view kSlurmKeys[] = {"time", "warn", "partition", "checkpoints"};
 constexpr std::string_view kLaunchValues[] = {"none", "torchrun", "srun"};
-constexpr std::string_view kNotifyKeys[] = {"url", "url_secret", "on", "timeout"};
 constexpr std::string_view kNotifyEvents[] = {"started",  "checkpoint", "restarted", "failed",
                                               "finished", "stopped",    "idle"};
-constexpr std::string_view kIdleKeys[] = {"gpu_util_below", "for", "every", "action"};
 constexpr std::string_view kIdleActions[] = {"stop", "notify"};
 
 // jobs.checkpoints.pattern: which files of a job's checkpoint directory are checkpoints, as
@@ -69,7 +62,7 @@ Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key
 Notify read_notify(const Reader& r, const YAML::Node& node) {
   Notify n;
   n.where = r.at(node);
-  for (const auto& [key, k, v] : r.entries(node, "jobs.notify", kNotifyKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "jobs.notify", keys_in("jobs.notify"))) {
     if (key == "url") {
       n.url = r.string(v, "jobs.notify.url");
       if (!is_index_url(n.url->value))
@@ -129,7 +122,7 @@ std::vector<Located<std::string>> data_list(const Reader& r, const YAML::Node& v
 IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
   IdleGuard g;
   g.where = r.at(node);
-  for (const auto& [key, k, v] : r.entries(node, "jobs.idle", kIdleKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "jobs.idle", keys_in("jobs.idle"))) {
     if (key == "gpu_util_below")
       g.below = r.integer(v, "jobs.idle.gpu_util_below", 1, 100);
     else if (key == "for")
@@ -150,11 +143,6 @@ IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
 
 }  // namespace
 
-std::vector<std::pair<std::string_view, std::span<const std::string_view>>> jobs_keys() {
-  return {{"jobs", kJobsKeys},        {"jobs.checkpoints", kCheckpointKeys}, {"jobs.restart", kRestartKeys},
-          {"jobs.slurm", kSlurmKeys}, {"jobs.notify", kNotifyKeys},          {"jobs.idle", kIdleKeys}};
-}
-
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
   // A word the shell reads as itself, whatever the quoting around it.
   const auto safe_word = [](const std::string& w) { return !w.empty() && only(w, "_@%+=:,./-"); };
@@ -173,10 +161,10 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
            digits(t.substr(t.size() - 2), 2, 2);
   };
   Jobs j;
-  for (const auto& [key, k, v] : r.entries(node, "jobs", kJobsKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "jobs", keys_in("jobs"))) {
     if (key == "checkpoints") {
       if (v.IsMap()) {
-        for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", kCheckpointKeys))
+        for (const auto& [ckey, ck, cv] : r.entries(v, "jobs.checkpoints", keys_in("jobs.checkpoints")))
           if (ckey == "path")
             j.checkpoints = container_path(r, cv, "jobs.checkpoints.path");
           else if (ckey == "host")
@@ -191,7 +179,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
     } else if (key == "logs") {
       j.logs = host_dir(r, v, "jobs.logs", "logs");
     } else if (key == "restart") {
-      for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", kRestartKeys))
+      for (const auto& [rkey, rk, rv] : r.entries(v, "jobs.restart", keys_in("jobs.restart")))
         if (rkey == "max")
           j.max_restarts = r.integer(rv, "jobs.restart.max", 0, 100);
         else
@@ -246,7 +234,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
     } else if (key == "idle") {
       j.idle = read_idle(r, v);
     } else if (key == "slurm") {
-      for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", kSlurmKeys)) {
+      for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", keys_in("jobs.slurm"))) {
         if (skey == "time") {
           j.slurm_time = r.string(sv, "jobs.slurm.time");
           if (!slurm_time(j.slurm_time->value))

@@ -15,6 +15,7 @@
 #include "diag/suggest.hpp"
 #include "diag/text.hpp"
 #include "manifest/gitignore.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/paths.hpp"
 #include "manifest/yaml_reader.hpp"
 #include "secrets/rules.hpp"
@@ -41,17 +42,7 @@ using detail::reject_tabs;
 using diag::Error;
 using diag::quote;
 
-constexpr std::string_view kTopKeys[] = {"envpin", "name",    "platforms",    "os",      "base",   "cuda",
-                                         "python", "apt",     "env",          "secrets", "paths",  "workdir",
-                                         "user",   "context", "devcontainer", "jobs",    "outputs"};
-constexpr std::string_view kCudaKeys[] = {"version", "flavor",         "cudnn",      "gpus",
-                                          "driver",  "forward_compat", "repository", "require_check"};
-constexpr std::string_view kPythonKeys[] = {"version",     "packages", "requirements", "index",
-                                            "extra_index", "source",   "uv_image"};
 constexpr std::string_view kPythonSources[] = {"auto", "system"};
-constexpr std::string_view kUserKeys[] = {"name", "uid"};
-constexpr std::string_view kContextKeys[] = {"exclude", "allow_secrets", "include_gitignored"};
-constexpr std::string_view kDevcontainerKeys[] = {"extensions", "forward_ports", "gpu"};
 constexpr std::string_view kOsValues[] = {"ubuntu20.04", "ubuntu22.04", "ubuntu24.04",
                                           "debian11",    "debian12",    "debian13"};
 constexpr std::string_view kPlatforms[] = {"linux/amd64", "linux/arm64"};
@@ -87,7 +78,7 @@ void read_cuda(const Reader& r, const YAML::Node& node, Manifest& m) {
   Cuda cuda;
   cuda.gpus_where = r.at(node);
   bool has_version = false;
-  for (const auto& [key, k, v] : r.entries(node, "cuda", kCudaKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "cuda", keys_in("cuda"))) {
     if (key == "version") {
       cuda.version = r.string(v, "cuda.version");
       const auto numeric = [](std::string_view t) {
@@ -207,7 +198,7 @@ void read_python(const Reader& r, const YAML::Node& node, Manifest& m) {
   Python py;
   bool has_version = false;
   std::optional<Location> packages_at;
-  for (const auto& [key, k, v] : r.entries(node, "python", kPythonKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "python", keys_in("python"))) {
     if (key == "version") {
       py.version = r.string(v, "python.version");
       if (!is_python_version(py.version.value))
@@ -334,7 +325,7 @@ void read_user(const Reader& r, const YAML::Node& node, Manifest& m) {
   // yaml-cpp's Node::operator= assigns through to the node, so keep handles in a vector.
   std::vector<YAML::Node> name_node;
   if (node.IsMap()) {
-    for (const auto& [key, k, v] : r.entries(node, "user", kUserKeys)) {
+    for (const auto& [key, k, v] : r.entries(node, "user", keys_in("user"))) {
       if (key == "name") name_node.push_back(v);
       if (key == "uid") m.user.uid = r.integer(v, "user.uid", 1, 60000);
     }
@@ -358,7 +349,7 @@ void read_user(const Reader& r, const YAML::Node& node, Manifest& m) {
 }
 
 void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, bool& gpu_set) {
-  for (const auto& [key, k, v] : r.entries(node, "devcontainer", kDevcontainerKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "devcontainer", keys_in("devcontainer"))) {
     if (key == "extensions") {
       m.devcontainer.extensions = r.string_list(v, "devcontainer.extensions");
       for (const auto& e : m.devcontainer.extensions)
@@ -392,22 +383,11 @@ void read_devcontainer(const Reader& r, const YAML::Node& node, Manifest& m, boo
 
 }  // namespace
 
-std::span<const std::string_view> top_level_keys() { return kTopKeys; }
+std::span<const std::string_view> top_level_keys() { return keys_in(""); }
 
 std::vector<std::string> known_keys() {
   std::vector<std::string> out;
-  const auto add = [&](std::string_view section, std::span<const std::string_view> keys) {
-    for (std::string_view k : keys)
-      out.push_back(section.empty() ? std::string(k) : std::string(section) + "." + std::string(k));
-  };
-  add("", kTopKeys);
-  add("cuda", kCudaKeys);
-  add("python", kPythonKeys);
-  add("user", kUserKeys);
-  add("context", kContextKeys);
-  add("devcontainer", kDevcontainerKeys);
-  for (const auto& [section, keys] : detail::jobs_keys()) add(section, keys);
-  add("outputs", detail::output_keys());
+  for (const KeyDoc& k : manifest_keys()) out.emplace_back(k.path);
   return out;
 }
 
@@ -440,7 +420,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
 
   bool has_schema = false, has_name = false, has_platforms = false, gpu_set = false;
   Location cuda_at;
-  for (const auto& [key, k, v] : r.entries(root, "the manifest", kTopKeys)) {
+  for (const auto& [key, k, v] : r.entries(root, "the manifest", keys_in(""))) {
     try {
       if (key == "envpin") {
         if (!v.IsScalar() || v.Scalar() != "1")
@@ -488,7 +468,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
       } else if (key == "user") {
         read_user(r, v, m);
       } else if (key == "context") {
-        for (const auto& [ckey, ck, cv] : r.entries(v, "context", kContextKeys))
+        for (const auto& [ckey, ck, cv] : r.entries(v, "context", keys_in("context")))
           if (ckey == "exclude")
             m.context_exclude = exclude_patterns(r, cv);
           else if (ckey == "allow_secrets")

@@ -3,6 +3,7 @@
 // paths kept out of system directories, outputs kept off files envpin must not write, and the
 // build context's patterns.
 #include "manifest/paths.hpp"
+#include "manifest/keys.hpp"
 
 #include <climits>
 
@@ -17,11 +18,7 @@ namespace {
 
 using diag::quote;
 
-constexpr std::string_view kOutputKeys[] = {"dockerfile", "devcontainer", "check_env", "dockerignore"};
-
 }  // namespace
-
-std::span<const std::string_view> output_keys() { return kOutputKeys; }
 
 // System directories a workdir or container mount point must not be (or be under, for the
 // second list): the image chowns the workdir to the user and the devcontainer and jobs mount
@@ -183,7 +180,7 @@ void check_reincludes(const Manifest& m) {
 }
 
 void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
-  for (const auto& [key, k, v] : r.entries(node, "outputs", kOutputKeys)) {
+  for (const auto& [key, k, v] : r.entries(node, "outputs", keys_in("outputs"))) {
     Located<std::string> p = r.project_path(v, "outputs." + key);
     check_path_chars(p, "outputs." + key);
     check_path_length(p, "outputs." + key, r.project_dir(), true);

@@ -50,10 +50,6 @@ void check_reincludes(const Manifest& m);
 // The jobs section into m.jobs (manifest/jobs.cpp).
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m);
 
-// The keys read_jobs and the outputs reader accept, by section ("jobs.slurm"), for known_keys().
-std::vector<std::pair<std::string_view, std::span<const std::string_view>>> jobs_keys();
-std::span<const std::string_view> output_keys();
-
 // The outputs section into m.outputs; every output checked against the others and against the
 // files envpin must not write.
 void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m);
