@@ -3,10 +3,8 @@
 // throws diag::Error at the value's location.
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "manifest/model.hpp"
