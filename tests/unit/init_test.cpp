@@ -413,9 +413,12 @@ TEST_F(Init, RequirementLinesAsPipReadsThem) {
                           "pip3 install torch==2.1.0 --index-url https://download.pytorch.org/whl/cu118\n"
                           "torch==1.12.1+cu116 torchvision==0.13.1+cu116\n"
                           "xformers==0.0.23 --index-url https://download.pytorch.org/whl/cu121\n"
-                          "numpy >= 1.26 ; python_version >= \"3.9\"\n"),
+                          "numpy >= 1.26 ; python_version >= \"3.9\"\n"
+                          "scipy==1.13.0 -U --no-deps\n"),
                     d);
-  ASSERT_EQ(d.refusals.size(), 2u);
+  ASSERT_EQ(d.refusals.size(), 3u);
+  EXPECT_EQ(d.refusals[2].message(), "pip has no option '-U' on a requirement line and refuses the file at it");
+  EXPECT_EQ(d.refusals[2].where()->line, 5);
   EXPECT_EQ(d.refusals[0].message(), "the line is a shell command, not a requirement: pip refuses the file at it");
   EXPECT_EQ(d.refusals[0].where()->line, 1);
   EXPECT_EQ(d.refusals[1].message(),

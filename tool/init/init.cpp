@@ -324,8 +324,49 @@ void detail::requirement_line(const std::string& raw, const fs::path& file, int 
   // Options after a requirement: --hash (envpin lock records hashes itself), the rest of pip's
   // per-requirement ones (envpin sets pip's options), and an index option, which pip ignores on a
   // requirement line.
-  if (const auto opt = text.find(" --"); opt != std::string::npos) {
+  std::size_t opt = std::string::npos;
+  for (std::size_t at = text.find(" -"); at != std::string::npos; at = text.find(" -", at + 1))
+    if (text.find(';') > at) {  // before a marker, whose values may hold " -"
+      opt = at;
+      break;
+    }
+  if (opt != std::string::npos) {
     const std::string options = trim(text.substr(opt));
+    // pip's requirement-file parser knows its file options and --hash, --global-option and
+    // --config-settings after a requirement; any other ("pkg -U -I --no-deps", kohya_ss's torch 1
+    // file) makes pip refuse the file (pip/_internal/req/req_file.py, SUPPORTED_OPTIONS and
+    // SUPPORTED_OPTIONS_REQ).
+    static constexpr std::string_view kKnown[] = {"-i",
+                                                  "--index-url",
+                                                  "--extra-index-url",
+                                                  "--no-index",
+                                                  "-c",
+                                                  "--constraint",
+                                                  "-r",
+                                                  "--requirement",
+                                                  "-e",
+                                                  "--editable",
+                                                  "-f",
+                                                  "--find-links",
+                                                  "--no-binary",
+                                                  "--only-binary",
+                                                  "--prefer-binary",
+                                                  "--require-hashes",
+                                                  "--pre",
+                                                  "--trusted-host",
+                                                  "--use-feature",
+                                                  "--global-option",
+                                                  "--hash",
+                                                  "--config-settings",
+                                                  "-C"};
+    std::istringstream words(options);
+    for (std::string w; words >> w;) {
+      if (!w.starts_with("-")) continue;  // an option's value
+      const std::string name = w.substr(0, w.find('='));
+      if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown))
+        throw Error("pip has no option " + quote_input(name) + " on a requirement line and refuses the file at it",
+                    here, "remove it (envpin's Dockerfile sets how pip installs)");
+    }
     const bool index = options.find("--index-url") != std::string::npos ||
                        options.find("--extra-index-url") != std::string::npos ||
                        options.find("--find-links") != std::string::npos;
