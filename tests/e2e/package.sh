@@ -39,7 +39,7 @@ for f in ./usr/bin/envpin ./usr/share/man/man1/envpin.1 ./usr/share/bash-complet
          ./usr/share/zsh/vendor-completions/_envpin ./usr/share/fish/vendor_completions.d/envpin.fish \
          ./usr/lib/cmake/EnvPin/EnvPinConfig.cmake ./usr/lib/cmake/EnvPin/EnvPin.cmake \
          ./usr/lib/cmake/EnvPin/smoke/envpin_smoke.cu ./usr/lib/cmake/EnvPin/smoke/envpin_smoke_sha256.h \
-         ./usr/share/doc/envpin/copyright; do
+         ./usr/share/doc/envpin/copyright ./usr/share/envpin/envpin.schema.json; do
   grep -qx -- "$f" "$T/contents" && pass || fail "the .deb lacks $f"
 done
 
