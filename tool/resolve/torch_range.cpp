@@ -61,10 +61,6 @@ bool clause(const std::vector<long>& v, std::string_view op, std::string_view ve
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // ">=1.20, <2" -> {(">=", "1.20"), ("<", "2")}
 std::vector<std::pair<std::string, std::string>> clauses_of(std::string_view spec) {
   std::vector<std::pair<std::string, std::string>> clauses;
@@ -91,18 +87,7 @@ bool version_satisfies(std::string_view version, std::string_view spec) {
 }
 
 bool minor_satisfies(std::string_view minor, std::string_view spec) {
-  std::vector<std::pair<std::string, std::string>> clauses;
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    const std::size_t end = std::min(spec.find(',', start), spec.size());
-    std::string c(spec.substr(start, end - start));
-    std::erase(c, ' ');
-    if (!c.empty()) {
-      const std::size_t at = c.find_first_not_of("=!<>~");
-      clauses.emplace_back(c.substr(0, at), at == std::string::npos ? "" : c.substr(at));
-    }
-    start = end + 1;
-  }
+  const auto clauses = clauses_of(spec);
   // The patches worth trying: 0, each patch a clause names in this minor and its neighbours,
   // and one past every patch ever released.
   const std::vector<long> m = numbers(minor);
