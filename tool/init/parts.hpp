@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// What envpin init's readers share (tool/init/init.cpp: requirements files, a working
-// environment, the draft; inputs.cpp: the inputs as files; conda.cpp, pyproject.cpp,
-// dockerfile.cpp: the other inputs). Internal to tool/init.
+// What envpin init's readers share (tool/init/init.cpp: requirements files and the draft;
+// environment.cpp: a working environment; inputs.cpp: the inputs as files; conda.cpp,
+// pyproject.cpp, dockerfile.cpp: the other inputs; system.cpp: --source system). Internal to
+// tool/init.
 #pragma once
 
 #include <filesystem>
