@@ -1016,6 +1016,27 @@ TEST_F(Init, ValuesWithACredentialAreRedacted) {
   }
 }
 
+// A conda CUDA version that is not dotted numbers is not shortened to a "minor": CI's
+// envpin_fuzz_init found "cudatoolkit=11.1git+https://<bytes>\x12u:pw@git..." cut before its
+// second dot and carried with the credential unredacted (the \x12 hid it from the redactor until
+// the draft escaped it). It is carried whole, redacted as shown, and the manifest refuses it.
+TEST_F(Init, CondaCudaVersionMustBeDottedNumbers) {
+  Draft d;
+  read_conda(
+      write("environment.yml", "dependencies:\n  - cudatoolkit=11.1git+https://\xff\xff\x12u:pw@git\xfe\xfe.com/x.y\n"),
+      d);
+  const std::string text = write_manifest(d, {"demo", {"A100"}, std::nullopt, ""});
+  EXPECT_EQ(secrets::redact(text), text) << text;
+  EXPECT_EQ(text.find("taken as"), std::string::npos) << text;
+  EXPECT_EQ(text.find("u:pw"), std::string::npos) << text;
+  EXPECT_THROW(manifest::parse(text, "envpin.yaml", dir_), diag::Error);
+  // A patch release still is one.
+  Draft patch;
+  read_conda(write("environment.yml", "dependencies:\n  - cudatoolkit=11.7.0\n"), patch);
+  ASSERT_TRUE(patch.cuda.has_value());
+  EXPECT_EQ(patch.cuda->value, "11.7");
+}
+
 TEST_F(Init, CondaChannelCredentialsAreRedacted) {
   const fs::path env = write("environment.yml",
                              "channels:\n"

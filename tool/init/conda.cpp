@@ -266,7 +266,10 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
       set_once(d.flavor, {"devel", from + ", which brings nvcc"}, "cuda.flavor");
     std::string v = version.starts_with("==") ? version.substr(2) : "";
     if (v.ends_with(".*")) v.resize(v.size() - 2);
-    if (const std::string minor = v.substr(0, v.find('.', v.find('.') + 1)); minor != v) {
+    // Only dotted numbers are shortened to their minor ("11.7.0"); anything else
+    // ("11.1git+https://...", envpin_fuzz_init) is carried whole, for the manifest to refuse it
+    // where it is.
+    if (const std::string minor = v.substr(0, v.find('.', v.find('.') + 1)); minor != v && is_dotted_release(v)) {
       note(d, from + ": CUDA " + quote_input(v) + " is taken as " + minor +
                   ": envpin builds on the newest nvidia/cuda image of that minor release");
       v = minor;

@@ -54,6 +54,18 @@ void note(Draft& d, const std::string& raw) {
   d.notes.push_back(std::move(text));
 }
 
+bool is_dotted_release(std::string_view v) {
+  if (v.empty() || v.size() > 32) return false;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = v.find('.', start);
+    const std::string_view part = v.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
 bool is_cuda_minor(std::string_view v) {
   const auto dot = v.find('.');
   const auto digits = [](std::string_view p) {
@@ -127,7 +139,11 @@ std::string index_url(const std::string& url, const std::string& from, Draft& d)
 void set_once(std::optional<Value>& slot, Value v, const std::string& what) {
   // A value is written into envpin.yaml as given: a credential in it ("cudatoolkit=11.1git+https://
   // u:pw@...", found by envpin_fuzz_init) is redacted there too; the manifest then refuses the
-  // value where it is, and the refusal shows no secret.
+  // value where it is, and the refusal shows no secret. A control byte can hide a credential from
+  // the redactor until the value is shown escaped ("https://\x12u:pw@..."): such a value is
+  // carried as shown, redacted.
+  if (const std::string shown = diag::printable(v.value); secrets::redact(shown) != shown)
+    v.value = secrets::redact(shown);
   v.value = secrets::redact(v.value);
   v.from = secrets::redact(v.from);
   if (slot && slot->value != v.value)

@@ -87,6 +87,8 @@ void requirement_line(const std::string& raw, const std::filesystem::path& file,
 
 // "11.3": digits, one dot, digits (what a conda CUDA package's version must be to name a line).
 bool is_cuda_minor(std::string_view v);
+// Dotted numbers only: "11", "11.7", "11.7.0".
+bool is_dotted_release(std::string_view v);
 
 // The readers' bodies; init.hpp's read_* call them and redact what they throw.
 void read_requirements_unredacted(const std::filesystem::path& file, Draft& d);
