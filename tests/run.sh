@@ -4,9 +4,21 @@
 # Real tools are required here (ENVPIN_REQUIRE_TOOLS=1): a missing one fails instead of skipping.
 set -eu
 cd "$(dirname "$0")/.."
+# Where the time goes, printed at the end (CI shows the tail of the output): each phase's seconds,
+# then the slowest tests of this run.
+phases=""
+phase_start=$(date +%s)
+phase() {
+  now=$(date +%s)
+  phases="$phases  $1: $((now - phase_start)) s
+"
+  phase_start=$now
+}
 sh .ci/install-deps
+phase "install-deps"
 cmake -S . -B build -G Ninja -DENVPIN_BUILD_TESTS=ON -DENVPIN_WARNINGS_AS_ERRORS=ON
 cmake --build build
+phase "build"
 # The CMake consumer tests build CUDA code with the machine's preinstalled nvcc
 # (../shared/reference/real-tools.md §8); CUDACXX from the caller wins.
 if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -14,6 +26,7 @@ if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX
 fi
 ENVPIN_REQUIRE_TOOLS=1 ctest --test-dir build --output-on-failure -j2
+phase "ctest -j2"
 
 # Hostile input once more, in a clang build with ASan+UBSan: the unit, golden and CLI tests (the
 # CLI tests run the sanitized binary), then the libFuzzer targets: the manifest over
@@ -23,6 +36,7 @@ ENVPIN_REQUIRE_TOOLS=1 ctest --test-dir build --output-on-failure -j2
 # way each run; pick another for a long run). New inputs go to scratch directories, not the corpus.
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DENVPIN_BUILD_TESTS=ON -DENVPIN_FUZZ=ON >/dev/null
 cmake --build build-asan --target envpin_tests envpin_fuzz_manifest envpin_fuzz_init envpin_fuzz_state
+phase "ASan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build-asan/tests/envpin_tests --gtest_brief=1
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -36,3 +50,7 @@ mkdir "$scratch/manifest" "$scratch/init" "$scratch/state"
 ./build-asan/envpin_fuzz_state -max_total_time="$(( ${ENVPIN_FUZZ_SECONDS:-60} / 4 ))" -seed="${ENVPIN_FUZZ_SEED:-1}" \
   -max_len=200000 -timeout=10 \
   -print_final_stats=1 "$scratch/state" tests/fuzz/state_corpus
+phase "ASan tests and fuzzers"
+printf 'tests/run.sh: every test passed. Seconds per phase:\n%s' "$phases"
+echo "The 12 slowest tests (seconds):"
+sort -k3 -g -r build/Testing/Temporary/CTestCostData.txt 2>/dev/null | awk 'NF == 3 && n++ < 12 { printf "  %-60s %7.1f\n", $1, $3 }'
