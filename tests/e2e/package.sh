@@ -10,7 +10,7 @@
 set -u
 BUILD=$(cd "$1" && pwd)
 . "$(dirname "$0")/lib.sh"
-need cpack dpkg-deb dpkg-shlibdeps dockerd docker docker-registry debootstrap curl /usr/bin/python3
+need cpack dpkg-deb dpkg-shlibdeps dockerd docker docker-registry debootstrap curl /usr/bin/python3 ajv
 need_root "dockerd and debootstrap" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-package.XXXXXX)
@@ -74,6 +74,9 @@ done
 envpin context -f /tmp/p/envpin.yaml -o /tmp/ctx.tar >/dev/null 2>&1 && echo "context: $(tar -tf /tmp/ctx.tar | grep -c .) entries"
 SLURM_JWT=not-a-token envpin jobs -f /in/example-jobs/envpin.yaml --rest http://127.0.0.1:9/ >/tmp/rest.out 2>&1 || true
 echo "rest: $(head -n 1 /tmp/rest.out)"
+mkdir /tmp/draft && printf 'numpy==1.26.4\n' >/tmp/draft/requirements.txt
+(cd /tmp/draft && envpin init >/dev/null 2>&1) && echo "init first line: $(head -n 1 /tmp/draft/envpin.yaml)"
+mkdir -p /out && cp /tmp/draft/envpin.yaml /out/draft.yaml && cp /usr/share/envpin/envpin.schema.json /out/
 test -f /usr/share/man/man1/envpin.1 && echo "man: yes"
 test -f /usr/share/bash-completion/completions/envpin && echo "bash completion: yes"
 cmake -S /in/consumer -B /tmp/c >/tmp/cmake.log 2>&1 || { cat /tmp/cmake.log; exit 1; }
@@ -83,7 +86,8 @@ EOF
 cp -R "$ROOT/examples/pytorch-resume" "$T/in/example-jobs"
 
 step "a clean bookworm container installs the .deb with apt"
-docker run --rm --network host -v "$T/in:/in:ro" "$IMAGE" sh /in/run.sh >"$T/out" 2>&1
+mkdir "$T/out.d"
+docker run --rm --network host -v "$T/in:/in:ro" -v "$T/out.d:/out" "$IMAGE" sh /in/run.sh >"$T/out" 2>&1
 rc=$?
 sed 's/^/    | /' "$T/out"
 [ $rc = 0 ] && pass || fail "the container's script exited $rc"
@@ -92,6 +96,16 @@ expect "version: envpin $(sed -n 's/^project(envpin VERSION \([0-9.]*\).*/\1/p' 
 for f in Dockerfile .dockerignore .devcontainer/devcontainer.json .envpin/check_env.sh; do expect "same: $f"; done
 grep -q '^context: [1-9][0-9]* entries$' "$T/out" && pass || fail "envpin context (libarchive) in the container"
 grep -q "^rest: envpin: error: .*127.0.0.1:9.*Couldn't connect to server" "$T/out" && pass || fail "libcurl did not load in the container (its own 'Couldn't connect' never came)"
+# envpin init names the installed schema for editors (yaml-language-server), and its draft
+# validates against it (ajv, as e2e.artifacts checks the examples).
+expect "init first line: # yaml-language-server: \$schema=/usr/share/envpin/envpin.schema.json"
+python3 -c 'import json, sys, yaml; json.dump(yaml.load(open(sys.argv[1]), Loader=yaml.BaseLoader), open(sys.argv[2], "w"))' \
+  "$T/out.d/draft.yaml" "$T/draft.json"
+if out=$("$TOOLS/ajv" validate --spec=draft2020 --strict=false -s "$T/out.d/envpin.schema.json" -d "$T/draft.json" 2>&1); then
+  pass
+else
+  fail "init's draft against the installed schema: $out"
+fi
 expect "man: yes"
 expect "bash completion: yes"
 expect "-- consumer: archs 80-real;90 with /usr/lib/cmake/EnvPin"

@@ -1016,6 +1016,20 @@ TEST_F(Init, ValuesWithACredentialAreRedacted) {
   }
 }
 
+// Options::schema (the installed JSON Schema, set by the CLI) is the draft's first line, the
+// yaml-language-server modeline editors read; without it there is no such line.
+TEST_F(Init, TheSchemaLineComesFirstWhenThereIsOne) {
+  Draft d;
+  read_requirements(write("requirements.txt", "numpy==1.26.4\n"), d);
+  Options with{"demo", {}, std::nullopt, ""};
+  with.schema = "/usr/share/envpin/envpin.schema.json";
+  const std::string text = write_manifest(d, with);
+  EXPECT_TRUE(text.starts_with("# yaml-language-server: $schema=/usr/share/envpin/envpin.schema.json\n# Written by"))
+      << text;
+  EXPECT_NO_THROW(manifest::parse(text, "envpin.yaml", dir_));
+  EXPECT_TRUE(write_manifest(d, {"demo", {}, std::nullopt, ""}).starts_with("# Written by"));
+}
+
 // A conda CUDA version that is not dotted numbers is not shortened to a "minor": CI's
 // envpin_fuzz_init found "cudatoolkit=11.1git+https://<bytes>\x12u:pw@git..." cut before its
 // second dot and carried with the credential unredacted (the \x12 hid it from the redactor until

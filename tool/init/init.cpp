@@ -749,6 +749,7 @@ std::string comment(const std::string& from) { return "  # " + secrets::redact(d
 
 std::string write_manifest(const Draft& d, const Options& o) {
   std::ostringstream y;
+  if (!o.schema.empty()) y << "# yaml-language-server: $schema=" << o.schema << "\n";
   y << "# Written by `envpin init`";
   if (!d.sources.empty()) {
     y << " from";

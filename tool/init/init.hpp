@@ -153,6 +153,9 @@ struct Options {
   std::optional<std::string> driver;
   std::string gpus_from;       // where gpus and driver came from when not --gpu/--driver ("--probe: ...")
   bool system_python = false;  // --source system: python.source: system
+  // The installed JSON Schema of envpin.yaml: a "# yaml-language-server: $schema=" first line, so
+  // editors complete and validate the draft. Empty: no such line.
+  std::string schema;
 };
 
 // The manifest text: every inferred value with its origin as a YAML comment.
