@@ -81,9 +81,10 @@ TEST_F(CudaCli, ManifestWithoutCuda) {
   write("envpin.yaml", "envpin: 1\nname: x\n");
   const Result r = run("cuda");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err,
-            "envpin: error: envpin.yaml: envpin.yaml has no cuda section\n"
-            "envpin: hint: add one (see README, \"cuda\"), or pass --gpu/--cuda to ask without a manifest\n");
+  EXPECT_EQ(
+      r.err,
+      "envpin: error: envpin.yaml: envpin.yaml has no cuda section\n"
+      "envpin: hint: add one (see the cuda.* keys in docs/manifest-guide.md), or pass --gpu/--cuda to ask without a manifest\n");
 }
 
 // A refusal with --json: the same object on stdout, with the error where the decision would be.

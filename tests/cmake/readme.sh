@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The README's CMake layouts, built as the README writes them: each ```cmake block after a
+# The manual's CMake layouts (docs/cmake.md), built as written there: each ```cmake block after a
 # "<!-- readme.sh: NAME -->" line becomes a project's CMakeLists.txt beside the pytorch-train
 # example's manifest and committed .envpin/envpin.cmake, a kernels.cu and a main.cpp; it must
 # configure with the fleet's arch list and build its own targets with nvcc.
@@ -23,9 +23,17 @@ awk -v dir="$T" '
   name != "" && /^```cmake$/ { out = dir "/" name "/CMakeLists.txt"; system("mkdir -p " dir "/" name); next }
   out != "" && /^```$/ { close(out); out = ""; name = ""; next }
   out != "" { print > out }
-' "$ROOT/README.md"
+' "$ROOT/docs/cmake.md"
+# The README's manifest (```yaml) passes `envpin validate` as written.
+awk '/^```yaml$/ { f = 1; next } /^```$/ { f = 0 } f' "$ROOT/README.md" > "$T/readme-envpin.yaml"
+if [ -s "$T/readme-envpin.yaml" ] && out=$("$BUILD/envpin" validate -f "$T/readme-envpin.yaml" 2>&1); then
+  pass
+else
+  fail "README.md's envpin.yaml: ${out:-no yaml block}"
+fi
+rm -f "$T/readme-envpin.yaml"
 layouts=$(cd "$T" && ls)
-[ "$(echo "$layouts" | wc -w)" = 3 ] && pass || fail "expected 3 layouts in README.md, found: $layouts"
+[ "$(echo "$layouts" | wc -w)" = 3 ] && pass || fail "expected 3 layouts in docs/cmake.md, found: $layouts"
 
 cmake --install "$BUILD" --prefix "$T/prefix" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
 for layout in $layouts; do

@@ -113,7 +113,7 @@ resolve::CudaRequest build_request(const CudaOptions& given, const manifest::Man
 
 int cuda_decide(const CudaOptions& o, Streams& io);
 
-// With --json, stdout always holds one object of the same shape (README, "envpin cuda --json"):
+// With --json, stdout always holds one object of the same shape (docs/commands.md, "envpin cuda --json"):
 // a refusal is {"decision": null, "machine": null, "error": {...}} there, and the usual lines on
 // stderr, exit 1.
 int cuda(const CudaOptions& o, Streams& io) {
@@ -140,8 +140,9 @@ int cuda_decide(const CudaOptions& o, Streams& io) {
   const std::string manifest_file = o.manifest.empty() ? "envpin.yaml" : o.manifest;
   if (!o.manifest.empty() || (!flags_given && !o.probe)) m = manifest::load(manifest_file);
   if (m && !m->cuda)
-    throw diag::Error(m->file + " has no cuda section", diag::Location{m->file, 0, 0},
-                      "add one (see README, \"cuda\"), or pass --gpu/--cuda to ask without a manifest");
+    throw diag::Error(
+        m->file + " has no cuda section", diag::Location{m->file, 0, 0},
+        "add one (see the cuda.* keys in docs/manifest-guide.md), or pass --gpu/--cuda to ask without a manifest");
 
   std::optional<probe::GpuProbe> machine;
   CudaOptions effective = o;

@@ -551,7 +551,7 @@ const char* const kContract =
     "an exact resume needs all of the program's state in the checkpoint: model, optimizer, LR scheduler, AMP "
     "scaler, step/epoch, the data position (sampler or loader state) and the RNG states of Python, NumPy, torch and "
     "CUDA (envpin_ckpt.rng_state() collects them), restored before the next step, without re-seeding after the "
-    "load; see \"Checkpoint contract\" in envpin's README";
+    "load; see \"Checkpoint contract\" in envpin's docs/jobs.md";
 
 std::string list_names(const std::vector<std::string>& names) {
   std::string s;

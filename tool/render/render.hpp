@@ -44,7 +44,7 @@ std::vector<Copied> dockerfile_inputs(const manifest::Manifest& m, const resolve
 std::string job_image(const manifest::Manifest& m, const Artifact& dockerfile, const std::vector<Copied>& copied);
 
 // .envpin/generated.json: the sha256 of each of `artifacts`, by path. generate replaces a file
-// only when its bytes are what this record says envpin wrote (see README, "Security model").
+// only when its bytes are what this record says envpin wrote (see docs/security.md).
 Artifact generated_record(const manifest::Manifest& m, const std::vector<Artifact>& artifacts);
 
 // All artifacts of `envpin generate`, the record included, sorted by path.

@@ -22,7 +22,7 @@ struct ReportOptions {
 // Options from the environment (ENVPIN_OS_RELEASE as check_env uses it).
 ReportOptions options_from_environment();
 
-// The report as JSON (schema envpin.report/1, documented in README). With a manifest, the
+// The report as JSON (schema envpin.report/1, documented in docs/lock.md). With a manifest, the
 // config layer covers its env, secrets (set/unset only), paths and lock.
 nlohmann::json collect(const manifest::Manifest* m, const ReportOptions& options);
 
