@@ -112,6 +112,46 @@ TEST_F(LockCli, EveryByteMutationOfTheLockPairIsDetected) {
   EXPECT_EQ(run("verify").code, 1);
 }
 
+// One rule decides whether a lock counts (workflow::lock_state): verify, generate, the jobs'
+// pinned check and check agree on each edit. Before the rule was written once, generate and the
+// jobs took a lock whose text envpin would never write (a reformatted entry) while verify refused it.
+TEST_F(LockCli, EveryCommandJudgesTheLockByOneRule) {
+  write_locked();
+  const std::string lock_text = *io::read_file(dir_ / "envpin.lock");
+  const std::string req_text = *io::read_file(dir_ / "requirements.lock");
+  struct Case {
+    const char* what;
+    std::string lock, requirements, manifest;
+    int verify;  // 0 intact, 1 refused, 2 stale
+  };
+  std::string reformatted = lock_text;
+  reformatted.replace(reformatted.find("size = 136460"), 13, "size =  136460");
+  std::string value = lock_text;
+  value.replace(value.find("size = 136460"), 13, "size = 136461");
+  std::string more_apt = kManifest;
+  more_apt.replace(more_apt.find("python3-venv]"), 13, "python3-venv, curl]");
+  const std::vector<Case> cases = {
+      {"intact", lock_text, req_text, kManifest, 0},
+      {"a reformatted entry", reformatted, req_text, kManifest, 1},
+      {"an edited value", value, req_text, kManifest, 1},
+      {"requirements.lock with one more wheel", lock_text,
+       req_text + "evil==1.0 --hash=sha256:" + std::string(64, '0') + "\n", kManifest, 1},
+      {"a manifest changed since", lock_text, req_text, more_apt, 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    write("envpin.lock", c.lock);
+    write("requirements.lock", c.requirements);
+    write("envpin.yaml", c.manifest);
+    EXPECT_EQ(run("verify").code, c.verify);
+    const Result g = run("generate --dry-run");
+    EXPECT_EQ(g.code, c.verify == 0 ? 0 : 1) << g.err;
+    const Result k = run("check --json");
+    const bool lock_refused = k.out.find("\"STALE\"") != std::string::npos;
+    EXPECT_EQ(lock_refused, c.verify != 0) << k.out;
+  }
+}
+
 // A registry that accepts the connection and never answers (was ~8 minutes of retries).
 TEST_F(LockCli, UnresponsiveRegistryFailsWithinTheTimeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -12,7 +12,6 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
-#include "cli/project.hpp"
 #include "diag/text.hpp"
 #include "init/init.hpp"
 #include "io/atomic_file.hpp"
@@ -21,6 +20,7 @@
 #include "probe/gpu_probe.hpp"
 #include "resolve/environment.hpp"
 #include "secrets/rules.hpp"
+#include "workflow/project.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -93,7 +93,7 @@ void report_refusals(const init::Draft& d, Streams& io) {
 int draft(const InitOptions& o, Streams& io) {
   const fs::path out(o.output);
   const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  const ProjectLock project_lock(dir, &io.err);  // one writer of the project at a time
+  const workflow::ProjectLock project_lock(dir, &io.err);  // one writer of the project at a time
   std::error_code ec;
   if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
     throw Error(out.generic_string() + " already exists", std::nullopt,

@@ -22,7 +22,6 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_command.hpp"
-#include "cli/project.hpp"
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "io/process.hpp"
@@ -30,6 +29,7 @@
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 #include "jobs/slurm_rest.hpp"
+#include "workflow/project.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -43,8 +43,8 @@ int run_job(const JobOptions& o, Streams& io) {
   if (o.command.empty())
     throw Error("no command to run", std::nullopt, "put it after '--': envpin run -- python train.py --epochs 10");
   {
-    const ProjectLock project_lock(p.m.project_dir, &io.err);  // no generate or lock midway through the check
-    require_pinned(p);
+    const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);  // no generate or lock midway through the check
+    workflow::require_pinned(p);
   }
   std::vector<std::string> args;
   if (!o.job_id.empty()) args.insert(args.end(), {"--job-id", o.job_id});
@@ -71,8 +71,8 @@ int resume_job(const JobOptions& o, Streams& io) {
             "); resuming it would run it again over its final checkpoint",
         std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
   {
-    const ProjectLock project_lock(p.m.project_dir, &io.err);
-    require_pinned(p);
+    const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);
+    workflow::require_pinned(p);
   }
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
   if (o.detach) args.push_back("--detach");
@@ -264,8 +264,8 @@ int submit_job(const JobOptions& o, Streams& io) {
   if (o.command.empty())
     throw Error("no command to submit", std::nullopt, "put it after '--': envpin submit -- python train.py");
   {
-    const ProjectLock project_lock(p.m.project_dir, &io.err);
-    require_pinned(p);
+    const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);
+    workflow::require_pinned(p);
   }
   if (!o.job_id.empty() && !o.resume && fs::exists(p.logs / (o.job_id + ".status")))
     throw Error("job id '" + o.job_id + "' is already in use", std::nullopt,
@@ -292,7 +292,7 @@ int submit_job(const JobOptions& o, Streams& io) {
   }
   io.out << "submitted slurm job " << slurm_id << " as envpin job "
          << (o.job_id.empty() ? p.m.name.value + "-slurm-" + slurm_id : o.job_id) << "; output in "
-         << shown_path(p.m.project_dir, p.m.jobs->logs.value).generic_string() << "/\n";
+         << workflow::shown_path(p.m.project_dir, p.m.jobs->logs.value).generic_string() << "/\n";
   return kOk;
 }
 

@@ -9,13 +9,13 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
-#include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
 #include "manifest/load.hpp"
 #include "net/http.hpp"
 #include "resolve/environment.hpp"
 #include "resolve/pins.hpp"
+#include "workflow/project.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -39,7 +39,7 @@ int lock(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   // One writer of the lock pair at a time (held through resolution: what is written is what
   // this run read).
-  const ProjectLock project_lock(lock_path(m, o.lock).parent_path(), &io.err);
+  const workflow::ProjectLock project_lock(lock_path(m, o.lock).parent_path(), &io.err);
   const resolve::Environment env = resolve::resolve(m);
   for (const auto& w : env.warnings) io.err << diag::paint_diagnostic(io.err_term, w);
   resolve::ResolveOptions ro;
@@ -68,7 +68,7 @@ int lock(const LockOptions& o, Streams& io) {
   // is finished by the next envpin command through the journal).
   std::vector<io::PendingFile> files = {{path, lock::to_toml(l), false}};
   if (!l.python.empty()) files.push_back({path.parent_path() / "requirements.lock", lock::requirements_lock(l), false});
-  io::write_all_atomic(files, commit_journal(path.parent_path()));
+  io::write_all_atomic(files, workflow::commit_journal(path.parent_path()));
   if (o.json) {
     io.out << lock::to_json(l) << "\n";
     return kOk;
@@ -79,52 +79,37 @@ int lock(const LockOptions& o, Streams& io) {
   return kOk;
 }
 
-// The table header and name of the entry that holds `line` (1-based) of a lock text.
-std::string entry_at(const std::string& text, int line) {
-  std::istringstream lines(text);
-  std::string l, header = "the top of the file", name;
-  for (int n = 1; std::getline(lines, l) && n <= line; ++n) {
-    if (l.starts_with("[")) {
-      header = l;
-      name.clear();
-    } else if ((l.starts_with("name = ") || l.starts_with("path = ")) && header.starts_with("[[")) {
-      name = l.substr(7);
-    }
-  }
-  return header + (name.empty() ? "" : " " + name);
-}
-
 int verify(const LockOptions& o, Streams& io) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const fs::path path = lock_path(m, o.lock);
-  recover_commit(path.parent_path());
+  workflow::recover_commit(path.parent_path());
   const std::string shown = path.lexically_normal().generic_string();
-  const auto text = io::read_file(path);
-  if (!text) throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");
-  const lock::Lock l = lock::parse(*text, shown);
-  const std::string canonical = lock::to_toml(l);
-  if (canonical != *text) {
-    std::istringstream a(*text), b(canonical);
-    std::string la, lb;
-    int line = 1;
-    while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
-    throw diag::Error("not as envpin wrote it: " + entry_at(*text, line) + " was edited",
-                      diag::Location{shown, line, 1},
-                      "restore it from version control, or run 'envpin lock' to rewrite it");
+  workflow::LockState state = workflow::lock_state(m, path);
+  using Kind = workflow::LockState::Kind;
+  switch (state.kind) {
+    case Kind::absent:
+      throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");
+    case Kind::unreadable:
+      lock::parse(*io::read_file(path), shown);  // throws its located error
+      break;
+    case Kind::edited:
+    case Kind::digest:
+      throw diag::Error(state.problem, diag::Location{shown, state.line, state.line ? 1 : 0},
+                        "restore it from version control, or run 'envpin lock' to rewrite it");
+    case Kind::requirements:
+      throw diag::Error(
+          state.problem,
+          diag::Location{(path.parent_path() / "requirements.lock").lexically_normal().generic_string(), 0, 0},
+          "run 'envpin lock' to write both again, or restore them from version control");
+    case Kind::stale:
+      io.err << diag::paint_diagnostic(io.err_term,
+                                       diag::format(diag::Error(shown + " is stale: " + state.problem, std::nullopt,
+                                                                "run 'envpin lock --manifest " + m.file + "'")));
+      return 2;
+    case Kind::ok:
+      break;
   }
-  const std::string digest = lock::compute_lock_digest(l);
-  if (digest != l.lock_digest)
-    throw diag::Error("content does not match its lock-digest (" + l.lock_digest + " recorded, " + digest +
-                          " computed): a value was edited after envpin wrote it",
-                      diag::Location{shown, 0, 0},
-                      "restore it from version control, or run 'envpin lock' to rewrite it");
-  check_requirements_lock(l, path);
-  if (l.inputs_digest != lock::inputs_digest(m)) {
-    io.err << diag::paint_diagnostic(
-        io.err_term, diag::format(diag::Error(shown + " is stale: " + m.file + " changed after it was locked",
-                                              std::nullopt, "run 'envpin lock --manifest " + m.file + "'")));
-    return 2;
-  }
+  const lock::Lock& l = *state.lock;
   io.out << shown << ": ok (" << (l.image ? 1 : 0) + l.apt.size() + l.python.size() + l.files.size() << " pins, "
          << l.lock_digest << ")\n";
   return kOk;

@@ -6,7 +6,6 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
-#include "cli/project.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_input.hpp"
@@ -15,6 +14,7 @@
 #include "report/diff.hpp"
 #include "report/report.hpp"
 #include "sync/remote.hpp"
+#include "workflow/project.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -33,7 +33,7 @@ int report_cmd(const ReportOptions& o, Streams& io) {
   const std::string file = o.manifest.empty() ? "envpin.yaml" : o.manifest;
   if (!o.manifest.empty() || fs::exists(file)) m = manifest::load(file);
   nlohmann::json r = report::collect(m ? &*m : nullptr, report::options_from_environment());
-  if (o.smoke) r["smoke"] = report::run_smoke(smoke_options(m ? &*m : nullptr));
+  if (o.smoke) r["smoke"] = report::run_smoke(workflow::smoke_options(m ? &*m : nullptr));
   const std::string text = o.json || !o.output.empty() ? r.dump(2) + "\n" : report::format(r);
   if (!o.output.empty()) {
     io::write_atomic(o.output, text, false);

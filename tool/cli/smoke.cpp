@@ -6,10 +6,10 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
-#include "cli/project.hpp"
 #include "io/atomic_file.hpp"
 #include "manifest/load.hpp"
 #include "report/smoke.hpp"
+#include "workflow/project.hpp"
 
 namespace envpin::cli {
 
@@ -31,7 +31,7 @@ int smoke_cmd(const SmokeArgs& a, Streams& io) {
   std::optional<manifest::Manifest> m;
   const std::string file = a.manifest.empty() ? "envpin.yaml" : a.manifest;
   if (!a.manifest.empty() || fs::exists(file)) m = manifest::load(file);
-  report::SmokeOptions o = smoke_options(m ? &*m : nullptr);
+  report::SmokeOptions o = workflow::smoke_options(m ? &*m : nullptr);
   if (!a.kernel.empty()) {
     o.kernel = a.kernel;
     o.run_kernel = true;

@@ -13,15 +13,24 @@
 #include "manifest/model.hpp"
 #include "report/smoke.hpp"
 
-namespace envpin::cli {
+namespace envpin::workflow {
 
-// envpin.lock next to the manifest (or `given`), when there is one. Throws when it is stale
-// (the manifest changed after locking) or does not match its own lock-digest.
+// What a lock file is worth, by the one rule every command applies (generate, the jobs' pinned
+// check, `verify`, `check`): it parses, its text is what envpin writes for it, its content has its
+// lock-digest, requirements.lock beside it is its wheels, and the manifest has not changed since.
+// The first that fails is the kind.
+struct LockState {
+  enum class Kind { absent, unreadable, edited, digest, requirements, stale, ok };
+  Kind kind = Kind::absent;
+  std::optional<lock::Lock> lock;  // every kind from `edited` on
+  std::string problem;             // what failed, in words ("" for ok and absent)
+  int line = 0;                    // edited: the first line that differs
+};
+LockState lock_state(const manifest::Manifest& m, const std::filesystem::path& path);
+
+// envpin.lock next to the manifest (or `given`), when there is one. Throws unless lock_state
+// calls it ok.
 std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given);
-
-// Throws unless requirements.lock beside `lock_path` is exactly what `l` gives (pip installs
-// from it; lock-digest covers it through that derivation).
-void check_requirements_lock(const lock::Lock& l, const std::filesystem::path& lock_path);
 
 // The journal of a multi-file write in `dir` (generate's artifacts, the lock pair): see
 // io::write_all_atomic.
@@ -57,4 +66,4 @@ std::filesystem::path shown_path(const std::filesystem::path& root, const std::s
 // kernel with a cuda section, .envpin/smoke.py with torch (diag::Error when it is missing).
 report::SmokeOptions smoke_options(const manifest::Manifest* m);
 
-}  // namespace envpin::cli
+}  // namespace envpin::workflow

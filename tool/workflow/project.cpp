@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/project.hpp"
+#include "workflow/project.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -21,8 +21,9 @@
 #include "render/render.hpp"
 #include "report/smoke.hpp"
 #include "resolve/environment.hpp"
+#include "workflow/generate.hpp"
 
-namespace envpin::cli {
+namespace envpin::workflow {
 
 using diag::Error;
 using diag::Location;
@@ -129,44 +130,106 @@ fs::path shown_path(const fs::path& root, const std::string& rel) {
   return (root == "." ? fs::path(rel) : root / rel).lexically_normal();
 }
 
+namespace {
+
+// The table header and name of the entry that holds `line` (1-based) of a lock text.
+std::string entry_at(const std::string& text, int line) {
+  std::istringstream lines(text);
+  std::string l, header = "the top of the file", name;
+  for (int n = 1; std::getline(lines, l) && n <= line; ++n) {
+    if (l.starts_with("[")) {
+      header = l;
+      name.clear();
+    } else if ((l.starts_with("name = ") || l.starts_with("path = ")) && header.starts_with("[[")) {
+      name = l.substr(7);
+    }
+  }
+  return header + (name.empty() ? "" : " " + name);
+}
+
+}  // namespace
+
+LockState lock_state(const manifest::Manifest& m, const fs::path& path) {
+  LockState s;
+  const auto text = io::read_file(path);
+  if (!text) return s;
+  const std::string shown = path.lexically_normal().generic_string();
+  try {
+    s.lock = lock::parse(*text, shown);
+  } catch (const Error& e) {
+    s.kind = LockState::Kind::unreadable;
+    s.problem = e.message();
+    if (e.where()) s.line = e.where()->line;
+    return s;
+  }
+  const lock::Lock& l = *s.lock;
+  if (const std::string canonical = lock::to_toml(l); canonical != *text) {
+    std::istringstream a(*text), b(canonical);
+    std::string la, lb;
+    int line = 1;
+    while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+    s.kind = LockState::Kind::edited;
+    s.line = line;
+    s.problem = "not as envpin wrote it: " + entry_at(*text, line) + " was edited";
+  } else if (const std::string digest = lock::compute_lock_digest(l); digest != l.lock_digest) {
+    s.kind = LockState::Kind::digest;
+    s.problem = "content does not match its lock-digest (" + l.lock_digest + " recorded, " + digest +
+                " computed): a value was edited after envpin wrote it";
+  } else if (std::string problem =
+                 lock::requirements_lock_problem(l, io::read_file(path.parent_path() / "requirements.lock"));
+             !problem.empty()) {
+    s.kind = LockState::Kind::requirements;
+    s.problem = std::move(problem) + " (pip installs from it)";
+  } else if (l.inputs_digest != lock::inputs_digest(m)) {
+    s.kind = LockState::Kind::stale;
+    s.problem = m.file + " changed after it was locked";
+  } else {
+    s.kind = LockState::Kind::ok;
+  }
+  return s;
+}
+
 // envpin.lock next to the manifest, when there is one; it must belong to this manifest.
 std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::string& given) {
   const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
   recover_commit(path.parent_path());
-  const auto text = io::read_file(path);
   const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
-  if (!text && !given.empty())
-    throw diag::Error("cannot read the lock " + given, diag::Location{given, 0, 0}, "run 'envpin lock' to create it");
-  if (!text) return std::nullopt;
-  lock::Lock l = lock::parse(*text, shown);
-  if (l.inputs_digest != lock::inputs_digest(m))
-    throw diag::Error(shown + " is stale: " + m.file + " changed after it was locked", diag::Location{shown, 0, 0},
-                      "run 'envpin lock --manifest " + m.file + "' first");
-  if (lock::compute_lock_digest(l) != l.lock_digest)
-    throw diag::Error(shown + " does not match its lock-digest", diag::Location{shown, 0, 0},
-                      "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
-  check_requirements_lock(l, path);
-  resolve::check_locked_python(m, l);
-  return l;
-}
-
-void check_requirements_lock(const lock::Lock& l, const fs::path& lock_path) {
-  // pip installs from requirements.lock: it must be exactly the lock's wheels.
-  const fs::path req = lock_path.parent_path() / "requirements.lock";
-  if (const std::string problem = lock::requirements_lock_problem(l, io::read_file(req)); !problem.empty())
-    throw diag::Error(problem + " (pip installs from it)",
-                      diag::Location{req.lexically_normal().generic_string(), 0, 0},
-                      "run 'envpin lock' to write both again, or restore them from version control");
+  LockState s = lock_state(m, path);
+  using Kind = LockState::Kind;
+  switch (s.kind) {
+    case Kind::absent:
+      if (!given.empty())
+        throw Error("cannot read the lock " + given, Location{given, 0, 0}, "run 'envpin lock' to create it");
+      return std::nullopt;
+    case Kind::unreadable:
+      lock::parse(*io::read_file(path), shown);  // throws its located error
+      break;
+    case Kind::edited:
+    case Kind::digest:
+      throw Error(shown + " does not match what envpin wrote: " + s.problem, Location{shown, s.line, s.line ? 1 : 0},
+                  "run 'envpin verify' to see what changed, or 'envpin lock' to rewrite it");
+    case Kind::requirements: {
+      const fs::path req = path.parent_path() / "requirements.lock";
+      throw Error(s.problem, Location{req.lexically_normal().generic_string(), 0, 0},
+                  "run 'envpin lock' to write both again, or restore them from version control");
+    }
+    case Kind::stale:
+      throw Error(shown + " is stale: " + s.problem, Location{shown, 0, 0},
+                  "run 'envpin lock --manifest " + m.file + "' first");
+    case Kind::ok:
+      break;
+  }
+  resolve::check_locked_python(m, *s.lock);
+  return std::move(s.lock);
 }
 
 void require_pinned(const jobs::Project& p) {
   const manifest::Manifest& m = p.m;
-  resolve::Environment env = resolve::resolve(m);
-  env.lock = load_lock(m, "");
-  if (!env.lock)
+  const Plan pinned = plan(m);
+  if (!pinned.env.lock)
     throw Error("there is no envpin.lock beside " + m.file + ": jobs run the pinned image", Location{m.file, 0, 0},
                 "run 'envpin lock', then 'envpin generate'");
-  for (const render::Artifact& a : render::render_all(m, env)) {
+  for (const render::Artifact& a : pinned.artifacts) {
     const auto current = io::read_file(m.project_dir / a.path);
     if (!current || *current != a.bytes)
       throw Error(shown_path(m.project_dir, a.path).generic_string() + " is " + (current ? "out of date" : "missing") +
@@ -189,4 +252,4 @@ report::SmokeOptions smoke_options(const manifest::Manifest* m) {
   return o;
 }
 
-}  // namespace envpin::cli
+}  // namespace envpin::workflow

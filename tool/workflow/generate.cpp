@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workflow/generate.hpp"
+
+#include <algorithm>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "io/atomic_file.hpp"
+#include "io/ownership.hpp"
+#include "manifest/load.hpp"
+#include "workflow/project.hpp"
+
+namespace envpin::workflow {
+
+namespace fs = std::filesystem;
+
+Plan plan(const manifest::Manifest& m, const std::string& lock) {
+  Plan p;
+  p.env = resolve::resolve(m);
+  resolve::Environment& env = p.env;
+  env.lock = load_lock(m, lock);
+  if (env.lock && !env.uv_image.empty() && (!env.lock->uv_image || env.lock->uv_image->requested != env.uv_image))
+    env.warnings.push_back(diag::format_warning(
+        "envpin.lock does not pin the uv image " + env.uv_image +
+            " (another envpin wrote it): the Dockerfile names it by tag; run 'envpin lock' to pin it by digest",
+        std::nullopt));
+  if (env.lock && env.cuda && (!env.lock->devel_image || env.lock->devel_image->requested != env.cuda->devel_image))
+    env.warnings.push_back(diag::format_warning(
+        "envpin.lock does not pin the devel image " + env.cuda->devel_image +
+            " (an older envpin wrote it): the Dockerfile's smoke stage names it by tag; run 'envpin lock' to pin it "
+            "by digest",
+        std::nullopt));
+  p.artifacts = render::render_all(m, env);
+  return p;
+}
+
+Generated generate(const GenerateRequest& o, std::ostream& waiting) {
+  const manifest::Manifest m = manifest::load(o.manifest);
+  const fs::path root = o.output_dir.empty() ? m.project_dir : fs::path(o.output_dir);
+  // Read and written by one envpin at a time: the lock beside the manifest and every artifact.
+  const ProjectLock project_lock(m.project_dir, &waiting);
+  const ProjectLock output_lock(root, &waiting);
+  const Plan p = plan(m, o.lock);
+  Generated out;
+  out.manifest = m.file;
+  out.warnings = p.env.warnings;
+  const fs::path journal = commit_journal(root);
+  // A generate that was killed after its commit point is finished first (in every mode: the
+  // set on disk is then entirely the new one, as that run decided).
+  io::recover_commit(journal);
+
+  std::vector<const render::Artifact*> changed;
+  for (const auto& a : p.artifacts) {
+    const fs::path path = root / a.path;
+    const auto current = io::read_file(path);
+    const bool differs = !current || *current != a.bytes || io::is_executable(path) != a.executable;
+    if (differs) changed.push_back(&a);
+    out.files.push_back({shown_path(root, a.path), differs});
+  }
+  if (o.check) return out;
+
+  // envpin replaces only its own files (see io::foreign_files).
+  std::vector<std::string> changed_paths;
+  for (const auto* a : changed)
+    if (a->path != m.outputs.record.value) changed_paths.push_back(a->path);
+  const std::vector<std::string> foreign =
+      io::foreign_files(root, changed_paths, root / m.outputs.record.value, o.force);
+  if (!foreign.empty()) {
+    const std::string first = shown_path(root, foreign.front()).generic_string();
+    throw diag::Error(
+        diag::quote(first) + " was not written by envpin, or was edited since" +
+            (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : std::string()) +
+            "; nothing was written",
+        diag::Location{first, 0, 0},
+        // A project's own Dockerfile (the usual case after `envpin init` read it): the key that
+        // moves envpin's.
+        first == m.outputs.dockerfile.value
+            ? "rename your " + first + ", or set outputs.dockerfile in " + m.file +
+                  " to write envpin's elsewhere (e.g. 'outputs: {dockerfile: Dockerfile.envpin}'), or pass --force "
+                  "to replace it"
+            : "move your file away (or set outputs in " + m.file + "), or pass --force to replace it");
+  }
+  std::vector<io::PendingFile> writes;
+  for (const auto* a : changed) writes.push_back({root / a->path, a->bytes, a->executable});
+  // All or nothing: every changed artifact is replaced, or none is.
+  if (!o.dry_run && !writes.empty()) {
+    io::write_all_atomic(writes, journal);
+    out.written = true;
+  }
+  return out;
+}
+
+}  // namespace envpin::workflow
