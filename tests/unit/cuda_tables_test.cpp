@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "io/atomic_file.hpp"
 #include "resolve/cuda_tables.hpp"
 #include "resolve/torch_fit.hpp"
 
@@ -49,6 +50,22 @@ TEST(CudaTables, MinorCompatFloors) {
   }
   EXPECT_EQ(minor_compat_floor(12), "525.60.13");
   EXPECT_EQ(minor_compat_floor(10), "");
+}
+
+// The floors live twice: here, and in cmake/EnvPin.cmake's check of a local nvcc, which runs in
+// the consuming project's CMake without envpin. The module's values are this table's.
+TEST(CudaTables, TheCMakeModuleHasTheSameMinorCompatFloors) {
+  const auto module = io::read_file(std::string(ENVPIN_SOURCE_DIR) + "/cmake/EnvPin.cmake");
+  ASSERT_TRUE(module);
+  for (const MinorCompat& row : minor_compat_floors()) {
+    const std::string line = "set(needs_" + std::to_string(row.major) + " \"";
+    const auto at = module->find(line);
+    ASSERT_NE(at, std::string::npos) << line;
+    const auto start = at + line.size();
+    const std::string value = module->substr(start, module->find('"', start) - start);
+    // The module compares with VERSION_LESS: "580" there is 580.0.0 here.
+    EXPECT_EQ(*parse_driver(value), *parse_driver(row.min_driver)) << "needs_" << row.major;
+  }
 }
 
 TEST(CudaTables, DriverVersions) {
