@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden tests: tests/golden/cases/<case>/ holds envpin.yaml (and any file it names, and an
 // envpin.lock for a locked case); its expected/ folder holds the exact artifacts (and for a lock
-// with wheels, requirements.lock). ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
+// with wheels, requirements.lock), a script's library (templates/lib/) named by one line in
+// place of its text. ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -64,6 +65,32 @@ resolve::Environment environment(const fs::path& dir, const manifest::Manifest& 
   return env;
 }
 
+// A generated script holds its library (templates/lib/NAME) between these markers, byte for byte.
+// The cases keep the values and the calls around it; the library itself is checked once here
+// against its source, so a change to the library changes no case.
+constexpr std::string_view kLibraryStart = "# --- envpin ";
+constexpr std::string_view kLibraryFrom = " library: templates/lib/";
+constexpr std::string_view kLibraryEnd = "# --- end of the library ---\n";
+
+std::string without_library(const std::string& path, const std::string& text) {
+  const auto start = text.find(kLibraryStart);
+  if (start == std::string::npos) return text;
+  const auto from = text.find(kLibraryFrom, start);
+  const auto eol = text.find('\n', start);
+  if (from == std::string::npos || eol == std::string::npos || from > eol) return text;
+  const std::string name = text.substr(from + kLibraryFrom.size(), text.find(',', from) - from - kLibraryFrom.size());
+  const auto end = text.find(kLibraryEnd, eol);
+  if (end == std::string::npos) {
+    ADD_FAILURE() << path << ": the library " << name << " has no end marker";
+    return text;
+  }
+  const auto source = io::read_file(fs::path(ENVPIN_SOURCE_DIR) / "templates" / "lib" / name);
+  EXPECT_TRUE(source) << name;
+  EXPECT_TRUE(source && text.compare(eol + 1, end - eol - 1, *source) == 0)
+      << path << ": the library between the markers is not templates/lib/" << name << " byte for byte";
+  return text.substr(0, eol + 1) + "# (templates/lib/" + name + ")\n" + text.substr(end);
+}
+
 // What `generate` writes, plus requirements.lock for a lock with wheels (what pip installs).
 std::vector<render::Artifact> outputs(const manifest::Manifest& m, const resolve::Environment& env) {
   std::vector<render::Artifact> out = render::render_all(m, env);
@@ -90,7 +117,8 @@ TEST_P(Golden, ArtifactsMatchByteForByte) {
   if (const char* update = std::getenv("ENVPIN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
     fs::remove_all(expected_dir);
     for (const auto& a : artifacts)
-      if (!smoke_sources.contains(a.path)) io::write_atomic(expected_dir / a.path, a.bytes, a.executable);
+      if (!smoke_sources.contains(a.path))
+        io::write_atomic(expected_dir / a.path, without_library(a.path, a.bytes), a.executable);
     GTEST_SKIP() << "rewrote " << expected_dir;
   }
 
@@ -101,7 +129,7 @@ TEST_P(Golden, ArtifactsMatchByteForByte) {
     expected[path] = *bytes;
   }
   std::map<std::string, std::string> actual;
-  for (const auto& a : artifacts) actual[a.path] = a.bytes;
+  for (const auto& a : artifacts) actual[a.path] = without_library(a.path, a.bytes);
   std::vector<std::string> want_paths, got_paths;
   for (const auto& [p, _] : expected) want_paths.push_back(p);
   for (const auto& [p, _] : actual) got_paths.push_back(p);

@@ -59,7 +59,7 @@ namespace {
 TEST(Pep440, BothImplementationsAgreeWithTheSharedCases) {
   const std::filesystem::path root(ENVPIN_SOURCE_DIR);
   const std::string cases = *io::read_file(root / "tests/data/pep440_cases.tsv");
-  const std::string tmpl = *io::read_file(root / "templates/check_env.sh.mustache");
+  const std::string tmpl = *io::read_file(root / "templates/lib/check_env.sh");
   const auto begin = tmpl.find("pep440_awk='");
   ASSERT_NE(begin, std::string::npos);
   const auto end = tmpl.find('\'', begin + 12);

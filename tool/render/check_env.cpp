@@ -191,7 +191,8 @@ Artifact check_env(const manifest::Manifest& m, const resolve::Environment& env)
   d.flag("smoke_framework", has_torch(m));
   d.code("kernel_path", Code::sh(kKernelSmokeInImage));
   d.code("framework_path", Code::sh(kFrameworkSmokeInImage));
-  d.flag("needs_satisfies", has_packages || env.cuda.has_value());
+  d.code("framework_on_gpu", Code::number(env.cuda.has_value() ? 1 : 0));
+  d.code("library", Code::embedded("check_env.sh"));
   return {m.outputs.check_env.value, render_template("check_env.sh.mustache", d), true};
 }
 

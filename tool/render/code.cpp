@@ -3,10 +3,13 @@
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "render/templates.hpp"
 
 namespace envpin::render {
 
 Code Code::sh(std::string_view value) { return Code(sh_quote(value)); }
+
+Code Code::embedded(std::string_view name) { return Code(std::string(template_text(name))); }
 
 Code Code::sh_words(const std::vector<std::string>& values) {
   std::string out;

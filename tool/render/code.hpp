@@ -49,6 +49,10 @@ class Code {
   // a control character throws diag::Error ("internal: ...").
   static Code pattern_line(std::string_view line);
 
+  // One of envpin's own files embedded at build time (templates/lib/), byte for byte: envpin's
+  // source, never a runtime value.
+  static Code embedded(std::string_view name);
+
   Code operator+(const Code& other) const { return Code(text_ + other.text_); }
   const std::string& text() const { return text_; }
 

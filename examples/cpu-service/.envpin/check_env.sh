@@ -11,7 +11,28 @@
 # (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
 # default where the image has them).
 
+# The library defines every check; this manifest calls those it needs.
+# shellcheck disable=SC2317
+# The manifest's values; the library below checks them.
 manifest_sha256='f63947ff870af9d147f9baea407e36aa17ba211450b9dbb60164e27a279021be'
+manifest_default='envpin.yaml'
+platform_hint='build and run the image for linux/amd64'
+lock_digest=
+
+# No cuda section: no GPU values.
+CUDA_TOOLKIT=
+forward_compat=0
+require_off=0
+gpu_table=
+
+# --- envpin check_env library: templates/lib/check_env.sh, byte for byte ---
+# shellcheck shell=sh
+# shellcheck disable=SC2154  # the values block before it sets manifest_sha256, gpu_table, ...
+# envpin's check_env library (templates/lib/check_env.sh), copied byte for byte into every
+# generated check_env.sh after the values block that sets manifest_sha256, manifest_default,
+# platform_hint, lock_digest, CUDA_TOOLKIT, forward_compat, require_off and gpu_table. Functions
+# only, besides the counters: the generated script's last lines call them with the manifest's
+# values. tests/sh/check_env_test.sh tests them one by one (shunit2).
 
 status=0
 n_ok=0
@@ -20,21 +41,29 @@ n_skip=0
 quiet=0
 smoke=0
 require_gpu=0
+allow_no_gpu=0
+apt_want=''
+want=''
+versions=''
 
 usage() {
   sed -n '2,13s/^# \{0,1\}//p' "$0"
 }
 
-for arg in "$@"; do
-  case $arg in
-    -q|--quiet) quiet=1 ;;
-    --allow-no-gpu) : no GPU checks here ;;
-    --smoke) smoke=1 ;;
-    --require-gpu) require_gpu=1 ;;
-    -h|--help) usage; exit 0 ;;
-    *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
-  esac
-done
+# The script's options: sets quiet, allow_no_gpu, smoke, require_gpu; exits 0 after --help and
+# 64 on an unknown option.
+parse_options() {
+  for arg in "$@"; do
+    case $arg in
+      -q|--quiet) quiet=1 ;;
+      --allow-no-gpu) allow_no_gpu=1 ;;
+      --smoke) smoke=1 ;;
+      --require-gpu) require_gpu=1 ;;
+      -h|--help) usage; exit 0 ;;
+      *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
+    esac
+  done
+}
 
 # Every line quotes what programs and files said (a smoke program's summary, a version): each
 # control character, C1 control and bidirectional control in it is written as \xNN or \uNNNN
@@ -148,9 +177,13 @@ pep440_awk='
       }
       return 1
     }'
+# Succeeds when version $1 satisfies the specifiers in $2.
+satisfies() {
+  awk -v version="$1" -v spec="$2" "$pep440_awk"' BEGIN { exit !satisfies(version, spec) }'
+}
 
 check_manifest() {
-  manifest=${ENVPIN_MANIFEST:-'envpin.yaml'}
+  manifest=${ENVPIN_MANIFEST:-$manifest_default}
   if [ ! -f "$manifest" ]; then
     skip manifest "no $manifest here to compare with"
     return
@@ -167,6 +200,58 @@ check_manifest() {
     status=$((status | 2))
     line STALE manifest "$manifest changed after this script was generated; fix: run 'envpin generate'"
   fi
+}
+
+check_lock() {
+  lock=${ENVPIN_LOCK:-envpin.lock}
+  if [ ! -f "$lock" ]; then
+    skip lock "no $lock here to compare with"
+    return
+  fi
+  found=$(sed -n 's/^lock-digest = "\(.*\)"$/\1/p' "$lock")
+  if [ "$found" = "$lock_digest" ]; then
+    ok lock "$lock is the one these pins came from"
+  else
+    n_mismatch=$((n_mismatch + 1))
+    status=$((status | 2))
+    line STALE lock "$lock changed after this script was generated; fix: run 'envpin generate'"
+  fi
+}
+
+# $1: package; $2: the exact version, or "" for any installed version. Collected here, checked
+# by check_apt against one dpkg-query of every installed package (a query per package made
+# 346 pinned packages take 6 s).
+want_apt() {
+  apt_want="$apt_want$1|$2
+"
+}
+
+check_apt() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    unchecked apt "dpkg-query is not installed"
+    return
+  fi
+  verdicts=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' 2>/dev/null | ENVPIN_WANT=$apt_want awk '
+    $1 == "ii" { found[$2] = $3 }
+    END {
+      n = split(ENVIRON["ENVPIN_WANT"], wanted, "\n")
+      for (i = 1; i <= n; i++) {
+        if (wanted[i] == "") continue
+        split(wanted[i], f, "|")
+        v = (f[1] in found) ? found[f[1]] : "-"
+        verdict = v == "-" ? "missing" : (f[2] == "" || v == f[2]) ? "ok" : "bad"
+        print verdict "|" f[1] "|" f[2] "|" v
+      }
+    }')
+  while IFS='|' read -r verdict name want found; do
+    case $verdict in
+      missing) mismatch "apt.$name" "${want:-installed}" "not installed" "rebuild the image from the generated Dockerfile" ;;
+      ok) ok "apt.$name" "$found" ;;
+      bad) mismatch "apt.$name" "$want" "$found" "rebuild the image from the generated Dockerfile" ;;
+    esac
+  done <<EOF
+$verdicts
+EOF
 }
 
 os_field() {
@@ -196,7 +281,135 @@ check_arch() {
       return
     fi
   done
-  mismatch system.arch "$*" "$found" 'build and run the image for linux/amd64'
+  mismatch system.arch "$*" "$found" "$platform_hint"
+}
+
+check_cuda_toolkit() {
+  if [ -z "${CUDA_VERSION:-}" ]; then
+    skip cuda.toolkit "CUDA_VERSION is not set (not an nvidia/cuda image)"
+  elif [ "$CUDA_VERSION" = "$1" ]; then
+    ok cuda.toolkit "$CUDA_VERSION"
+  else
+    mismatch cuda.toolkit "$1" "$CUDA_VERSION" "rebuild the image from the generated Dockerfile"
+  fi
+}
+
+# How a GPU of capability $1 ("8.9") runs this image's kernels: SASS of the same major at or
+# below its minor, else PTX at or below it (JIT). $2: SASS capabilities; $3: PTX capability.
+# Prints the answer; fails when there is no kernel image for this GPU.
+kernel_for() {
+  want=$(printf '%s' "$1" | tr -d .)
+  for have in $2; do
+    h=$(printf '%s' "$have" | tr -d .)
+    if [ $((h / 10)) -eq $((want / 10)) ] && [ "$h" -le "$want" ]; then
+      printf 'SASS sm_%s' "$h"
+      return 0
+    fi
+  done
+  p=$(printf '%s' "$3" | tr -d .)
+  if [ -n "$p" ] && [ "$p" -le "$want" ]; then
+    printf 'PTX compute_%s, compiled by the driver at first use' "$p"
+    return 0
+  fi
+  return 1
+}
+
+# The compute capability of a GPU named $1 as nvidia-smi prints it, from envpin's product table
+# (the same one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
+# Prints nothing for a name the table does not know.
+gpu_capability() {
+  printf '%s\n' "$gpu_table" | awk -F'|' -v name="$1" '
+    BEGIN {
+      n = tolower(name); gsub(/[^a-z0-9]+/, " ", n); sub(/^ +/, "", n); sub(/ +$/, "", n)
+      if (index(n, "nvidia ") == 1) n = substr(n, 8)
+      if (index(n, "geforce ") == 1) n = substr(n, 9)
+      if (index(n, "tesla ") == 1) n = substr(n, 7)
+      whole = n; gsub(/ /, "", whole)
+    }
+    {
+      w = $1; c = w; gsub(/ /, "", c)
+      if (c == whole) exact = $2
+      if (length(w) > best_len && index(n, w) == 1 && substr(n, length(w) + 1, 1) !~ /[0-9]/) { best = $2; best_len = length(w) }
+    }
+    END { print (exact != "" ? exact : best) }'
+}
+
+# $1: the fleet's driver floor ("" for none); $2: the driver CUDA $CUDA_TOOLKIT ships with;
+# $3: the minor-version compatibility floor; $4: the fleet's compute capabilities;
+# $5: capabilities with SASS in the image; $6: the PTX capability.
+check_gpus() {
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    if [ "$allow_no_gpu" = 1 ]; then
+      skip gpu "nvidia-smi not found; GPU checks skipped (--allow-no-gpu)"
+    else
+      unchecked gpu "nvidia-smi not found (no NVIDIA driver, or the container was started without --gpus)"
+    fi
+    return
+  fi
+  # Only fields every supported driver reports (R470 has no compute_cap).
+  if ! gpus=$(nvidia-smi --query-gpu=driver_version,name --format=csv,noheader 2>&1); then
+    unchecked gpu "nvidia-smi failed: $(printf '%s' "$gpus" | head -n 1)"
+    return
+  fi
+  count=$(printf '%s\n' "$gpus" | grep -c .)
+  if [ "$count" -eq 0 ]; then
+    if [ "$allow_no_gpu" = 1 ]; then
+      skip gpu.count "no GPU visible (--allow-no-gpu)"
+    else
+      mismatch gpu.count "at least 1 GPU" "0" "start the container with --gpus all"
+    fi
+    return
+  fi
+  ok gpu.count "$count GPU(s) visible"
+  driver=$(printf '%s\n' "$gpus" | awk -F', *' 'NR == 1 { print $1 }')
+  if [ -n "$1" ] && ! satisfies "$driver" ">=$1"; then
+    mismatch gpu.driver ">= $1 (cuda.driver)" "$driver" "upgrade the NVIDIA driver on this host, or lower cuda.driver"
+  elif satisfies "$driver" ">=$2"; then
+    ok gpu.driver "$driver (>= $2, runs CUDA $CUDA_TOOLKIT fully)"
+  elif [ -n "$3" ] && satisfies "$driver" ">=$3"; then
+    ok gpu.driver "$driver (< $2: CUDA $CUDA_TOOLKIT through minor-version compatibility, no PTX JIT)"
+  elif [ "$forward_compat" = 1 ]; then
+    ok gpu.driver "$driver (< $3: CUDA $CUDA_TOOLKIT through forward compatibility, cuda.forward_compat)"
+  else
+    mismatch gpu.driver ">= $2 (>= $3 with minor-version compatibility)" "$driver" "upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
+  fi
+  # cuda.require_check: off let the container start past the image's NVIDIA_REQUIRE_CUDA: only a
+  # CUDA program shows that CUDA runs on this driver. With --smoke the smoke kernel's line is that
+  # check (this line vouches for nothing, so it is no "ok"); without, it is not checked.
+  if [ "$require_off" = 1 ] && ! satisfies "$driver" ">=$2"; then
+    if [ "$smoke" = 1 ]; then
+      skip gpu.start_gate "NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped the image's start gate on driver $driver: smoke.kernel below is the check"
+    else
+      unchecked gpu.start_gate "NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped the image's start gate on driver $driver: run check_env --smoke to show that CUDA runs"
+    fi
+  fi
+  index=0
+  while IFS=, read -r _ name; do
+    name=$(printf '%s' "$name" | sed 's/^ *//')
+    cc=$(gpu_capability "$name")
+    # A GPU newer than the table: the driver knows its capability (R510 and newer).
+    [ -n "$cc" ] || cc=$(nvidia-smi -i "$index" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' ')
+    case $cc in
+      [0-9]*.[0-9]) ;;
+      *)
+        unchecked "gpu.$index.arch" "'$name' is not in envpin's GPU table and this driver does not report its compute capability"
+        index=$((index + 1))
+        continue ;;
+    esac
+    case " $4 " in
+      *" $cc "*) ok "gpu.$index.arch" "$name, compute capability $cc" ;;
+      *)
+        if how=$(kernel_for "$cc" "$5" "$6"); then
+          ok "gpu.$index.arch" "$name, compute capability $cc, not in cuda.gpus; runs $how"
+        else
+          mismatch "gpu.$index.arch" "one of $4" "$cc ($name), which no kernel in the image runs (CUDA error 209)" "add '$cc' to cuda.gpus and rebuild"
+        fi
+        ;;
+    esac
+    index=$((index + 1))
+  done <<GPUS
+$gpus
+GPUS
 }
 
 python_cmd() {
@@ -500,6 +713,71 @@ check_secret() {
   fi
 }
 
+check_path() {
+  if [ -e "$2" ]; then
+    ok "path.$1" "$2 exists"
+  else
+    mismatch "path.$1" "$2 to exist" "nothing there" "mount or create $2"
+  fi
+}
+
+# --smoke: envpin's smoke programs, where the generated Dockerfile put them. Each prints a
+# "smoke: PASS|SKIP|FAIL: ..." line (the kernel on stdout, the framework smoke on stderr).
+smoke_summary() {
+  printf '%s\n' "$1" | sed -n 's/^smoke: [A-Z]*: //p' | tail -n 1
+}
+# $1: where the image has envpin-smoke (ENVPIN_SMOKE_KERNEL wins).
+check_smoke_kernel() {
+  kernel=${ENVPIN_SMOKE_KERNEL:-$1}
+  if [ ! -x "$kernel" ]; then
+    unchecked smoke.kernel "$kernel not found (the Dockerfile's smoke stage builds it into the image)"
+  else
+    if [ "$require_gpu" = 1 ]; then out=$("$kernel" --require-gpu 2>&1); else out=$("$kernel" 2>&1); fi
+    rc=$?
+    summary=$(smoke_summary "$out")
+    # A pass is the GPU's integer digest equal to the CPU's, checked here too.
+    gpu_sha=$(printf '%s\n' "$out" | sed -n 's/.*"gpu_sha256":"\([0-9a-f]*\)".*/\1/p' | tail -n 1)
+    cpu_sha=$(printf '%s\n' "$out" | sed -n 's/.*"cpu_sha256":"\([0-9a-f]*\)".*/\1/p' | tail -n 1)
+    case $rc in
+      0)
+        if [ -n "$gpu_sha" ] && [ "$gpu_sha" = "$cpu_sha" ]; then
+          ok smoke.kernel "$summary"
+        else
+          mismatch smoke.kernel "the GPU's integer digest equal to the CPU's" "GPU '$gpu_sha', CPU '$cpu_sha'" "rebuild the image (its envpin-smoke is not envpin's program)"
+        fi ;;
+      125) skip smoke.kernel "$summary" ;;
+      *) mismatch smoke.kernel "the CUDA kernels to run and match the CPU" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
+    esac
+  fi
+}
+
+# $1: where the image has smoke.py (ENVPIN_SMOKE_PY wins); $2: 1 when the image is a CUDA one,
+# so a GPU this machine shows must be the one torch computes on.
+check_smoke_framework() {
+  script=${ENVPIN_SMOKE_PY:-$1}
+  if [ ! -f "$script" ]; then
+    unchecked smoke.framework "$script not found (the generated Dockerfile copies it into the image)"
+  else
+    # A GPU this machine shows must be the one torch computes on: a torch that cannot reach it fails.
+    device=auto
+    if [ "$require_gpu" = 1 ]; then
+      device=cuda
+    elif [ "$2" = 1 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+      device=cuda
+    fi
+    out=$("${ENVPIN_PYTHON:-python3}" "$script" --device "$device" 2>&1 >/dev/null)
+    rc=$?
+    summary=$(smoke_summary "$out")
+    [ -n "$summary" ] || summary=$(printf '%s\n' "$out" | tail -n 1)
+    case $rc in
+      0) ok smoke.framework "$summary" ;;
+      *) mismatch smoke.framework "a forward and backward pass on $device" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
+    esac
+  fi
+}
+# --- end of the library ---
+
+parse_options "$@"
 check_manifest
 
 check_os 'debian' '12'

@@ -11,7 +11,129 @@
 # (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
 # default where the image has them).
 
+# The library defines every check; this manifest calls those it needs.
+# shellcheck disable=SC2317
+# The manifest's values; the library below checks them.
 manifest_sha256='a57d69acdecea54ce0d5ed018bcf379b7c73122a81bcd272e0e6f529e4c64c37'
+manifest_default='envpin.yaml'
+platform_hint='build and run the image for linux/amd64'
+lock_digest=
+CUDA_TOOLKIT='12.4.1'
+forward_compat=0
+require_off=0
+# The compute capability of each GPU name nvidia-smi prints, from envpin's product table (the same
+# one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
+gpu_table='gb10|12.1
+dgx spark|12.1
+rtx pro 6000|12.0
+rtx pro 5000|12.0
+rtx pro 4500|12.0
+rtx pro 4000|12.0
+rtx pro 2000|12.0
+rtx 5090|12.0
+rtx 5080|12.0
+rtx 5070 ti|12.0
+rtx 5070|12.0
+rtx 5060 ti|12.0
+rtx 5060|12.0
+rtx 5050|12.0
+jetson t5000|11.0
+jetson t4000|11.0
+thor|11.0
+gb300|10.3
+b300|10.3
+gb200|10.0
+b200|10.0
+gh200|9.0
+h200|9.0
+h100|9.0
+h20|9.0
+h800|9.0
+l40s|8.9
+l40|8.9
+l4|8.9
+l20|8.9
+rtx 6000 ada|8.9
+rtx 5000 ada|8.9
+rtx 4500 ada|8.9
+rtx 4000 ada|8.9
+rtx 2000 ada|8.9
+rtx 4090|8.9
+rtx 4080|8.9
+rtx 4070 ti|8.9
+rtx 4070|8.9
+rtx 4060 ti|8.9
+rtx 4060|8.9
+rtx 4050|8.9
+jetson agx orin|8.7
+jetson orin nx|8.7
+jetson orin nano|8.7
+jetson orin|8.7
+orin|8.7
+a40|8.6
+a10g|8.6
+a10|8.6
+a16|8.6
+a2|8.6
+rtx a6000|8.6
+rtx a5000|8.6
+rtx a4000|8.6
+rtx a3000|8.6
+rtx a2000|8.6
+rtx 3090|8.6
+rtx 3080|8.6
+rtx 3070|8.6
+rtx 3060|8.6
+rtx 3050|8.6
+a100|8.0
+a30|8.0
+a800|8.0
+t4|7.5
+quadro rtx 8000|7.5
+quadro rtx 6000|7.5
+quadro rtx 5000|7.5
+quadro rtx 4000|7.5
+t1000|7.5
+t600|7.5
+t400|7.5
+rtx 2080 ti|7.5
+rtx 2080|7.5
+rtx 2070|7.5
+rtx 2060|7.5
+gtx 1660|7.5
+gtx 1650|7.5
+jetson agx xavier|7.2
+jetson xavier nx|7.2
+v100|7.0
+quadro gv100|7.0
+titan v|7.0
+jetson tx2|6.2
+p40|6.1
+p4|6.1
+titan xp|6.1
+gtx 1080 ti|6.1
+gtx 1080|6.1
+gtx 1070|6.1
+gtx 1060|6.1
+gtx 1050|6.1
+p100|6.0
+quadro gp100|6.0
+jetson nano|5.3
+m60|5.2
+m40|5.2
+gtx 980|5.2
+gtx 970|5.2
+k80|3.7
+k40|3.5'
+
+# --- envpin check_env library: templates/lib/check_env.sh, byte for byte ---
+# shellcheck shell=sh
+# shellcheck disable=SC2154  # the values block before it sets manifest_sha256, gpu_table, ...
+# envpin's check_env library (templates/lib/check_env.sh), copied byte for byte into every
+# generated check_env.sh after the values block that sets manifest_sha256, manifest_default,
+# platform_hint, lock_digest, CUDA_TOOLKIT, forward_compat, require_off and gpu_table. Functions
+# only, besides the counters: the generated script's last lines call them with the manifest's
+# values. tests/sh/check_env_test.sh tests them one by one (shunit2).
 
 status=0
 n_ok=0
@@ -21,24 +143,28 @@ quiet=0
 smoke=0
 require_gpu=0
 allow_no_gpu=0
-CUDA_TOOLKIT='12.4.1'
-forward_compat=0
-require_off=0
+apt_want=''
+want=''
+versions=''
 
 usage() {
   sed -n '2,13s/^# \{0,1\}//p' "$0"
 }
 
-for arg in "$@"; do
-  case $arg in
-    -q|--quiet) quiet=1 ;;
-    --allow-no-gpu) allow_no_gpu=1 ;;
-    --smoke) smoke=1 ;;
-    --require-gpu) require_gpu=1 ;;
-    -h|--help) usage; exit 0 ;;
-    *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
-  esac
-done
+# The script's options: sets quiet, allow_no_gpu, smoke, require_gpu; exits 0 after --help and
+# 64 on an unknown option.
+parse_options() {
+  for arg in "$@"; do
+    case $arg in
+      -q|--quiet) quiet=1 ;;
+      --allow-no-gpu) allow_no_gpu=1 ;;
+      --smoke) smoke=1 ;;
+      --require-gpu) require_gpu=1 ;;
+      -h|--help) usage; exit 0 ;;
+      *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
+    esac
+  done
+}
 
 # Every line quotes what programs and files said (a smoke program's summary, a version): each
 # control character, C1 control and bidirectional control in it is written as \xNN or \uNNNN
@@ -158,7 +284,7 @@ satisfies() {
 }
 
 check_manifest() {
-  manifest=${ENVPIN_MANIFEST:-'envpin.yaml'}
+  manifest=${ENVPIN_MANIFEST:-$manifest_default}
   if [ ! -f "$manifest" ]; then
     skip manifest "no $manifest here to compare with"
     return
@@ -174,6 +300,22 @@ check_manifest() {
     n_mismatch=$((n_mismatch + 1))
     status=$((status | 2))
     line STALE manifest "$manifest changed after this script was generated; fix: run 'envpin generate'"
+  fi
+}
+
+check_lock() {
+  lock=${ENVPIN_LOCK:-envpin.lock}
+  if [ ! -f "$lock" ]; then
+    skip lock "no $lock here to compare with"
+    return
+  fi
+  found=$(sed -n 's/^lock-digest = "\(.*\)"$/\1/p' "$lock")
+  if [ "$found" = "$lock_digest" ]; then
+    ok lock "$lock is the one these pins came from"
+  else
+    n_mismatch=$((n_mismatch + 1))
+    status=$((status | 2))
+    line STALE lock "$lock changed after this script was generated; fix: run 'envpin generate'"
   fi
 }
 
@@ -240,7 +382,7 @@ check_arch() {
       return
     fi
   done
-  mismatch system.arch "$*" "$found" 'build and run the image for linux/amd64'
+  mismatch system.arch "$*" "$found" "$platform_hint"
 }
 
 check_cuda_toolkit() {
@@ -276,108 +418,6 @@ kernel_for() {
 # The compute capability of a GPU named $1 as nvidia-smi prints it, from envpin's product table
 # (the same one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
 # Prints nothing for a name the table does not know.
-gpu_table='gb10|12.1
-dgx spark|12.1
-rtx pro 6000|12.0
-rtx pro 5000|12.0
-rtx pro 4500|12.0
-rtx pro 4000|12.0
-rtx pro 2000|12.0
-rtx 5090|12.0
-rtx 5080|12.0
-rtx 5070 ti|12.0
-rtx 5070|12.0
-rtx 5060 ti|12.0
-rtx 5060|12.0
-rtx 5050|12.0
-jetson t5000|11.0
-jetson t4000|11.0
-thor|11.0
-gb300|10.3
-b300|10.3
-gb200|10.0
-b200|10.0
-gh200|9.0
-h200|9.0
-h100|9.0
-h20|9.0
-h800|9.0
-l40s|8.9
-l40|8.9
-l4|8.9
-l20|8.9
-rtx 6000 ada|8.9
-rtx 5000 ada|8.9
-rtx 4500 ada|8.9
-rtx 4000 ada|8.9
-rtx 2000 ada|8.9
-rtx 4090|8.9
-rtx 4080|8.9
-rtx 4070 ti|8.9
-rtx 4070|8.9
-rtx 4060 ti|8.9
-rtx 4060|8.9
-rtx 4050|8.9
-jetson agx orin|8.7
-jetson orin nx|8.7
-jetson orin nano|8.7
-jetson orin|8.7
-orin|8.7
-a40|8.6
-a10g|8.6
-a10|8.6
-a16|8.6
-a2|8.6
-rtx a6000|8.6
-rtx a5000|8.6
-rtx a4000|8.6
-rtx a3000|8.6
-rtx a2000|8.6
-rtx 3090|8.6
-rtx 3080|8.6
-rtx 3070|8.6
-rtx 3060|8.6
-rtx 3050|8.6
-a100|8.0
-a30|8.0
-a800|8.0
-t4|7.5
-quadro rtx 8000|7.5
-quadro rtx 6000|7.5
-quadro rtx 5000|7.5
-quadro rtx 4000|7.5
-t1000|7.5
-t600|7.5
-t400|7.5
-rtx 2080 ti|7.5
-rtx 2080|7.5
-rtx 2070|7.5
-rtx 2060|7.5
-gtx 1660|7.5
-gtx 1650|7.5
-jetson agx xavier|7.2
-jetson xavier nx|7.2
-v100|7.0
-quadro gv100|7.0
-titan v|7.0
-jetson tx2|6.2
-p40|6.1
-p4|6.1
-titan xp|6.1
-gtx 1080 ti|6.1
-gtx 1080|6.1
-gtx 1070|6.1
-gtx 1060|6.1
-gtx 1050|6.1
-p100|6.0
-quadro gp100|6.0
-jetson nano|5.3
-m60|5.2
-m40|5.2
-gtx 980|5.2
-gtx 970|5.2
-k80|3.7
-k40|3.5'
 gpu_capability() {
   printf '%s\n' "$gpu_table" | awk -F'|' -v name="$1" '
     BEGIN {
@@ -787,8 +827,9 @@ check_path() {
 smoke_summary() {
   printf '%s\n' "$1" | sed -n 's/^smoke: [A-Z]*: //p' | tail -n 1
 }
-check_smoke() {
-  kernel=${ENVPIN_SMOKE_KERNEL:-'/usr/local/bin/envpin-smoke'}
+# $1: where the image has envpin-smoke (ENVPIN_SMOKE_KERNEL wins).
+check_smoke_kernel() {
+  kernel=${ENVPIN_SMOKE_KERNEL:-$1}
   if [ ! -x "$kernel" ]; then
     unchecked smoke.kernel "$kernel not found (the Dockerfile's smoke stage builds it into the image)"
   else
@@ -809,7 +850,12 @@ check_smoke() {
       *) mismatch smoke.kernel "the CUDA kernels to run and match the CPU" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
     esac
   fi
-  script=${ENVPIN_SMOKE_PY:-'/usr/local/share/envpin/smoke.py'}
+}
+
+# $1: where the image has smoke.py (ENVPIN_SMOKE_PY wins); $2: 1 when the image is a CUDA one,
+# so a GPU this machine shows must be the one torch computes on.
+check_smoke_framework() {
+  script=${ENVPIN_SMOKE_PY:-$1}
   if [ ! -f "$script" ]; then
     unchecked smoke.framework "$script not found (the generated Dockerfile copies it into the image)"
   else
@@ -817,7 +863,7 @@ check_smoke() {
     device=auto
     if [ "$require_gpu" = 1 ]; then
       device=cuda
-    elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    elif [ "$2" = 1 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
       device=cuda
     fi
     out=$("${ENVPIN_PYTHON:-python3}" "$script" --device "$device" 2>&1 >/dev/null)
@@ -830,7 +876,9 @@ check_smoke() {
     esac
   fi
 }
+# --- end of the library ---
 
+parse_options "$@"
 check_manifest
 
 check_os 'ubuntu' '22.04'
@@ -854,7 +902,10 @@ check_env_var DATA_DIR '/workspace/data'
 check_env_var PYTHONUNBUFFERED '1'
 check_secret WANDB_API_KEY
 check_path 'data' "${DATA_DIR:-/workspace/data}"
-[ "$smoke" = 0 ] || check_smoke
+if [ "$smoke" = 1 ]; then
+  check_smoke_kernel '/usr/local/bin/envpin-smoke'
+  check_smoke_framework '/usr/local/share/envpin/smoke.py' 1
+fi
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
 exit "$status"

@@ -11,235 +11,18 @@
 # (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
 # default where the image has them).
 
+# The library defines every check; this manifest calls those it needs.
+# shellcheck disable=SC2317
+# The manifest's values; the library below checks them.
 manifest_sha256='bcb3a45152370e175cbc621591519c6bdb13fef697f9b58a2bbdd571e11e9fa3'
-
-status=0
-n_ok=0
-n_mismatch=0
-n_skip=0
-quiet=0
-smoke=0
-require_gpu=0
-allow_no_gpu=0
+manifest_default='envpin.yaml'
+platform_hint='build and run the image for linux/amd64'
+lock_digest=
 CUDA_TOOLKIT='12.4.1'
 forward_compat=0
 require_off=1
-
-usage() {
-  sed -n '2,13s/^# \{0,1\}//p' "$0"
-}
-
-for arg in "$@"; do
-  case $arg in
-    -q|--quiet) quiet=1 ;;
-    --allow-no-gpu) allow_no_gpu=1 ;;
-    --smoke) smoke=1 ;;
-    --require-gpu) require_gpu=1 ;;
-    -h|--help) usage; exit 0 ;;
-    *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
-  esac
-done
-
-# Every line quotes what programs and files said (a smoke program's summary, a version): each
-# control character, C1 control and bidirectional control in it is written as \xNN or \uNNNN
-# (as envpin prints such text), so nothing it holds drives the terminal or reorders the line.
-printable() {
-  printf '%s' "$1" | LC_ALL=C awk '
-    BEGIN { for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i; ORS = "" }
-    {
-      if (NR > 1) out = out "\\n"
-      n = length($0)
-      for (i = 1; i <= n; i++) {
-        c = substr($0, i, 1); b = ord[c]
-        if (b == 9 || b == 13) { out = out (b == 9 ? "\\t" : "\\r"); continue }
-        if (b < 32 || b == 127) { out = out sprintf("\\x%02x", b); continue }
-        b2 = ord[substr($0, i + 1, 1)]; b3 = ord[substr($0, i + 2, 1)]
-        if (b == 194 && b2 >= 128 && b2 <= 159) { out = out sprintf("\\x%02x", b2); i++; continue }
-        if (b == 216 && b2 == 156) { out = out "\\u061c"; i++; continue }
-        if (b == 226 && b2 >= 128 && b2 <= 129 && b3 >= 128 && b3 <= 191) {
-          cp = 8192 + (b2 - 128) * 64 + (b3 - 128)
-          if (cp == 8206 || cp == 8207 || (cp >= 8232 && cp <= 8238) || (cp >= 8294 && cp <= 8297)) {
-            out = out sprintf("\\u%04x", cp); i += 2; continue
-          }
-        }
-        out = out c
-      }
-    }
-    END { print out }'
-}
-line() {
-  printf '%-8s %-24s %s\n' "$1" "$2" "$(printable "$3")"
-}
-ok() {
-  n_ok=$((n_ok + 1))
-  [ "$quiet" = 1 ] || line ok "$1" "$2"
-}
-mismatch() {
-  n_mismatch=$((n_mismatch + 1))
-  status=$((status | 1))
-  line MISMATCH "$1" "expected $2, found $3; fix: $4"
-}
-skip() {
-  n_skip=$((n_skip + 1))
-  [ "$quiet" = 1 ] || line skip "$1" "$2"
-}
-# A check that should have run but could not.
-unchecked() {
-  n_skip=$((n_skip + 1))
-  status=$((status | 4))
-  line skip "$1" "$2; not checked"
-}
-
-# awk functions: satisfies(version, spec) is true when the version satisfies the comma-separated
-# PEP 440 specifiers (== != <= >= < > ~= ===, with .* wildcards). Local versions (+cu124) are
-# ignored unless a specifier names one. Used for packages and for driver versions.
-pep440_awk='
-    function tokens(v, out,    n, t) {
-      sub(/^[vV]/, "", v); sub(/^[0-9]+!/, "", v)
-      n = 0
-      while (length(v) > 0) {
-        if (match(v, /^[0-9]+/)) { t = substr(v, 1, RLENGTH) + 0 }
-        else if (match(v, /^[A-Za-z]+/)) { t = tolower(substr(v, 1, RLENGTH)) }
-        else { v = substr(v, 2); continue }
-        out[++n] = t; v = substr(v, RLENGTH + 1)
-      }
-      return n
-    }
-    function isnum(t) { return t ~ /^[0-9]+$/ }
-    # -1, 0 or 1 as a is older, equal or newer than b.
-    function cmp(a, b,    x, y, na, nb, i, ta, tb) {
-      na = tokens(a, x); nb = tokens(b, y)
-      for (i = 1; i <= na || i <= nb; i++) {
-        # A missing release part is 0 (PEP 440 pads releases: 2.0 == 2); a missing post-release is
-        # older, a missing pre-release newer.
-        if (i > na) { tb = y[i]; if (isnum(tb) && tb + 0 == 0) continue; return (isnum(tb) || tb == "post") ? -1 : 1 }
-        if (i > nb) { ta = x[i]; if (isnum(ta) && ta + 0 == 0) continue; return (isnum(ta) || ta == "post") ? 1 : -1 }
-        ta = x[i]; tb = y[i]
-        if (isnum(ta) && isnum(tb)) { if (ta + 0 != tb + 0) return ta + 0 < tb + 0 ? -1 : 1; continue }
-        if (isnum(ta) != isnum(tb)) return isnum(ta) ? 1 : -1
-        if (ta != tb) return ta < tb ? -1 : 1
-      }
-      return 0
-    }
-    function prefix_match(v, p) { return v == p || index(v, p ".") == 1 }
-    function one(v, op, want,    base) {
-      if (op == "===") return v == want
-      if (index(want, "+") == 0) sub(/\+.*/, "", v)
-      if (want ~ /\.\*$/) {
-        base = substr(want, 1, length(want) - 2)
-        if (op == "==") return prefix_match(v, base)
-        if (op == "!=") return !prefix_match(v, base)
-      }
-      if (op == "==") return cmp(v, want) == 0
-      if (op == "!=") return cmp(v, want) != 0
-      if (op == ">=") return cmp(v, want) >= 0
-      if (op == "<=") return cmp(v, want) <= 0
-      if (op == ">") return cmp(v, want) > 0
-      if (op == "<") return cmp(v, want) < 0
-      if (op == "~=") {
-        base = want; sub(/\.[^.]*$/, "", base)
-        return cmp(v, want) >= 0 && prefix_match(v, base)
-      }
-      return 0
-    }
-    function satisfies(version, spec,    n, i, c, clauses) {
-      n = split(spec, clauses, ",")
-      for (i = 1; i <= n; i++) {
-        c = clauses[i]; gsub(/[ \t]/, "", c)
-        if (c == "") continue
-        match(c, /^(===|==|!=|<=|>=|~=|<|>)/)
-        if (!one(version, substr(c, 1, RLENGTH), substr(c, RLENGTH + 1))) return 0
-      }
-      return 1
-    }'
-# Succeeds when version $1 satisfies the specifiers in $2.
-satisfies() {
-  awk -v version="$1" -v spec="$2" "$pep440_awk"' BEGIN { exit !satisfies(version, spec) }'
-}
-
-check_manifest() {
-  manifest=${ENVPIN_MANIFEST:-'envpin.yaml'}
-  if [ ! -f "$manifest" ]; then
-    skip manifest "no $manifest here to compare with"
-    return
-  fi
-  if ! command -v sha256sum >/dev/null 2>&1; then
-    unchecked manifest "sha256sum is not installed"
-    return
-  fi
-  found=$(sha256sum < "$manifest" | awk '{print $1}')
-  if [ "$found" = "$manifest_sha256" ]; then
-    ok manifest "$manifest matches the generated artifacts"
-  else
-    n_mismatch=$((n_mismatch + 1))
-    status=$((status | 2))
-    line STALE manifest "$manifest changed after this script was generated; fix: run 'envpin generate'"
-  fi
-}
-
-os_field() {
-  awk -F= -v key="$1" '$1 == key { v = substr($0, length(key) + 2); gsub(/^"|"$/, "", v); print v; exit }' "$2"
-}
-
-check_os() {
-  file=${ENVPIN_OS_RELEASE:-/etc/os-release}
-  [ -r "$file" ] || file=/usr/lib/os-release
-  if [ ! -r "$file" ]; then
-    unchecked system.os "no readable os-release file"
-    return
-  fi
-  found="$(os_field ID "$file") $(os_field VERSION_ID "$file")"
-  if [ "$found" = "$1 $2" ]; then
-    ok system.os "$found"
-  else
-    mismatch system.os "$1 $2" "$found" "run inside the image built from the generated Dockerfile"
-  fi
-}
-
-check_arch() {
-  found=$(uname -m 2>/dev/null) || found=unknown
-  for want in "$@"; do
-    if [ "$found" = "$want" ]; then
-      ok system.arch "$found"
-      return
-    fi
-  done
-  mismatch system.arch "$*" "$found" 'build and run the image for linux/amd64'
-}
-
-check_cuda_toolkit() {
-  if [ -z "${CUDA_VERSION:-}" ]; then
-    skip cuda.toolkit "CUDA_VERSION is not set (not an nvidia/cuda image)"
-  elif [ "$CUDA_VERSION" = "$1" ]; then
-    ok cuda.toolkit "$CUDA_VERSION"
-  else
-    mismatch cuda.toolkit "$1" "$CUDA_VERSION" "rebuild the image from the generated Dockerfile"
-  fi
-}
-
-# How a GPU of capability $1 ("8.9") runs this image's kernels: SASS of the same major at or
-# below its minor, else PTX at or below it (JIT). $2: SASS capabilities; $3: PTX capability.
-# Prints the answer; fails when there is no kernel image for this GPU.
-kernel_for() {
-  want=$(printf '%s' "$1" | tr -d .)
-  for have in $2; do
-    h=$(printf '%s' "$have" | tr -d .)
-    if [ $((h / 10)) -eq $((want / 10)) ] && [ "$h" -le "$want" ]; then
-      printf 'SASS sm_%s' "$h"
-      return 0
-    fi
-  done
-  p=$(printf '%s' "$3" | tr -d .)
-  if [ -n "$p" ] && [ "$p" -le "$want" ]; then
-    printf 'PTX compute_%s, compiled by the driver at first use' "$p"
-    return 0
-  fi
-  return 1
-}
-
-# The compute capability of a GPU named $1 as nvidia-smi prints it, from envpin's product table
-# (the same one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
-# Prints nothing for a name the table does not know.
+# The compute capability of each GPU name nvidia-smi prints, from envpin's product table (the same
+# one `envpin cuda` decides with): drivers before R510 cannot report compute_cap.
 gpu_table='gb10|12.1
 dgx spark|12.1
 rtx pro 6000|12.0
@@ -342,131 +125,12 @@ gtx 980|5.2
 gtx 970|5.2
 k80|3.7
 k40|3.5'
-gpu_capability() {
-  printf '%s\n' "$gpu_table" | awk -F'|' -v name="$1" '
-    BEGIN {
-      n = tolower(name); gsub(/[^a-z0-9]+/, " ", n); sub(/^ +/, "", n); sub(/ +$/, "", n)
-      if (index(n, "nvidia ") == 1) n = substr(n, 8)
-      if (index(n, "geforce ") == 1) n = substr(n, 9)
-      if (index(n, "tesla ") == 1) n = substr(n, 7)
-      whole = n; gsub(/ /, "", whole)
-    }
-    {
-      w = $1; c = w; gsub(/ /, "", c)
-      if (c == whole) exact = $2
-      if (length(w) > best_len && index(n, w) == 1 && substr(n, length(w) + 1, 1) !~ /[0-9]/) { best = $2; best_len = length(w) }
-    }
-    END { print (exact != "" ? exact : best) }'
-}
 
-# $1: the fleet's driver floor ("" for none); $2: the driver CUDA $CUDA_TOOLKIT ships with;
-# $3: the minor-version compatibility floor; $4: the fleet's compute capabilities;
-# $5: capabilities with SASS in the image; $6: the PTX capability.
-check_gpus() {
-  if ! command -v nvidia-smi >/dev/null 2>&1; then
-    if [ "$allow_no_gpu" = 1 ]; then
-      skip gpu "nvidia-smi not found; GPU checks skipped (--allow-no-gpu)"
-    else
-      unchecked gpu "nvidia-smi not found (no NVIDIA driver, or the container was started without --gpus)"
-    fi
-    return
-  fi
-  # Only fields every supported driver reports (R470 has no compute_cap).
-  if ! gpus=$(nvidia-smi --query-gpu=driver_version,name --format=csv,noheader 2>&1); then
-    unchecked gpu "nvidia-smi failed: $(printf '%s' "$gpus" | head -n 1)"
-    return
-  fi
-  count=$(printf '%s\n' "$gpus" | grep -c .)
-  if [ "$count" -eq 0 ]; then
-    if [ "$allow_no_gpu" = 1 ]; then
-      skip gpu.count "no GPU visible (--allow-no-gpu)"
-    else
-      mismatch gpu.count "at least 1 GPU" "0" "start the container with --gpus all"
-    fi
-    return
-  fi
-  ok gpu.count "$count GPU(s) visible"
-  driver=$(printf '%s\n' "$gpus" | awk -F', *' 'NR == 1 { print $1 }')
-  if [ -n "$1" ] && ! satisfies "$driver" ">=$1"; then
-    mismatch gpu.driver ">= $1 (cuda.driver)" "$driver" "upgrade the NVIDIA driver on this host, or lower cuda.driver"
-  elif satisfies "$driver" ">=$2"; then
-    ok gpu.driver "$driver (>= $2, runs CUDA $CUDA_TOOLKIT fully)"
-  elif [ -n "$3" ] && satisfies "$driver" ">=$3"; then
-    ok gpu.driver "$driver (< $2: CUDA $CUDA_TOOLKIT through minor-version compatibility, no PTX JIT)"
-  elif [ "$forward_compat" = 1 ]; then
-    ok gpu.driver "$driver (< $3: CUDA $CUDA_TOOLKIT through forward compatibility, cuda.forward_compat)"
-  else
-    mismatch gpu.driver ">= $2 (>= $3 with minor-version compatibility)" "$driver" "upgrade the NVIDIA driver on this host (CUDA error 35 otherwise)"
-  fi
-  # cuda.require_check: off let the container start past the image's NVIDIA_REQUIRE_CUDA: only a
-  # CUDA program shows that CUDA runs on this driver. With --smoke the smoke kernel's line is that
-  # check (this line vouches for nothing, so it is no "ok"); without, it is not checked.
-  if [ "$require_off" = 1 ] && ! satisfies "$driver" ">=$2"; then
-    if [ "$smoke" = 1 ]; then
-      skip gpu.start_gate "NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped the image's start gate on driver $driver: smoke.kernel below is the check"
-    else
-      unchecked gpu.start_gate "NVIDIA_DISABLE_REQUIRE=1 (cuda.require_check: off) skipped the image's start gate on driver $driver: run check_env --smoke to show that CUDA runs"
-    fi
-  fi
-  index=0
-  while IFS=, read -r _ name; do
-    name=$(printf '%s' "$name" | sed 's/^ *//')
-    cc=$(gpu_capability "$name")
-    # A GPU newer than the table: the driver knows its capability (R510 and newer).
-    [ -n "$cc" ] || cc=$(nvidia-smi -i "$index" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' ')
-    case $cc in
-      [0-9]*.[0-9]) ;;
-      *)
-        unchecked "gpu.$index.arch" "'$name' is not in envpin's GPU table and this driver does not report its compute capability"
-        index=$((index + 1))
-        continue ;;
-    esac
-    case " $4 " in
-      *" $cc "*) ok "gpu.$index.arch" "$name, compute capability $cc" ;;
-      *)
-        if how=$(kernel_for "$cc" "$5" "$6"); then
-          ok "gpu.$index.arch" "$name, compute capability $cc, not in cuda.gpus; runs $how"
-        else
-          mismatch "gpu.$index.arch" "one of $4" "$cc ($name), which no kernel in the image runs (CUDA error 209)" "add '$cc' to cuda.gpus and rebuild"
-        fi
-        ;;
-    esac
-    index=$((index + 1))
-  done <<GPUS
-$gpus
-GPUS
-}
+# --- envpin check_env library: templates/lib/check_env.sh, byte for byte ---
+# (templates/lib/check_env.sh)
+# --- end of the library ---
 
-# --smoke: envpin's smoke programs, where the generated Dockerfile put them. Each prints a
-# "smoke: PASS|SKIP|FAIL: ..." line (the kernel on stdout, the framework smoke on stderr).
-smoke_summary() {
-  printf '%s\n' "$1" | sed -n 's/^smoke: [A-Z]*: //p' | tail -n 1
-}
-check_smoke() {
-  kernel=${ENVPIN_SMOKE_KERNEL:-'/usr/local/bin/envpin-smoke'}
-  if [ ! -x "$kernel" ]; then
-    unchecked smoke.kernel "$kernel not found (the Dockerfile's smoke stage builds it into the image)"
-  else
-    if [ "$require_gpu" = 1 ]; then out=$("$kernel" --require-gpu 2>&1); else out=$("$kernel" 2>&1); fi
-    rc=$?
-    summary=$(smoke_summary "$out")
-    # A pass is the GPU's integer digest equal to the CPU's, checked here too.
-    gpu_sha=$(printf '%s\n' "$out" | sed -n 's/.*"gpu_sha256":"\([0-9a-f]*\)".*/\1/p' | tail -n 1)
-    cpu_sha=$(printf '%s\n' "$out" | sed -n 's/.*"cpu_sha256":"\([0-9a-f]*\)".*/\1/p' | tail -n 1)
-    case $rc in
-      0)
-        if [ -n "$gpu_sha" ] && [ "$gpu_sha" = "$cpu_sha" ]; then
-          ok smoke.kernel "$summary"
-        else
-          mismatch smoke.kernel "the GPU's integer digest equal to the CPU's" "GPU '$gpu_sha', CPU '$cpu_sha'" "rebuild the image (its envpin-smoke is not envpin's program)"
-        fi ;;
-      125) skip smoke.kernel "$summary" ;;
-      *) mismatch smoke.kernel "the CUDA kernels to run and match the CPU" "${summary:-exit $rc}" "what the message names (--require-gpu: run on a GPU host with --gpus all)" ;;
-    esac
-  fi
-
-}
-
+parse_options "$@"
 check_manifest
 
 check_os 'ubuntu' '22.04'
@@ -474,7 +138,10 @@ check_arch 'x86_64'
 check_cuda_toolkit "$CUDA_TOOLKIT"
 check_gpus '545.23.08' '550.54.15' '525.60.13' '8.0' '8.0' '8.0'
 
-[ "$smoke" = 0 ] || check_smoke
+if [ "$smoke" = 1 ]; then
+  check_smoke_kernel '/usr/local/bin/envpin-smoke'
+
+fi
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
 exit "$status"

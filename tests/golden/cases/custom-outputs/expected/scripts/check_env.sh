@@ -11,131 +11,25 @@
 # (default /etc/os-release), ENVPIN_SMOKE_KERNEL and ENVPIN_SMOKE_PY (the smoke programs,
 # default where the image has them).
 
+# The library defines every check; this manifest calls those it needs.
+# shellcheck disable=SC2317
+# The manifest's values; the library below checks them.
 manifest_sha256='0bbb360104fac404165e24ec2533adbb966fd073a8b507d644ba815b76161d29'
+manifest_default='envpin.yaml'
+platform_hint='build and run the image for linux/amd64'
+lock_digest=
 
-status=0
-n_ok=0
-n_mismatch=0
-n_skip=0
-quiet=0
-smoke=0
-require_gpu=0
+# No cuda section: no GPU values.
+CUDA_TOOLKIT=
+forward_compat=0
+require_off=0
+gpu_table=
 
-usage() {
-  sed -n '2,13s/^# \{0,1\}//p' "$0"
-}
+# --- envpin check_env library: templates/lib/check_env.sh, byte for byte ---
+# (templates/lib/check_env.sh)
+# --- end of the library ---
 
-for arg in "$@"; do
-  case $arg in
-    -q|--quiet) quiet=1 ;;
-    --allow-no-gpu) : no GPU checks here ;;
-    --smoke) smoke=1 ;;
-    --require-gpu) require_gpu=1 ;;
-    -h|--help) usage; exit 0 ;;
-    *) printf 'check_env: unknown option %s (see --help)\n' "$arg" >&2; exit 64 ;;
-  esac
-done
-
-# Every line quotes what programs and files said (a smoke program's summary, a version): each
-# control character, C1 control and bidirectional control in it is written as \xNN or \uNNNN
-# (as envpin prints such text), so nothing it holds drives the terminal or reorders the line.
-printable() {
-  printf '%s' "$1" | LC_ALL=C awk '
-    BEGIN { for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i; ORS = "" }
-    {
-      if (NR > 1) out = out "\\n"
-      n = length($0)
-      for (i = 1; i <= n; i++) {
-        c = substr($0, i, 1); b = ord[c]
-        if (b == 9 || b == 13) { out = out (b == 9 ? "\\t" : "\\r"); continue }
-        if (b < 32 || b == 127) { out = out sprintf("\\x%02x", b); continue }
-        b2 = ord[substr($0, i + 1, 1)]; b3 = ord[substr($0, i + 2, 1)]
-        if (b == 194 && b2 >= 128 && b2 <= 159) { out = out sprintf("\\x%02x", b2); i++; continue }
-        if (b == 216 && b2 == 156) { out = out "\\u061c"; i++; continue }
-        if (b == 226 && b2 >= 128 && b2 <= 129 && b3 >= 128 && b3 <= 191) {
-          cp = 8192 + (b2 - 128) * 64 + (b3 - 128)
-          if (cp == 8206 || cp == 8207 || (cp >= 8232 && cp <= 8238) || (cp >= 8294 && cp <= 8297)) {
-            out = out sprintf("\\u%04x", cp); i += 2; continue
-          }
-        }
-        out = out c
-      }
-    }
-    END { print out }'
-}
-line() {
-  printf '%-8s %-24s %s\n' "$1" "$2" "$(printable "$3")"
-}
-ok() {
-  n_ok=$((n_ok + 1))
-  [ "$quiet" = 1 ] || line ok "$1" "$2"
-}
-mismatch() {
-  n_mismatch=$((n_mismatch + 1))
-  status=$((status | 1))
-  line MISMATCH "$1" "expected $2, found $3; fix: $4"
-}
-skip() {
-  n_skip=$((n_skip + 1))
-  [ "$quiet" = 1 ] || line skip "$1" "$2"
-}
-# A check that should have run but could not.
-unchecked() {
-  n_skip=$((n_skip + 1))
-  status=$((status | 4))
-  line skip "$1" "$2; not checked"
-}
-
-check_manifest() {
-  manifest=${ENVPIN_MANIFEST:-'envpin.yaml'}
-  if [ ! -f "$manifest" ]; then
-    skip manifest "no $manifest here to compare with"
-    return
-  fi
-  if ! command -v sha256sum >/dev/null 2>&1; then
-    unchecked manifest "sha256sum is not installed"
-    return
-  fi
-  found=$(sha256sum < "$manifest" | awk '{print $1}')
-  if [ "$found" = "$manifest_sha256" ]; then
-    ok manifest "$manifest matches the generated artifacts"
-  else
-    n_mismatch=$((n_mismatch + 1))
-    status=$((status | 2))
-    line STALE manifest "$manifest changed after this script was generated; fix: run 'envpin generate'"
-  fi
-}
-
-os_field() {
-  awk -F= -v key="$1" '$1 == key { v = substr($0, length(key) + 2); gsub(/^"|"$/, "", v); print v; exit }' "$2"
-}
-
-check_os() {
-  file=${ENVPIN_OS_RELEASE:-/etc/os-release}
-  [ -r "$file" ] || file=/usr/lib/os-release
-  if [ ! -r "$file" ]; then
-    unchecked system.os "no readable os-release file"
-    return
-  fi
-  found="$(os_field ID "$file") $(os_field VERSION_ID "$file")"
-  if [ "$found" = "$1 $2" ]; then
-    ok system.os "$found"
-  else
-    mismatch system.os "$1 $2" "$found" "run inside the image built from the generated Dockerfile"
-  fi
-}
-
-check_arch() {
-  found=$(uname -m 2>/dev/null) || found=unknown
-  for want in "$@"; do
-    if [ "$found" = "$want" ]; then
-      ok system.arch "$found"
-      return
-    fi
-  done
-  mismatch system.arch "$*" "$found" 'build and run the image for linux/amd64'
-}
-
+parse_options "$@"
 check_manifest
 
 check_os 'debian' '12'
