@@ -8,10 +8,22 @@ envpin_bin=${1:-}  # before lib.sh, which sets its own arguments
 need shellcheck dash busybox dockerfile-utils ajv devcontainer cmake
 PATH="$TOOLS:$PATH"
 
-# Artifact roots: each golden case's expected/ folder and each example.
-roots=$(ls -d "$ROOT"/tests/golden/cases/*/expected "$ROOT"/examples/*/)
+# Artifact roots: each golden case generated whole (its expected/ names the scripts' libraries in
+# one line: tests/golden/golden_test.cpp), and each example as committed.
+[ -n "$envpin_bin" ] || { fail "no envpin given"; finish; exit 1; }
+generated=$(mktemp -d)
+trap 'rm -rf "$generated"' EXIT
+for case_dir in "$ROOT"/tests/golden/cases/*/; do
+  case_name=$(basename "$case_dir")
+  cp -R "$case_dir" "$generated/$case_name"
+  [ ! -f "$case_dir/expected/requirements.lock" ] || cp "$case_dir/expected/requirements.lock" "$generated/$case_name/"
+  rm -rf "$generated/$case_name/expected"
+  if out=$("$envpin_bin" generate -f "$generated/$case_name/envpin.yaml" 2>&1); then pass; else fail "generate $case_name: $out"; fi
+done
+roots=$(ls -d "$generated"/*/ "$ROOT"/examples/*/)
 for root in $roots; do
   name=${root#"$ROOT"/}
+  name=${name#"$generated"/}
   found=0
   for script in $(find "$root" \( -name '*.sh' -o -name '*.sbatch' \) | sort); do
     found=1

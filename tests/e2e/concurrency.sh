@@ -71,9 +71,11 @@ if [ "$bad_generate" = 0 ]; then pass; else fail "$bad_generate of $ROUNDS round
 if [ "$bad_lock" = 0 ]; then pass; else fail "$bad_lock of $ROUNDS rounds of concurrent locks left a stale or mixed pair"; fi
 # The second writer names the first: a lock held by a stand-in (flock on the directory).
 if command -v flock >/dev/null 2>&1; then
-  flock "$P" sleep 3 &
+  flock "$P" sleep 5 &
   holder=$!
-  sleep 0.5
+  # Until the stand-in holds it (bounded; a loaded machine is slow to start it).
+  i=0
+  while flock -n "$P" true 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
   out=$(cd "$P" && ENVPIN_LOCK_WAIT=1 "$ENVPIN" generate 2>&1)
   rc=$?
   wait "$holder"

@@ -267,7 +267,9 @@ if (cd "$J" && "$ENVPIN" run --host "$R" --job-id far -- sh job.sh) >"$T/run-hos
 # the server side's sshd processes of every session.
 "$ENVPIN" logs --host "$R" far >"$T/follow.out" 2>&1 &
 FOLLOW=$!
-sleep 2
+# Dropped once the follower shows the job's output (bounded: a loaded machine is slow to connect).
+i=0
+until grep -q "step 1" "$T/follow.out" 2>/dev/null || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
 kill -9 "$FOLLOW" 2>/dev/null
 for priv in $(ps -o pid= --ppid "$SSHD_PID"); do
   # shellcheck disable=SC2046 # the session's children, one PID per word
@@ -282,8 +284,11 @@ if grep -q "job done" "$LOG" 2>/dev/null; then pass; else
 if grep -q "step 1" "$T/follow.out"; then pass; else fail "logs --host did not follow the job"; cat "$T/follow.out"; fi
 "$ENVPIN" logs --host "$R" --no-follow far >"$T/logs.out" 2>&1
 if grep -q "step 8" "$T/logs.out" && grep -q "job done" "$T/logs.out"; then pass; else fail "logs --host --no-follow"; cat "$T/logs.out"; fi
-sleep 2
-"$ENVPIN" jobs --host "$R" --json >"$T/jobs.json" 2>&1
+# The supervisor writes "exited" just after the job's last line: asked until it has (bounded).
+i=0
+until "$ENVPIN" jobs --host "$R" --json >"$T/jobs.json" 2>&1 && grep -q '"state": *"exited"' "$T/jobs.json" || [ $i -gt 30 ]; do
+  sleep 1; i=$((i + 1))
+done
 if /usr/bin/python3 -c 'import json,sys; j=[x for x in json.load(open(sys.argv[1])) if x["job"]=="far"][0]; assert j["state"]=="exited" and j["exit"]=="0", j' "$T/jobs.json"; then
   pass; else fail "jobs --host after the job"; cat "$T/jobs.json"; fi
 unset ENVPIN_REMOTE_ENVPIN

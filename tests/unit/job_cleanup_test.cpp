@@ -12,6 +12,8 @@
 #include "cli/cli_fixture.hpp"
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "io/atomic_file.hpp"
+#include "io/process.hpp"
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 
@@ -251,6 +253,50 @@ TEST_F(JobCleanup, ListingShowsTheNewestTwentyFinished) {
   EXPECT_EQ(r.out.find("left out"), std::string::npos);
   // JSON lists every job.
   EXPECT_EQ(nlohmann::json::parse(run("jobs --json").out).size(), 25u);
+}
+
+// The job-id rule lives twice: jobs::check_job_id (envpin's commands) and run.sh's `case $job in`
+// (the script runs without envpin). The script's pattern, taken from the template and run by sh,
+// gives the same verdict on each id. It had no length limit: a 101-character id ran under run.sh
+// and was refused by every envpin command after.
+TEST(JobIds, RunShAndEnvpinAcceptTheSameIds) {
+  const auto tmpl = io::read_file(std::string(ENVPIN_SOURCE_DIR) + "/templates/run.sh.mustache");
+  ASSERT_TRUE(tmpl);
+  const auto die = tmpl->find("die \"invalid job id '$job'\"");
+  ASSERT_NE(die, std::string::npos);
+  const auto case_at = tmpl->rfind("case $job in\n", die);
+  ASSERT_NE(case_at, std::string::npos);
+  const auto length = tmpl->find("longer than 100 characters", die);
+  ASSERT_NE(length, std::string::npos);
+  const auto end = tmpl->find('\n', length);
+  // The rule as run.sh runs it: its case statement and length check, with die() exiting 1.
+  const std::string script = "die() { exit 1; }\njob=$1\n" + tmpl->substr(case_at, end + 1 - case_at) + "exit 0\n";
+  const std::vector<std::string> ids = {"a",
+                                        "job-1",
+                                        "A.b_c",
+                                        "7",
+                                        "-x",
+                                        ".x",
+                                        "_x",
+                                        "a/b",
+                                        "a b",
+                                        "x\xc3\xa4",
+                                        "a;b",
+                                        "a$b",
+                                        std::string(100, 'j'),
+                                        std::string(101, 'j')};
+  for (const std::string& id : ids) {
+    bool envpin_ok = true;
+    try {
+      jobs::check_job_id(id);
+    } catch (const diag::Error&) {
+      envpin_ok = false;
+    }
+    const io::ProcessResult sh = io::run_process({"sh", "-c", script, "sh", id});
+    EXPECT_EQ(sh.exit_code == 0, envpin_ok)
+        << "'" << id << "' (" << id.size() << " bytes): run.sh " << (sh.exit_code == 0 ? "accepts" : "refuses")
+        << " it, envpin " << (envpin_ok ? "accepts" : "refuses") << " it";
+  }
 }
 
 TEST(JobListing, ActiveJobsAreAlwaysShown) {

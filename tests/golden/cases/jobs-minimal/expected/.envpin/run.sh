@@ -89,6 +89,7 @@ case $logs in /*) ;; *) logs=$project/$logs ;; esac
 case $job in
   *[!A-Za-z0-9_.-]* | [!A-Za-z0-9]*) die "invalid job id '$job'" "use letters, digits, '.', '_' and '-', starting with a letter or digit" ;;
 esac
+[ "${#job}" -le 100 ] || die "invalid job id '$job': longer than 100 characters" "use at most 100 (envpin's commands refuse longer ones)"
 case $node_rank$nnodes in
   *[!0-9]*) die "invalid node rank '$node_rank' of '$nnodes' nodes (ENVPIN_NODE_RANK, ENVPIN_NNODES)" "give them as numbers" ;;
 esac
