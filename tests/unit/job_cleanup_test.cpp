@@ -14,6 +14,7 @@
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "jobs/checkpoints.hpp"
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 
@@ -296,6 +297,30 @@ TEST(JobIds, RunShAndEnvpinAcceptTheSameIds) {
     EXPECT_EQ(sh.exit_code == 0, envpin_ok)
         << "'" << id << "' (" << id.size() << " bytes): run.sh " << (sh.exit_code == 0 ? "accepts" : "refuses")
         << " it, envpin " << (envpin_ok ? "accepts" : "refuses") << " it";
+  }
+}
+
+// Which files are checkpoints lives twice too: jobs::is_checkpoint_name and run.sh's
+// is_checkpoint (templates/lib/run.sh, run here by sh with the values generate writes).
+TEST(CheckpointNames, RunShAndEnvpinAgree) {
+  const std::string lib = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/run.sh";
+  std::string defaults = "*tfevents*";
+  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) defaults += "\n*" + std::string(ext);
+  const std::vector<std::string> names = {"ckpt.pt",        "model_best.pth.tar", "step-100.safetensors",
+                                          "samples.PNG",    "train.log",          "events.out.tfevents.1.host",
+                                          "notes.md",       ".hidden.pt",         "ckpt.pt.tmp",
+                                          "ckpt.pt.sha256", "ckpt.pt.partial",    "ckpt.pt~",
+                                          "ckpt-7.pt",      "final.bin",          "x.csv"};
+  for (const jobs::Patterns& patterns : {jobs::Patterns{}, jobs::Patterns{"ckpt-*.pt", "final.[bp]in"}}) {
+    std::string lines;
+    for (const std::string& p : patterns) lines += (lines.empty() ? "" : "\n") + p;
+    for (const std::string& name : names) {
+      const io::ProcessResult sh = io::run_process(
+          {"sh", "-c", ". \"$1\"; checkpoint_patterns=$2; not_checkpoint_patterns=$3; is_checkpoint \"$4\"", "sh", lib,
+           lines, defaults, name});
+      EXPECT_EQ(sh.exit_code == 0, jobs::is_checkpoint_name(name, patterns))
+          << name << " with patterns '" << lines << "': run.sh " << (sh.exit_code == 0 ? "takes" : "skips") << " it";
+    }
   }
 }
 

@@ -103,17 +103,17 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
          }));
   // Which files are checkpoints: the manifest's globs, else all but the known non-checkpoints
   // (the same rule as jobs::is_checkpoint_name).
-  std::vector<Code> globs;
-  std::string rule;
+  // One case pattern a line, for run.sh's is_checkpoint (templates/lib/run.sh).
+  std::string globs, rule;
   for (const auto& g : j.checkpoints_pattern) {
-    globs.push_back(Code::word(g.value, "._-*?[]!"));
+    globs += (globs.empty() ? "" : "\n") + Code::word(g.value, "._-*?[]!").text();
     rule += (rule.empty() ? "" : " or ") + g.value;
   }
-  d.flag("has_pattern", !globs.empty());
-  d.code("checkpoint_case", join(globs, Code::literal(" | ")));
-  std::vector<Code> skipped;
-  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) skipped.push_back(Code::word(ext, "."));
-  d.codes("not_checkpoint", skipped);
+  d.code("checkpoint_patterns", Code::sh(globs));
+  std::string skipped = "*tfevents*";
+  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) skipped += "\n*" + Code::word(ext, ".").text();
+  d.code("not_checkpoint_patterns", Code::sh(skipped));
+  d.code("library", Code::embedded("run.sh"));
   d.text("checkpoint_rule", globs.empty() ? "a file that is not a temporary, a sidecar, an image, a log or a report"
                                           : "a file named " + rule + " (jobs.checkpoints.pattern)");
   // The image is built for the manifest's platform, whatever the host is (one platform; with

@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The run.sh library's functions one by one (templates/lib/run.sh, the supervisor's helpers every
+# generated run.sh carries byte for byte), under shunit2 (Debian's shunit2 package).
+#   dash tests/sh/run_test.sh   (ctest runs it under dash, busybox sh and bash)
+# shellcheck disable=SC2016,SC2034,SC2154,SC2317  # a literal $(id); values the library reads and sets; shunit2 calls the tests
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LIB="$ROOT/templates/lib/run.sh"
+if [ ! -r /usr/share/shunit2/shunit2 ]; then
+  [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ] && { echo "FAIL: shunit2 is not installed (run .ci/install-deps)"; exit 1; }
+  echo "SKIP: shunit2 is not installed (run .ci/install-deps)"
+  exit 125
+fi
+
+setUp() {
+  # shellcheck source=/dev/null
+  . "$LIB"
+  T=$(mktemp -d)
+  log="$T/job.log"
+  ckpt="$T/ckpt"
+  mkdir "$ckpt"
+  detached=1
+  checkpoint_patterns=''
+  not_checkpoint_patterns='*tfevents*
+*.png
+*.log'
+}
+tearDown() { rm -rf "$T"; }
+
+test_saved_words_round_trip_whatever_they_hold() {
+  for word in plain 'two words' '100%' '%0A literal' "$(printf 'a\nb')" "$(printf 'trailing\n\n.')" '$(id)' "'q'"; do
+    line=$(encode_word "$word")
+    assertEquals "one line for '$word'" 1 "$(printf '%s\n' "$line" | wc -l | tr -d ' ')"
+    decode_word "$line"
+    assertEquals "$word" "$w"
+  done
+  assertEquals 'a%0Ab%25' "$(encode_word "$(printf 'a\nb%%')")"
+}
+
+test_json_str_escapes_and_drops_controls() {
+  assertEquals '"say \"hi\" \\ there"' "$(json_str 'say "hi" \ there')"
+  assertEquals '"ab"' "$(json_str "$(printf 'a\033b')")"
+}
+
+test_is_checkpoint_by_default_and_by_pattern() {
+  assertTrue 'ckpt.pt' 'is_checkpoint ckpt.pt'
+  assertFalse 'a sample image' 'is_checkpoint Sample.PNG'
+  assertFalse 'TensorBoard events' 'is_checkpoint events.out.tfevents.1'
+  assertFalse 'a temporary' 'is_checkpoint ckpt.pt.tmp'
+  assertFalse 'a sidecar' 'is_checkpoint ckpt.pt.sha256'
+  checkpoint_patterns='ckpt-*.pt
+best.pt'
+  assertTrue 'ckpt-7.pt' 'is_checkpoint ckpt-7.pt'
+  assertTrue 'best.pt' 'is_checkpoint best.pt'
+  assertFalse 'other.pt' 'is_checkpoint other.pt'
+  # A pattern is matched, never expanded against the directory.
+  : > "$T/ckpt-1.pt"
+  (cd "$T" && is_checkpoint ckpt-9.pt); assertEquals 0 $?
+}
+
+test_the_complete_checkpoint_has_a_matching_sidecar() {
+  printf 'one' > "$ckpt/a.pt"; sha256sum < "$ckpt/a.pt" | cut -c1-64 > "$ckpt/a.pt.sha256"
+  sleep 1
+  printf 'two' > "$ckpt/b.pt"; printf '%064d\n' 0 > "$ckpt/b.pt.sha256"   # torn: its sidecar does not match
+  assertEquals b.pt "$(newest_checkpoint)"
+  assertEquals a.pt "$(complete_checkpoint)"
+  printf 'img' > "$ckpt/c.png"
+  assertEquals 2 "$(checkpoint_files | wc -l | tr -d ' ')"
+}
+
+test_keep_prunes_the_oldest_with_their_sidecars() {
+  keep=2
+  node_rank=0
+  for n in 1 2 3; do printf '%s' "$n" > "$ckpt/s$n.pt"; touch -d "2020-01-0$n" "$ckpt/s$n.pt"; done
+  prune_checkpoints
+  assertFalse 's1.pt pruned' "[ -e '$ckpt/s1.pt' ]"
+  assertTrue 's3.pt kept' "[ -e '$ckpt/s3.pt' ]"
+  node_rank=1; keep=1
+  prune_checkpoints
+  assertTrue 'only node 0 prunes' "[ -e '$ckpt/s2.pt' ]"
+}
+
+test_the_same_failure_has_the_same_print_whatever_its_numbers_and_order() {
+  printf 'step 1\nRuntimeError: CUDA out of memory at 123\nwarn 7\n' > "$log"
+  a=$(failure_print 0 1)
+  printf 'step 1\nwarn 9\nRuntimeError: CUDA out of memory at 456\n' > "$log"
+  b=$(failure_print 0 1)
+  assertEquals "$a" "$b"
+  assertNotEquals "another exit status" "$a" "$(failure_print 0 2)"
+  : > "$log"
+  assertEquals 'a silent failure has no print' '' "$(failure_print 0 1)"
+}
+
+test_the_cause_is_the_last_error_line_and_names_a_missing_file() {
+  printf 'epoch 1\nFileNotFoundError: data/train.bin\nepoch 2\n' > "$log"
+  out=$(failure_cause 0)
+  assertContains "$out" 'FileNotFoundError: data/train.bin'
+  assertContains "$out" 'envpin sync --data'
+}
+
+test_alive_knows_this_shell_and_not_a_reused_pid() {
+  start=$(start_ticks $$)
+  assertTrue 'this shell' "alive $$ $start"
+  assertFalse 'another start time' "alive $$ 1"
+  assertFalse 'no pid' "alive '' ''"
+}
+
+test_die_exits_2_with_the_hint() {
+  out=$( (die 'no engine' 'install one') 2>&1); rc=$?
+  assertEquals 2 "$rc"
+  assertEquals "$(printf 'envpin run: error: no engine\nenvpin run: hint: install one')" "$out"
+}
+
+# shellcheck source=/dev/null
+. /usr/share/shunit2/shunit2
