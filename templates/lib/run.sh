@@ -184,3 +184,40 @@ failure_cause() {
     *) printf '%s' "$last" ;;
   esac
 }
+
+# The job's container engine, as envpin's commands choose it (jobs::container_engine):
+# ENVPIN_ENGINE, else docker, else podman on PATH. Prints it, or nothing when there is none.
+choose_engine() {
+  if [ -n "${ENVPIN_ENGINE:-}" ]; then
+    printf '%s\n' "$ENVPIN_ENGINE"
+  elif command -v docker >/dev/null 2>&1; then
+    echo docker
+  elif command -v podman >/dev/null 2>&1; then
+    echo podman
+  fi
+}
+
+# <logs>/<job>.status, the format envpin's commands read with a grammar (jobs::parse_status):
+# one key=value a line, written to a new temporary and renamed.
+write_status() {  # STATE EXIT REASON
+  status_tmp=$(mktemp "$logs/.$tag.status.XXXXXX") || return 1
+  {
+    echo "job=$job"
+    echo "state=$1"
+    echo "exit=$2"
+    echo "restarts=$restarts"
+    echo "max_restarts=$max_restarts"
+    echo "started=$started"
+    echo "pid=${supervisor:-$$}"
+    echo "pid_start=${supervisor_start:-$self_start}"
+    echo "host=$(uname -n)"
+    echo "engine=$engine"
+    echo "container=$container"
+    echo "image=$image"
+    echo "checkpoints=$ckpt"
+    echo "node=$node_rank/$nnodes"
+    [ -z "${SLURM_JOB_ID:-}" ] || echo "slurm_job=$SLURM_JOB_ID"
+    echo "log=$log"
+    echo "reason=$3"
+  } > "$status_tmp" && mv "$status_tmp" "$status_file"
+}

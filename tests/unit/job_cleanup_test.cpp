@@ -13,8 +13,6 @@
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
-#include "io/process.hpp"
-#include "jobs/checkpoints.hpp"
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 
@@ -254,74 +252,6 @@ TEST_F(JobCleanup, ListingShowsTheNewestTwentyFinished) {
   EXPECT_EQ(r.out.find("left out"), std::string::npos);
   // JSON lists every job.
   EXPECT_EQ(nlohmann::json::parse(run("jobs --json").out).size(), 25u);
-}
-
-// The job-id rule lives twice: jobs::check_job_id (envpin's commands) and run.sh's `case $job in`
-// (the script runs without envpin). The script's pattern, taken from the template and run by sh,
-// gives the same verdict on each id. It had no length limit: a 101-character id ran under run.sh
-// and was refused by every envpin command after.
-TEST(JobIds, RunShAndEnvpinAcceptTheSameIds) {
-  const auto tmpl = io::read_file(std::string(ENVPIN_SOURCE_DIR) + "/templates/run.sh.mustache");
-  ASSERT_TRUE(tmpl);
-  const auto die = tmpl->find("die \"invalid job id '$job'\"");
-  ASSERT_NE(die, std::string::npos);
-  const auto case_at = tmpl->rfind("case $job in\n", die);
-  ASSERT_NE(case_at, std::string::npos);
-  const auto length = tmpl->find("longer than 100 characters", die);
-  ASSERT_NE(length, std::string::npos);
-  const auto end = tmpl->find('\n', length);
-  // The rule as run.sh runs it: its case statement and length check, with die() exiting 1.
-  const std::string script = "die() { exit 1; }\njob=$1\n" + tmpl->substr(case_at, end + 1 - case_at) + "exit 0\n";
-  const std::vector<std::string> ids = {"a",
-                                        "job-1",
-                                        "A.b_c",
-                                        "7",
-                                        "-x",
-                                        ".x",
-                                        "_x",
-                                        "a/b",
-                                        "a b",
-                                        "x\xc3\xa4",
-                                        "a;b",
-                                        "a$b",
-                                        std::string(100, 'j'),
-                                        std::string(101, 'j')};
-  for (const std::string& id : ids) {
-    bool envpin_ok = true;
-    try {
-      jobs::check_job_id(id);
-    } catch (const diag::Error&) {
-      envpin_ok = false;
-    }
-    const io::ProcessResult sh = io::run_process({"sh", "-c", script, "sh", id});
-    EXPECT_EQ(sh.exit_code == 0, envpin_ok)
-        << "'" << id << "' (" << id.size() << " bytes): run.sh " << (sh.exit_code == 0 ? "accepts" : "refuses")
-        << " it, envpin " << (envpin_ok ? "accepts" : "refuses") << " it";
-  }
-}
-
-// Which files are checkpoints lives twice too: jobs::is_checkpoint_name and run.sh's
-// is_checkpoint (templates/lib/run.sh, run here by sh with the values generate writes).
-TEST(CheckpointNames, RunShAndEnvpinAgree) {
-  const std::string lib = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/run.sh";
-  std::string defaults = "*tfevents*";
-  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) defaults += "\n*" + std::string(ext);
-  const std::vector<std::string> names = {"ckpt.pt",        "model_best.pth.tar", "step-100.safetensors",
-                                          "samples.PNG",    "train.log",          "events.out.tfevents.1.host",
-                                          "notes.md",       ".hidden.pt",         "ckpt.pt.tmp",
-                                          "ckpt.pt.sha256", "ckpt.pt.partial",    "ckpt.pt~",
-                                          "ckpt-7.pt",      "final.bin",          "x.csv"};
-  for (const jobs::Patterns& patterns : {jobs::Patterns{}, jobs::Patterns{"ckpt-*.pt", "final.[bp]in"}}) {
-    std::string lines;
-    for (const std::string& p : patterns) lines += (lines.empty() ? "" : "\n") + p;
-    for (const std::string& name : names) {
-      const io::ProcessResult sh = io::run_process(
-          {"sh", "-c", ". \"$1\"; checkpoint_patterns=$2; not_checkpoint_patterns=$3; is_checkpoint \"$4\"", "sh", lib,
-           lines, defaults, name});
-      EXPECT_EQ(sh.exit_code == 0, jobs::is_checkpoint_name(name, patterns))
-          << name << " with patterns '" << lines << "': run.sh " << (sh.exit_code == 0 ? "takes" : "skips") << " it";
-    }
-  }
 }
 
 TEST(JobListing, ActiveJobsAreAlwaysShown) {

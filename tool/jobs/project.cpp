@@ -53,7 +53,9 @@ Project load_project(const std::string& file) {
 }
 
 std::string container_engine() {
-  const std::string engine = io::find_container_engine({"ENVPIN_ENGINE", "ENVPIN_CONTAINER_ENGINE"});
+  // As run.sh chooses it (templates/lib/run.sh, choose_engine): ENVPIN_CONTAINER_ENGINE is the
+  // lock's (resolve/pins.cpp), never the jobs'.
+  const std::string engine = io::find_container_engine({"ENVPIN_ENGINE"});
   if (!engine.empty() && engine != "none") return engine;
   throw Error("no container engine: neither docker nor podman is on PATH", std::nullopt,
               "install one of them, or name yours in ENVPIN_ENGINE");

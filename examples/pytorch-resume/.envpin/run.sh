@@ -269,6 +269,43 @@ failure_cause() {
     *) printf '%s' "$last" ;;
   esac
 }
+
+# The job's container engine, as envpin's commands choose it (jobs::container_engine):
+# ENVPIN_ENGINE, else docker, else podman on PATH. Prints it, or nothing when there is none.
+choose_engine() {
+  if [ -n "${ENVPIN_ENGINE:-}" ]; then
+    printf '%s\n' "$ENVPIN_ENGINE"
+  elif command -v docker >/dev/null 2>&1; then
+    echo docker
+  elif command -v podman >/dev/null 2>&1; then
+    echo podman
+  fi
+}
+
+# <logs>/<job>.status, the format envpin's commands read with a grammar (jobs::parse_status):
+# one key=value a line, written to a new temporary and renamed.
+write_status() {  # STATE EXIT REASON
+  status_tmp=$(mktemp "$logs/.$tag.status.XXXXXX") || return 1
+  {
+    echo "job=$job"
+    echo "state=$1"
+    echo "exit=$2"
+    echo "restarts=$restarts"
+    echo "max_restarts=$max_restarts"
+    echo "started=$started"
+    echo "pid=${supervisor:-$$}"
+    echo "pid_start=${supervisor_start:-$self_start}"
+    echo "host=$(uname -n)"
+    echo "engine=$engine"
+    echo "container=$container"
+    echo "image=$image"
+    echo "checkpoints=$ckpt"
+    echo "node=$node_rank/$nnodes"
+    [ -z "${SLURM_JOB_ID:-}" ] || echo "slurm_job=$SLURM_JOB_ID"
+    echo "log=$log"
+    echo "reason=$3"
+  } > "$status_tmp" && mv "$status_tmp" "$status_file"
+}
 # --- end of the library ---
 
 usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]"
@@ -319,13 +356,8 @@ idle_stop=$logs/.$tag.idle-stop
 ckpt=$ckpt_root/$job
 
 # --- refuse before anything starts --------------------------------------------------------------
-engine=${ENVPIN_ENGINE:-}
-if [ -z "$engine" ]; then
-  if command -v docker >/dev/null 2>&1; then engine=docker
-  elif command -v podman >/dev/null 2>&1; then engine=podman
-  else die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
-  fi
-fi
+engine=$(choose_engine)
+[ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
 command -v "$engine" >/dev/null 2>&1 || die "container engine '$engine' is not on PATH" "install it, or name another in ENVPIN_ENGINE"
 "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
 [ -d "$ckpt_root" ] || die "the checkpoint directory $ckpt_root does not exist" \
@@ -393,28 +425,6 @@ fi
 
 restarts=0
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-write_status() {  # STATE EXIT REASON
-  status_tmp=$(mktemp "$logs/.$tag.status.XXXXXX") || return 1
-  {
-    echo "job=$job"
-    echo "state=$1"
-    echo "exit=$2"
-    echo "restarts=$restarts"
-    echo "max_restarts=$max_restarts"
-    echo "started=$started"
-    echo "pid=${supervisor:-$$}"
-    echo "pid_start=${supervisor_start:-$self_start}"
-    echo "host=$(uname -n)"
-    echo "engine=$engine"
-    echo "container=$container"
-    echo "image=$image"
-    echo "checkpoints=$ckpt"
-    echo "node=$node_rank/$nnodes"
-    [ -z "${SLURM_JOB_ID:-}" ] || echo "slurm_job=$SLURM_JOB_ID"
-    echo "log=$log"
-    echo "reason=$3"
-  } > "$status_tmp" && mv "$status_tmp" "$status_file"
-}
 supervisor=''
 supervisor_start=''
 

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// The job rules that live twice, in envpin's C++ (tool/jobs/) and in run.sh, which runs without
+// envpin: each test runs run.sh's own rule (its library, templates/lib/run.sh, or its template)
+// with sh and compares it with the C++ one on the same inputs.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "diag/error.hpp"
+#include "io/atomic_file.hpp"
+#include "io/process.hpp"
+#include "jobs/checkpoints.hpp"
+#include "jobs/project.hpp"
+
+namespace envpin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kLibrary = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/run.sh";
+
+// The job-id rule lives twice: jobs::check_job_id (envpin's commands) and run.sh's `case $job in`
+// (the script runs without envpin). The script's pattern, taken from the template and run by sh,
+// gives the same verdict on each id. It had no length limit: a 101-character id ran under run.sh
+// and was refused by every envpin command after.
+TEST(JobIds, RunShAndEnvpinAcceptTheSameIds) {
+  const auto tmpl = io::read_file(std::string(ENVPIN_SOURCE_DIR) + "/templates/run.sh.mustache");
+  ASSERT_TRUE(tmpl);
+  const auto die = tmpl->find("die \"invalid job id '$job'\"");
+  ASSERT_NE(die, std::string::npos);
+  const auto case_at = tmpl->rfind("case $job in\n", die);
+  ASSERT_NE(case_at, std::string::npos);
+  const auto length = tmpl->find("longer than 100 characters", die);
+  ASSERT_NE(length, std::string::npos);
+  const auto end = tmpl->find('\n', length);
+  // The rule as run.sh runs it: its case statement and length check, with die() exiting 1.
+  const std::string script = "die() { exit 1; }\njob=$1\n" + tmpl->substr(case_at, end + 1 - case_at) + "exit 0\n";
+  const std::vector<std::string> ids = {"a",
+                                        "job-1",
+                                        "A.b_c",
+                                        "7",
+                                        "-x",
+                                        ".x",
+                                        "_x",
+                                        "a/b",
+                                        "a b",
+                                        "x\xc3\xa4",
+                                        "a;b",
+                                        "a$b",
+                                        std::string(100, 'j'),
+                                        std::string(101, 'j')};
+  for (const std::string& id : ids) {
+    bool envpin_ok = true;
+    try {
+      jobs::check_job_id(id);
+    } catch (const diag::Error&) {
+      envpin_ok = false;
+    }
+    const io::ProcessResult sh = io::run_process({"sh", "-c", script, "sh", id});
+    EXPECT_EQ(sh.exit_code == 0, envpin_ok)
+        << "'" << id << "' (" << id.size() << " bytes): run.sh " << (sh.exit_code == 0 ? "accepts" : "refuses")
+        << " it, envpin " << (envpin_ok ? "accepts" : "refuses") << " it";
+  }
+}
+
+// Which files are checkpoints lives twice too: jobs::is_checkpoint_name and run.sh's
+// is_checkpoint (templates/lib/run.sh, run here by sh with the values generate writes).
+TEST(CheckpointNames, RunShAndEnvpinAgree) {
+  const std::string& lib = kLibrary;
+  std::string defaults = "*tfevents*";
+  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) defaults += "\n*" + std::string(ext);
+  const std::vector<std::string> names = {"ckpt.pt",        "model_best.pth.tar", "step-100.safetensors",
+                                          "samples.PNG",    "train.log",          "events.out.tfevents.1.host",
+                                          "notes.md",       ".hidden.pt",         "ckpt.pt.tmp",
+                                          "ckpt.pt.sha256", "ckpt.pt.partial",    "ckpt.pt~",
+                                          "ckpt-7.pt",      "final.bin",          "x.csv"};
+  for (const jobs::Patterns& patterns : {jobs::Patterns{}, jobs::Patterns{"ckpt-*.pt", "final.[bp]in"}}) {
+    std::string lines;
+    for (const std::string& p : patterns) lines += (lines.empty() ? "" : "\n") + p;
+    for (const std::string& name : names) {
+      const io::ProcessResult sh = io::run_process(
+          {"sh", "-c", ". \"$1\"; checkpoint_patterns=$2; not_checkpoint_patterns=$3; is_checkpoint \"$4\"", "sh", lib,
+           lines, defaults, name});
+      EXPECT_EQ(sh.exit_code == 0, jobs::is_checkpoint_name(name, patterns))
+          << name << " with patterns '" << lines << "': run.sh " << (sh.exit_code == 0 ? "takes" : "skips") << " it";
+    }
+  }
+}
+
+// The engine: ENVPIN_ENGINE, else docker, else podman on PATH. envpin's commands also read
+// ENVPIN_CONTAINER_ENGINE (the lock's variable) before this test: `envpin jobs` then asked
+// another engine than the one run.sh ran the job on, and called the job lost.
+TEST(EngineChoice, RunShAndEnvpinChooseTheSameEngine) {
+  const fs::path dir = fs::temp_directory_path() / ("envpin-engine-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "both");
+  fs::create_directories(dir / "podman");
+  fs::create_directories(dir / "none");
+  for (const char* p : {"both/docker", "both/podman", "podman/podman"}) {
+    io::write_atomic(dir / p, "#!/bin/sh\nexit 0\n", true);
+  }
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  struct Case {
+    const char* path;
+    const char* engine;            // ENVPIN_ENGINE, nullptr: unset
+    const char* container_engine;  // ENVPIN_CONTAINER_ENGINE, nullptr: unset
+  };
+  for (const Case& c :
+       {Case{"both", nullptr, nullptr}, Case{"podman", nullptr, nullptr}, Case{"none", nullptr, nullptr},
+        Case{"both", "podman", nullptr}, Case{"both", nullptr, "podman"}, Case{"none", nullptr, "none"}}) {
+    SCOPED_TRACE(std::string(c.path) + " ENVPIN_ENGINE=" + (c.engine ? c.engine : "-") +
+                 " ENVPIN_CONTAINER_ENGINE=" + (c.container_engine ? c.container_engine : "-"));
+    // Only the case's directory and the system's tools the shell needs (no docker or podman there).
+    const std::string path = (dir / c.path).string() + ":/usr/bin:/bin";
+    ::setenv("PATH", path.c_str(), 1);
+    c.engine ? ::setenv("ENVPIN_ENGINE", c.engine, 1) : ::unsetenv("ENVPIN_ENGINE");
+    c.container_engine ? ::setenv("ENVPIN_CONTAINER_ENGINE", c.container_engine, 1)
+                       : ::unsetenv("ENVPIN_CONTAINER_ENGINE");
+    std::string cpp;
+    try {
+      cpp = jobs::container_engine();
+    } catch (const diag::Error&) {
+    }
+    const io::ProcessResult sh = io::run_process({"/bin/sh", "-c", ". \"$1\"; choose_engine", "sh", kLibrary});
+    std::string chosen = sh.out;
+    if (!chosen.empty() && chosen.back() == '\n') chosen.pop_back();
+    EXPECT_EQ(chosen, cpp);
+  }
+  ::setenv("PATH", old_path.c_str(), 1);
+  ::unsetenv("ENVPIN_ENGINE");
+  ::unsetenv("ENVPIN_CONTAINER_ENGINE");
+  fs::remove_all(dir);
+}
+
+// What run.sh's write_status writes is what envpin's grammar reads, every key, as written.
+TEST(StatusFile, WhatRunShWritesEnvpinReads) {
+  const fs::path logs = fs::temp_directory_path() / ("envpin-status-" + std::to_string(::getpid()));
+  fs::create_directories(logs);
+  const std::string script =
+      ". \"$1\"; logs=$2; tag=train-7; status_file=$logs/$tag.status; job=train-7; restarts=2; "
+      "max_restarts=3; started=2026-12-03T10:00:00Z; self_start=12345; engine=podman; container=envpin-train-7; "
+      "image=envpin/demo:0123456789abcdef; ckpt=/data/ckpt/train-7; node_rank=0; nnodes=1; log=$logs/train-7.log; "
+      "write_status failed 137 'the same failure twice in a row (exit 137)'";
+  const io::ProcessResult sh = io::run_process({"/bin/sh", "-c", script, "sh", kLibrary, logs.string()});
+  ASSERT_EQ(sh.exit_code, 0) << sh.err;
+  const jobs::Status s = jobs::read_status(logs / "train-7.status");
+  EXPECT_EQ(jobs::field(s, "job"), "train-7");
+  EXPECT_EQ(jobs::field(s, "state"), "failed");
+  EXPECT_EQ(jobs::field(s, "exit"), "137");
+  EXPECT_EQ(jobs::field(s, "restarts"), "2");
+  EXPECT_EQ(jobs::field(s, "engine"), "podman");
+  EXPECT_EQ(jobs::field(s, "pid_start"), "12345");
+  EXPECT_EQ(jobs::field(s, "node"), "0/1");
+  EXPECT_EQ(jobs::field(s, "reason"), "the same failure twice in a row (exit 137)");
+  EXPECT_EQ(jobs::field(s, "checkpoints"), "/data/ckpt/train-7");
+  fs::remove_all(logs);
+}
+
+}  // namespace
+}  // namespace envpin
