@@ -84,14 +84,13 @@ int verify(const LockOptions& o, Streams& io) {
   const fs::path path = lock_path(m, o.lock);
   workflow::recover_commit(path.parent_path());
   const std::string shown = path.lexically_normal().generic_string();
-  workflow::LockState state = workflow::lock_state(m, path);
+  workflow::LockState state = workflow::lock_state(m, path, shown);
   using Kind = workflow::LockState::Kind;
   switch (state.kind) {
     case Kind::absent:
       throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0}, "run 'envpin lock' to create it");
     case Kind::unreadable:
-      lock::parse(*io::read_file(path), shown);  // throws its located error
-      break;
+      throw *state.unreadable;
     case Kind::edited:
     case Kind::digest:
       throw diag::Error(state.problem, diag::Location{shown, state.line, state.line ? 1 : 0},

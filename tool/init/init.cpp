@@ -66,13 +66,7 @@ bool is_dotted_release(std::string_view v) {
   }
 }
 
-bool is_cuda_minor(std::string_view v) {
-  const auto dot = v.find('.');
-  const auto digits = [](std::string_view p) {
-    return !p.empty() && p.find_first_not_of("0123456789") == std::string_view::npos;
-  };
-  return dot != std::string_view::npos && digits(v.substr(0, dot)) && digits(v.substr(dot + 1));
-}
+bool is_cuda_minor(std::string_view v) { return is_dotted_release(v) && std::count(v.begin(), v.end(), '.') == 1; }
 
 // The lowest CPython 3 minor a requires-python specifier allows ("3.10" for ">=3.10").
 std::string lowest_python(const std::string& spec) {

@@ -155,7 +155,7 @@ CheckResult check(const CheckRequest& o) {
 
   // The lock: intact and current, or bit 2.
   const fs::path lock_path = m.project_dir / "envpin.lock";
-  const LockState lock = lock_state(m, lock_path);
+  const LockState lock = lock_state(m, lock_path, lock_path.generic_string());
   using Kind = LockState::Kind;
   switch (lock.kind) {
     case Kind::absent:

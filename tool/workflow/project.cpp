@@ -149,17 +149,17 @@ std::string entry_at(const std::string& text, int line) {
 
 }  // namespace
 
-LockState lock_state(const manifest::Manifest& m, const fs::path& path) {
+LockState lock_state(const manifest::Manifest& m, const fs::path& path, const std::string& shown) {
   LockState s;
   const auto text = io::read_file(path);
   if (!text) return s;
-  const std::string shown = path.lexically_normal().generic_string();
   try {
     s.lock = lock::parse(*text, shown);
   } catch (const Error& e) {
     s.kind = LockState::Kind::unreadable;
     s.problem = e.message();
     if (e.where()) s.line = e.where()->line;
+    s.unreadable = e;
     return s;
   }
   const lock::Lock& l = *s.lock;
@@ -194,7 +194,7 @@ std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::stri
   const fs::path path = given.empty() ? m.project_dir / "envpin.lock" : fs::path(given);
   recover_commit(path.parent_path());
   const std::string shown = given.empty() ? shown_path(m.project_dir, "envpin.lock").generic_string() : given;
-  LockState s = lock_state(m, path);
+  LockState s = lock_state(m, path, shown);
   using Kind = LockState::Kind;
   switch (s.kind) {
     case Kind::absent:
@@ -202,8 +202,7 @@ std::optional<lock::Lock> load_lock(const manifest::Manifest& m, const std::stri
         throw Error("cannot read the lock " + given, Location{given, 0, 0}, "run 'envpin lock' to create it");
       return std::nullopt;
     case Kind::unreadable:
-      lock::parse(*io::read_file(path), shown);  // throws its located error
-      break;
+      throw *s.unreadable;
     case Kind::edited:
     case Kind::digest:
       throw Error(shown + " does not match what envpin wrote: " + s.problem, Location{shown, s.line, s.line ? 1 : 0},

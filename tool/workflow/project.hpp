@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "diag/error.hpp"
 #include "jobs/project.hpp"
 #include "lock/lock.hpp"
 #include "manifest/model.hpp"
@@ -22,11 +23,13 @@ namespace envpin::workflow {
 struct LockState {
   enum class Kind { absent, unreadable, edited, digest, requirements, stale, ok };
   Kind kind = Kind::absent;
-  std::optional<lock::Lock> lock;  // every kind from `edited` on
-  std::string problem;             // what failed, in words ("" for ok and absent)
-  int line = 0;                    // edited: the first line that differs
+  std::optional<lock::Lock> lock;         // every kind from `edited` on
+  std::string problem;                    // what failed, in words ("" for ok and absent)
+  int line = 0;                           // edited: the first line that differs
+  std::optional<diag::Error> unreadable;  // unreadable: the reader's located error, to rethrow
 };
-LockState lock_state(const manifest::Manifest& m, const std::filesystem::path& path);
+// `shown` names the file in the reader's errors.
+LockState lock_state(const manifest::Manifest& m, const std::filesystem::path& path, const std::string& shown);
 
 // envpin.lock next to the manifest (or `given`), when there is one. Throws unless lock_state
 // calls it ok.
