@@ -26,7 +26,49 @@ alive() {
   kill -0 "$1" 2>/dev/null || return 1
   [ "$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null)" != Z ] && [ "$(start_ticks "$1")" = "$2" ]
 }
-running() { [ -n "$("$engine" ps -q --filter "name=^/?$container\$" 2>/dev/null)" ]; }
+# Process $1 (started at $2) is a supervisor of the run.sh $3: alive, and running `sh SCRIPT`
+# (under setsid or nohup too; a relative SCRIPT from the process's directory) with SCRIPT that
+# file. envpin's jobs::is_supervisor is the same rule; tests/unit/run_sh_rules_test.cpp runs both.
+is_supervisor() {  # PID START SCRIPT
+  alive "$1" "$2" && [ "$1" -gt 1 ] || return 1
+  sup_script=$(tr '\000' '\n' <"/proc/$1/cmdline" 2>/dev/null | awk '
+    { arg[NR] = $0 }
+    END {
+      i = 1
+      while (i <= NR) { n = arg[i]; sub(/.*\//, "", n); if (n != "setsid" && n != "nohup") break; i++ }
+      if (i + 1 <= NR) print arg[i + 1]
+    }')
+  [ -n "$sup_script" ] || return 1
+  case $sup_script in /*) ;; *) sup_script=$(readlink "/proc/$1/cwd" 2>/dev/null)/$sup_script ;; esac
+  [ "$(readlink -f "$sup_script" 2>/dev/null)" = "$(readlink -f "$3" 2>/dev/null)" ] && alive "$1" "$2"
+}
+# The job's container runs (or is paused or restarting), as the engine says. Its answer is data,
+# read as jobs::container_state reads it: two words, a status and an exit code; anything else is
+# no answer.
+running() {
+  "$engine" container inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$container" 2>/dev/null | awk '
+    { for (i = 1; i <= NF; i++) word[++n] = $i }
+    END {
+      if (n == 2 && word[2] ~ /^[0-9]+$/ && length(word[2]) <= 4 &&
+          (word[1] == "running" || word[1] == "paused" || word[1] == "restarting")) exit 0
+      exit 1
+    }'
+}
+# Whether the job its status file records as running or restarting (recorded_state, _pid,
+# _start, _host) still runs on this host, as envpin's jobs::shown judges it: its supervisor (of
+# the run.sh $1) is alive: prints "supervisor"; that gone, its container runs: "container". A job
+# recorded on another host is not judged here: envpin asks Slurm about it, run.sh cannot.
+job_runs_here() {  # SCRIPT
+  case $recorded_state in running | restarting) ;; *) return 1 ;; esac
+  [ -z "$recorded_host" ] || [ "$recorded_host" = "$(uname -n)" ] || return 1
+  if is_supervisor "$recorded_pid" "$recorded_start" "$1"; then
+    echo supervisor
+  elif running; then
+    echo container
+  else
+    return 1
+  fi
+}
 encode_word() {  # one line: '%' -> %25, newline -> %0A (the '.' keeps trailing newlines)
   printf '%s.' "$1" | awk 'BEGIN { ORS = "" } NR > 1 { print "%0A" } { gsub(/%/, "%25"); print } END { print "\n" }' |
     sed 's/\.$//'
@@ -220,4 +262,447 @@ write_status() {  # STATE EXIT REASON
     echo "log=$log"
     echo "reason=$3"
   } > "$status_tmp" && mv "$status_tmp" "$status_file"
+}
+
+# --- the supervisor: everything run.sh does after its values -----------------------------------
+# In the background while the container runs: new checkpoints (jobs.notify) and the GPU-idle
+# guard (jobs.idle).
+monitor() {
+  last_seen=$(newest_checkpoint)
+  idle_since=''
+  warned_smi=0
+  poll=5
+  [ "$idle_every" = 0 ] || poll=$idle_every
+  while sleep "$poll"; do
+    seen=$(newest_checkpoint)
+    if [ -n "$seen" ] && [ "$seen" != "$last_seen" ]; then
+      last_seen=$seen
+      notify checkpoint '' "$seen"
+    fi
+    [ "$idle_every" != 0 ] || continue
+    if ! util=$(gpu_util); then
+      [ "$warned_smi" = 1 ] || note "warning: jobs.idle: nvidia-smi gave no utilisation for the job's GPUs; the guard waits"
+      warned_smi=1
+      idle_since=''
+      continue
+    fi
+    now=$(date +%s)
+    if [ "$util" -ge "$idle_below" ]; then
+      idle_since=''
+      continue
+    fi
+    [ -n "$idle_since" ] || idle_since=$now
+    [ $((now - idle_since)) -ge "$idle_window" ] || continue
+    reason="GPU utilisation below $idle_below% for $((now - idle_since)) s (jobs.idle; last sample $util%)"
+    if [ "$idle_action" = stop ]; then
+      printf '%s\n' "$reason; stopped by jobs.idle" > "$idle_stop"
+      note "job $job: $reason: stopping it (jobs.idle.action: stop)"
+      notify idle '' "$reason; stopping the job"
+      "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+      return 0
+    fi
+    note "job $job: $reason (jobs.idle.action: notify)"
+    write_status running '' "$reason"
+    notify idle '' "$reason"
+    idle_since=''
+  done
+}
+
+# The job's container, in the foreground: CMD... (under torchrun for jobs.launch: torchrun), with
+# the project, the checkpoint directory and what the job is told in its environment.
+run_container() {  # CMD...
+  if [ "$launch" = torchrun ]; then
+    # torch 1.13's torchrun takes only the underscore spellings (2.x takes both); its default
+    # --redirects/--tee break on Python 3.11, so 1 (stdout to a file, teed to the log).
+    set -- torchrun --nnodes="$nnodes" --nproc_per_node="$nproc" --node_rank="$node_rank" \
+      --master_addr="$rdzv_host" --master_port="$rdzv_port" --rdzv_id="$job" --max_restarts=0 \
+      --monitor_interval=1 --redirects=1 --tee=1 --log_dir=/tmp/envpin-torchrun --no_python "$@"
+  fi
+  # What follows the fixed options, put together from the end: the image and CMD last.
+  # shellcheck disable=SC2086,SC2090
+  set -- ${gpu_flag:+"$gpu_flag"} ${gpu_value:+"$gpu_value"} ${ENVPIN_RUN_FLAGS:-} "$image" "$@"
+  # A multi-node job's containers reach each other's rendezvous on the host's network.
+  [ "$nodes" = 1 ] || set -- --network="${ENVPIN_NETWORK:-host}" "$@"
+  if [ "$launch" != none ]; then
+    set -- -e ENVPIN_NODE_RANK="$node_rank" -e ENVPIN_NNODES="$nnodes" -e MASTER_ADDR="$rdzv_host" \
+      -e MASTER_PORT="$rdzv_port" -e NCCL_SOCKET_IFNAME -e NCCL_IB_DISABLE -e NCCL_DEBUG -e NCCL_P2P_DISABLE \
+      -e GLOO_SOCKET_IFNAME -e TORCH_NCCL_ASYNC_ERROR_HANDLING -e TORCH_NCCL_BLOCKING_WAIT \
+      -e TORCH_DISTRIBUTED_DEBUG "$@"
+  fi
+  # Secrets and jobs.env by name only (the engine takes each value from this environment), in
+  # their order: prepended from the last.
+  pass_reversed=''
+  for pass_name in $pass_names; do pass_reversed="$pass_name $pass_reversed"; done
+  for pass_name in $pass_reversed; do set -- -e "$pass_name" "$@"; done
+  "$engine" run --init --name "$container" \
+    --label org.envpin.project="$name" --label org.envpin.job="$job" --label org.envpin.image="$image" \
+    --user "$(id -u):$(id -g)" \
+    -v "$project:$workdir" -w "$workdir" -v "$ckpt:$ckpt_path" \
+    -e JOB_ID="$job" -e ENVPIN_JOB_ID="$job" -e ENVPIN_CHECKPOINT_DIR="$ckpt_path" \
+    -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e ENVPIN_RESUME_ARGS="$resume_args" \
+    -e ENVPIN_CHECKPOINT="$resume_ckpt" "$@"
+}
+
+# The jobs.resume words one a line, {checkpoint} replaced by the newest complete checkpoint's
+# path in the container ($resume_ckpt). The words are plain (the manifest allows no shell
+# characters in them) and the path holds no newline.
+resume_word_lines() {
+  printf '%s\n' "$resume_words" | while IFS= read -r w; do
+    [ -n "$w" ] || continue
+    case $w in *'{checkpoint}'*) w=${w%%'{checkpoint}'*}$resume_ckpt${w#*'{checkpoint}'} ;; esac
+    printf '%s\n' "$w"
+  done
+}
+
+# run_container with the jobs.resume words after CMD... A shell's -c script ($shell_c) takes the
+# next word as $0: the shell's name goes there, so the words reach the script as "$@".
+run_resumed() {  # CMD...
+  [ "$shell_c" = 0 ] || set -- "$@" "$1"
+  while IFS= read -r w; do
+    [ -z "$w" ] || set -- "$@" "$w"
+  done <<WORDS
+$(resume_word_lines)
+WORDS
+  run_container "$@"
+}
+
+on_signal() {
+  stopping=1
+  note "stopping job $job (SIGTERM, SIGKILL after $stop_timeout s)"
+  "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+  [ -z "$child" ] || kill "$child" 2>/dev/null
+}
+
+finish() {  # EXIT: the last lines reach the terminal before the tail stops
+  if [ -n "$shown" ]; then
+    sleep 0.3
+    kill "$shown" 2>/dev/null
+  fi
+  exit "$1"
+}
+
+# run.sh itself: its options, what it refuses before anything starts, the image build, then the
+# job's attempts (restarts, checkpoints, signals) until it finishes, fails or is stopped.
+run_main() {  # run.sh's arguments
+  usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]"
+
+  project=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the project directory from $0"
+  job=''
+  mode=new
+  detach=0
+  detached=0
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --job-id) [ $# -ge 2 ] || die "--job-id needs a value" "$usage"; job=$2; shift 2 ;;
+      --job-id=*) job=${1#--job-id=}; shift ;;
+      --resume) mode=resume; shift ;;
+      --continue) mode='continue'; shift ;;
+      --detach) detach=1; shift ;;
+      --detached) detached=1; mode='continue'; shift ;;  # the detached supervisor itself
+      --) shift; break ;;
+      -*) die "unknown option '$1'" "$usage" ;;
+      *) break ;;
+    esac
+  done
+
+  case $ckpt_root in /*) ;; *) ckpt_root=$project/$ckpt_root ;; esac
+  case $logs in /*) ;; *) logs=$project/$logs ;; esac
+  [ -n "$job" ] || job=$name-$(date -u +%Y%m%d-%H%M%S)-$$
+  case $job in
+    *[!A-Za-z0-9_.-]* | [!A-Za-z0-9]*) die "invalid job id '$job'" "use letters, digits, '.', '_' and '-', starting with a letter or digit" ;;
+  esac
+  [ "${#job}" -le 100 ] || die "invalid job id '$job': longer than 100 characters" "use at most 100 (envpin's commands refuse longer ones)"
+  case $node_rank$nnodes in
+    *[!0-9]*) die "invalid node rank '$node_rank' of '$nnodes' nodes (ENVPIN_NODE_RANK, ENVPIN_NNODES)" "give them as numbers" ;;
+  esac
+  [ "$node_rank" -lt "$nnodes" ] || die "node rank $node_rank is not below the number of nodes $nnodes" "set ENVPIN_NNODES to the job's node count"
+  rdzv_host=${ENVPIN_RDZV_HOST:-127.0.0.1}
+  rdzv_port=${ENVPIN_RDZV_PORT:-$((29500 + $(printf '%s' "$job" | cksum | cut -d' ' -f1) % 10000))}
+  case $rdzv_host in
+    '' | -* | *[!A-Za-z0-9.:_-]*) die "invalid rendezvous host '$rdzv_host' (ENVPIN_RDZV_HOST)" "give a host name or address" ;;
+  esac
+  case $rdzv_port in '' | *[!0-9]*) die "invalid rendezvous port '$rdzv_port' (ENVPIN_RDZV_PORT)" "give a port number" ;; esac
+  tag=$job
+  [ "$node_rank" = 0 ] || tag=$job.node$node_rank
+  container=envpin-$name-$tag
+  status_file=$logs/$tag.status
+  args_file=$logs/$tag.args
+  log=$logs/$tag.log
+  idle_stop=$logs/.$tag.idle-stop
+  ckpt=$ckpt_root/$job
+
+  # --- refuse before anything starts --------------------------------------------------------------
+  engine=$(choose_engine)
+  [ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
+  command -v "$engine" >/dev/null 2>&1 || die "container engine '$engine' is not on PATH" "install it, or name another in ENVPIN_ENGINE"
+  "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  [ -d "$ckpt_root" ] || die "the checkpoint directory $ckpt_root does not exist" \
+    "create it on persistent storage (mkdir -p '$ckpt_root'), or point ENVPIN_CHECKPOINTS at one"
+  mkdir -p "$logs" || die "cannot create the log directory $logs"
+  self_start=$(start_ticks $$)
+  # The status file is read as data: three fields, each only as what run.sh writes (and only from
+  # a regular file: a FIFO would block, a symlink point anywhere).
+  if [ -L "$status_file" ] || { [ -e "$status_file" ] && [ ! -f "$status_file" ]; }; then
+    die "$status_file is not a regular file" "remove it; run.sh writes it as one"
+  fi
+  recorded_pid=$(sed -n 's/^pid=\([0-9]\{1,9\}\)$/\1/p' "$status_file" 2>/dev/null | head -n 1)
+  recorded_start=$(sed -n 's/^pid_start=\([0-9]\{1,20\}\)$/\1/p' "$status_file" 2>/dev/null | head -n 1)
+  recorded_state=$(sed -n 's/^state=\([a-z]\{1,16\}\)$/\1/p' "$status_file" 2>/dev/null | head -n 1)
+  recorded_host=$(sed -n 's/^host=//p' "$status_file" 2>/dev/null | head -n 1)
+  case $mode in
+    new)
+      if [ -e "$status_file" ] || [ -e "$ckpt" ] || "$engine" container inspect "$container" >/dev/null 2>&1; then
+        die "job id '$job' is already in use ($status_file)" "choose another --job-id, or continue that job with: envpin resume $job"
+      fi ;;
+    resume)
+      [ -e "$status_file" ] || die "there is no job '$job' to resume (no $status_file)" "list the jobs with: envpin jobs" ;;
+  esac
+  # Resumed while it runs: refused, as `envpin resume` refuses it (job_runs_here is its rule). The
+  # supervisor itself (--continue: detached, or requeued by Slurm) stops a container left running.
+  if [ "$mode" = resume ]; then
+    case $(job_runs_here "$0") in
+      supervisor) die "job '$job' is still $recorded_state (pid $recorded_pid)" "stop it first: envpin stop $job" ;;
+      container) die "job '$job' is still running (its container, without its supervisor)" "stop it first: envpin stop $job" ;;
+    esac
+  fi
+  # The job's command is kept in <logs>/<job>.args as data, never as shell code: a first line
+  # "envpin-args/1", then one word a line with '%' written as %25 and a newline as %0A. It is read
+  # back word by word; nothing in it is evaluated. At most 1 MiB and 4096 words.
+  args_header=envpin-args/1
+  if [ $# -eq 0 ] && [ "$mode" != new ] && [ -f "$args_file" ]; then
+    args_hint="give the command again: sh .envpin/run.sh --job-id $job --resume -- CMD [ARG...]"
+    [ "$(wc -c <"$args_file")" -le 1048576 ] || die "the job's saved command $args_file is larger than 1 MiB" "$args_hint"
+    [ "$(head -n 1 "$args_file")" = "$args_header" ] ||
+      die "$args_file is not a command saved by this run.sh (no '$args_header' line)" "$args_hint"
+    [ "$(wc -l <"$args_file")" -le 4097 ] || die "the job's saved command $args_file has more than 4096 words" "$args_hint"
+    first=1
+    while IFS= read -r line || [ -n "$line" ]; do
+      if [ "$first" = 1 ]; then
+        first=0
+        set --
+        continue
+      fi
+      case $line in *%*)
+        case $(printf '%s' "$line" | sed 's/%25//g; s/%0A//g') in
+          *%*) die "$args_file holds a '%' that is not %25 or %0A" "$args_hint" ;;
+        esac ;;
+      esac
+      decode_word "$line"
+      set -- "$@" "$w"
+    done <"$args_file"
+  fi
+  [ $# -gt 0 ] || die "no command to run" "$usage"
+  mkdir -p "$ckpt" || die "cannot create the job's checkpoint directory $ckpt"
+  # Written to a new temporary (mktemp: never through a name someone planted), then renamed.
+  if ! args_tmp=$(mktemp "$logs/.$tag.args.XXXXXX") ||
+     ! { echo "$args_header"; for a in "$@"; do encode_word "$a"; done; } > "$args_tmp" ||
+     ! mv "$args_tmp" "$args_file"; then
+    die "cannot write $args_file"
+  fi
+
+  restarts=0
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  supervisor=''
+  supervisor_start=''
+
+  # The image is built here, before a detached job leaves the terminal: its output goes to the
+  # terminal and to <logs>/build.log, never into a job's log.
+  build_log=$logs/build.log
+  if ! "$engine" image inspect "$image" >/dev/null 2>&1; then
+    say "building $image from $dockerfile (output also in $build_log)"
+    build_rc=$logs/.build-rc.$$
+    # shellcheck disable=SC2086
+    { "$engine" build ${platform:+"--platform=$platform"} ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
+      tee "$build_log" >&2
+    rc=$(cat "$build_rc" 2>/dev/null || echo 1)
+    rm -f "$build_rc"
+    if [ "$rc" != 0 ]; then
+      write_status failed 2 "the image build failed (see $build_log)"
+      die "building $image failed (exit $rc; its output is in $build_log)" \
+        "fix what the build output names; when it cannot reach a package index or registry, give the build network access (ENVPIN_BUILD_FLAGS='--network host') or the engine a proxy"
+    fi
+  fi
+
+  if [ "$detach" = 1 ]; then
+    # A session of its own: the terminal's SIGHUP never reaches it; output goes to the job log.
+    if command -v setsid >/dev/null 2>&1; then
+      setsid sh "$0" --job-id "$job" --detached -- "$@" </dev/null >>"$log" 2>&1 &
+    else
+      nohup sh "$0" --job-id "$job" --detached -- "$@" </dev/null >>"$log" 2>&1 &
+    fi
+    # Recorded now, so whoever looks next (envpin logs, envpin jobs) sees it running.
+    supervisor=$!
+    supervisor_start=$(start_ticks "$supervisor")
+    write_status running '' ''
+    echo "$job"
+    exit 0
+  fi
+
+  # A container of this job left running (a killed supervisor, a requeued Slurm job): stopped first.
+  if running; then
+    say "stopping $container, left from an earlier run of job $job"
+    "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+  fi
+  "$engine" rm -f "$container" >/dev/null 2>&1
+
+  gpu_flag=''
+  gpu_value=''
+  if [ -n "$gpus" ]; then
+    case $engine in
+      *podman*) gpu_flag=--device gpu_value=nvidia.com/gpu=all ;;
+      *)
+        gpu_flag=--gpus gpu_value=$gpus
+        # Under Slurm the container gets the GPUs Slurm allocated, not the whole node. The quotes
+        # are docker's: it reads --gpus as CSV, and "device=0,1" is one field.
+        # shellcheck disable=SC2089
+        [ -z "${SLURM_JOB_GPUS:-}" ] || gpu_value="\"device=$SLURM_JOB_GPUS\"" ;;
+    esac
+  fi
+
+  # torchrun's processes per node: jobs.gpus_per_node (or the jobs.gpus count); with 'all' the
+  # GPUs Slurm gave the node, else those nvidia-smi lists; 1 without GPUs.
+  if [ "$launch" = torchrun ] && [ -z "$nproc" ]; then
+    nproc=${SLURM_GPUS_ON_NODE:-}
+    [ -n "$nproc" ] || nproc=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+    case $nproc in '' | 0 | *[!0-9]*) nproc=1 ;; esac
+  fi
+
+  lock_sha=$(sha256sum "$project/envpin.lock" 2>/dev/null | cut -c1-64)
+  notify_pids=''
+
+  watching=0
+  { [ -n "$notify_url" ] && [ "$node_rank" = 0 ]; } || [ "$idle_every" != 0 ] && watching=1
+
+  resuming=0
+  resume_args=''
+  resume_ckpt=''
+
+  # A shell's -c script with no $0 after it: appended words would become $0 and be lost.
+  shell_c=0
+  if [ $# -eq 3 ] && [ "$2" = -c ]; then
+    case ${1##*/} in sh | bash | dash | zsh | ksh | ash) shell_c=1 ;; esac
+  fi
+  stopping=0
+  child=''
+  trap on_signal TERM INT HUP
+
+  # In the foreground the log is also shown as it grows.
+  shown=''
+  if [ "$detached" = 0 ]; then
+    : >>"$log"
+    tail -c "+$(($(wc -c <"$log") + 1))" -f "$log" &
+    shown=$!
+  fi
+
+  print_before=''
+
+  delay=$backoff
+  while :; do
+    resuming=0
+    resume_ckpt=''
+    [ -z "$(checkpoint_files)" ] || resuming=1
+    if [ "$resuming" = 1 ]; then
+      newest=$(complete_checkpoint)
+      [ -z "$newest" ] || resume_ckpt=$ckpt_path/$newest
+    fi
+    with_words=$resuming
+    case $resume_words in *'{checkpoint}'*)
+      if [ "$resuming" = 1 ] && [ -z "$resume_ckpt" ]; then
+        with_words=0
+        note "job $job: no complete checkpoint in $ckpt: started without the jobs.resume words"
+      fi ;;
+    esac
+    write_status running '' ''
+    note "job $job: attempt $((restarts + 1)) in $container$( [ "$resuming" = 0 ] || echo ", resuming from $ckpt${newest:+ ($newest)}")"
+    if [ "$restarts" = 0 ]; then notify started '' "$( [ "$resuming" = 0 ] || echo "resuming from $ckpt")"
+    else notify restarted '' "restart $restarts of $max_restarts"; fi
+    rm -f "$idle_stop"
+    monitor_pid=''
+    if [ "$watching" = 1 ]; then
+      monitor &
+      monitor_pid=$!
+    fi
+    attempt_from=$(wc -c <"$log" 2>/dev/null || echo 0)
+    if [ "$with_words" = 1 ]; then
+      resume_args=$(resume_word_lines | paste -sd ' ' -)
+      run_resumed "$@" >>"$log" 2>&1 &
+    else
+      resume_args=
+      run_container "$@" >>"$log" 2>&1 &
+    fi
+    child=$!
+    wait "$child"
+    rc=$?
+    # A trapped signal ends the wait early: wait again for the container's exit status.
+    while kill -0 "$child" 2>/dev/null; do
+      wait "$child"
+      rc=$?
+    done
+    child=''
+    "$engine" rm -f "$container" >/dev/null 2>&1
+    if [ -n "$monitor_pid" ]; then
+      kill "$monitor_pid" 2>/dev/null
+      wait "$monitor_pid" 2>/dev/null
+    fi
+    prune_checkpoints
+    stop_reason="stopped by a signal"
+    if [ -f "$idle_stop" ]; then
+      stopping=1
+      stop_reason=$(cat "$idle_stop")
+      rm -f "$idle_stop"
+    fi
+    if [ "$stopping" = 1 ]; then
+      write_status stopped "$rc" "$stop_reason"
+      note "job $job stopped (exit $rc); continue it with: envpin resume $job"
+      notify stopped "$rc" "$stop_reason"
+      wait_notifications
+      finish "$rc"
+    fi
+    if [ "$rc" = 0 ]; then
+      write_status exited 0 ''
+      note "job $job finished"
+      notify finished 0 ''
+      wait_notifications
+      finish 0
+    fi
+    if [ "$rc" = 125 ]; then
+      write_status failed 125 "$engine could not start the container (exit 125)"
+      note "job $job: $engine could not start the container (exit 125); see $log"
+      notify failed 125 "$engine could not start the container"
+      wait_notifications
+      finish 125
+    fi
+    # The same failure twice in a row (same exit status, same last lines of output with the
+    # numbers masked) is not transient: a third try would only fail again.
+    print_now=$(failure_print "$attempt_from" "$rc")
+    if [ -n "$print_now" ] && [ "$print_now" = "$print_before" ]; then
+      cause=$(failure_cause "$attempt_from")
+      write_status failed "$rc" "the same failure twice in a row (exit $rc), not restarted again: $cause"
+      note "job $job failed the same way twice in a row (exit $rc): not restarted again"
+      note "  $cause"
+      notify failed "$rc" "the same failure twice in a row: $cause"
+      wait_notifications
+      finish "$rc"
+    fi
+    print_before=$print_now
+    if [ "$restarts" -ge "$max_restarts" ]; then
+      write_status failed "$rc" "exit $rc after $restarts restarts: the restart policy allows $max_restarts"
+      note "job $job failed: exit $rc after $restarts restarts (the restart policy allows $max_restarts)"
+      notify failed "$rc" "exit $rc after $restarts restarts"
+      wait_notifications
+      finish "$rc"
+    fi
+    restarts=$((restarts + 1))
+    write_status restarting "$rc" "exit $rc; restart $restarts of $max_restarts in $delay s"
+    note "job $job exited $rc; restart $restarts of $max_restarts in $delay s"
+    sleep "$delay" &
+    child=$!
+    wait "$child"
+    child=''
+    if [ "$stopping" = 1 ]; then
+      write_status stopped "$rc" "stopped by a signal while waiting to restart"
+      finish "$rc"
+    fi
+    delay=$((delay * 2))
+  done
 }

@@ -372,7 +372,7 @@ fi
 # --- Slurm ----------------------------------------------------------------------------------------
 step "starting a single-node Slurm cluster"
 start=$(date +%s)
-slurm_up "$(free_port)" || exit 1
+slurm_up "$(free_ports 4)" || exit 1
 step "slurm up in $(( $(date +%s) - start )) s"
 slurm_id() { sed -n 's/^submitted slurm job \([0-9]*\) .*/\1/p' "$T/submit-$1.out"; }
 submit() {  # JOB [--resume]

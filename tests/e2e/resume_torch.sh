@@ -240,7 +240,7 @@ docker run -d --init --name envpin-e2e-ddp-net --network none "$TORCH_IMAGE" sle
 export ENVPIN_NETWORK=container:envpin-e2e-ddp-net ENVPIN_RDZV_HOST=127.0.0.1 GLOO_SOCKET_IFNAME=lo
 unset ENVPIN_RUN_FLAGS
 start=$(date +%s)
-REST=1 slurm_up "$(free_port)" 2 || exit 1
+REST=1 slurm_up "$(free_ports 4)" 2 || exit 1
 REST_PORT=$(free_port)
 slurm_rest_up "$REST_PORT" || exit 1
 REST_URL=http://127.0.0.1:$REST_PORT

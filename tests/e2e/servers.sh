@@ -7,6 +7,27 @@ REGISTRY_PID="" DOCKERD_PID=""
 
 step() { printf '%s envpin e2e: %s\n' "$(date +%T)" "$*" >&2; }
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# The first of N consecutive free loopback ports (Slurm's daemons take a port each after the
+# controller's; tests run side by side).
+free_ports() {
+  /usr/bin/python3 - "$1" <<'PY'
+import socket, sys
+n = int(sys.argv[1])
+while True:
+    held = [socket.socket()]
+    held[0].bind(("127.0.0.1", 0))
+    base = held[0].getsockname()[1]
+    try:
+        for p in range(base + 1, base + n):
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(base)
+    break
+PY
+}
 wait_for() {  # wait_for SECONDS COMMAND...
   limit=$1
   shift
@@ -43,23 +64,33 @@ YML
   wait_for 60 docker info || { fail "dockerd did not start"; tail -20 "$T/dockerd.log"; exit 1; }
 }
 
-push_base_image() {
+# The bookworm minbase rootfs as a tar at $1: copied from $ENVPIN_E2E_CACHE when it holds one,
+# else debootstrapped from the configured Debian mirror (and left in the cache, renamed into place
+# whole: tests running beside this one read it).
+base_rootfs() {  # base_rootfs TAR
   MIRROR=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
   [ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
   [ -n "$MIRROR" ] || MIRROR=http://deb.debian.org/debian
   CACHE=${ENVPIN_E2E_CACHE:-}
   if [ -n "$CACHE" ] && [ -f "$CACHE/bookworm-minbase.tar" ]; then
     step "base image from the cached rootfs $CACHE/bookworm-minbase.tar"
-    cp "$CACHE/bookworm-minbase.tar" "$T/rootfs.tar"
-  else
-    step "debootstrap --variant=minbase bookworm from $MIRROR"
-    debootstrap --variant=minbase bookworm "$T/rootfs" "$MIRROR" >"$T/debootstrap.log" 2>&1 ||
-      { fail "debootstrap"; tail -20 "$T/debootstrap.log"; exit 1; }
-    rm -rf "$T"/rootfs/var/cache/apt/archives/*.deb "$T"/rootfs/var/lib/apt/lists/*
-    tar -C "$T/rootfs" -cf "$T/rootfs.tar" .
-    rm -rf "$T/rootfs"
-    if [ -n "$CACHE" ]; then mkdir -p "$CACHE" && cp "$T/rootfs.tar" "$CACHE/bookworm-minbase.tar"; fi
+    cp "$CACHE/bookworm-minbase.tar" "$1"
+    return
   fi
+  step "debootstrap --variant=minbase bookworm from $MIRROR"
+  debootstrap --variant=minbase bookworm "$T/rootfs" "$MIRROR" >"$T/debootstrap.log" 2>&1 ||
+    { fail "debootstrap"; tail -20 "$T/debootstrap.log"; exit 1; }
+  rm -rf "$T"/rootfs/var/cache/apt/archives/*.deb "$T"/rootfs/var/lib/apt/lists/*
+  tar -C "$T/rootfs" -cf "$1" .
+  rm -rf "$T/rootfs"
+  if [ -n "$CACHE" ]; then
+    mkdir -p "$CACHE" && cp "$1" "$CACHE/.bookworm-minbase.tar.$$" &&
+      mv "$CACHE/.bookworm-minbase.tar.$$" "$CACHE/bookworm-minbase.tar"
+  fi
+}
+
+push_base_image() {
+  base_rootfs "$T/rootfs.tar"
   IMAGE="127.0.0.1:$REG_PORT/envpin/bookworm:12"
   docker import "$T/rootfs.tar" "$IMAGE" >/dev/null && docker push "$IMAGE" >"$T/push.log" 2>&1 ||
     { fail "docker import/push"; cat "$T/push.log"; exit 1; }

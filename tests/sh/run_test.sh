@@ -105,6 +105,57 @@ test_alive_knows_this_shell_and_not_a_reused_pid() {
   assertFalse 'no pid' "alive '' ''"
 }
 
+test_the_resume_words_take_the_checkpoint_path() {
+  resume_words='--resume
+--from={checkpoint}
+{checkpoint}'
+  resume_ckpt='/ckpt/step-9.pt'
+  assertEquals "--resume
+--from=/ckpt/step-9.pt
+/ckpt/step-9.pt" "$(resume_word_lines)"
+  resume_ckpt=''
+  assertEquals "--resume
+--from=" "$(resume_word_lines)"
+  resume_words=''
+  assertEquals '' "$(resume_word_lines)"
+}
+
+# The engine's argument list, one a line: what run_container asked for.
+fake_engine() { printf '%s\n' "$@" > "$T/argv"; }
+test_the_container_gets_the_job_its_words_and_its_names() {
+  engine=fake_engine container=envpin-demo-j1 name=demo job=j1 image=envpin/demo:0123 project=/p workdir=/w
+  ckpt=/c/j1 ckpt_path=/ckpt restarts=0 resuming=1 resume_args='' resume_ckpt=/ckpt/a.pt
+  launch=none nodes=1 nnodes=1 node_rank=0 gpu_flag='' gpu_value='' pass_names='A_TOKEN B'
+  resume_words='--resume
+{checkpoint}'
+  shell_c=0
+  run_resumed python 'train.py' 'two words'
+  assertEquals "the image, the command, the resume words last" "envpin/demo:0123
+python
+train.py
+two words
+--resume
+/ckpt/a.pt" "$(tail -n 6 "$T/argv")"
+  assertEquals "the names in their order, by name only" "-e
+A_TOKEN
+-e
+B" "$(grep -x -B1 'A_TOKEN\|B' "$T/argv")"
+  assertFalse "one node: no network option" "grep -q -- --network \"$T/argv\""
+  shell_c=1
+  run_resumed sh -c 'echo "$@"'
+  assertEquals "a -c script gets the shell's name as \$0, then the words" "sh
+-c
+echo \"\$@\"
+sh
+--resume
+/ckpt/a.pt" "$(tail -n 6 "$T/argv")"
+  shell_c=0 launch=torchrun nodes=2 nnodes=2 nproc=4 rdzv_host=10.0.0.1 rdzv_port=29500 ENVPIN_NETWORK=''
+  run_container python train.py
+  assertTrue "two nodes: the host's network" "grep -qx -- --network=host \"$T/argv\""
+  assertTrue "distributed: the rank" "grep -qx ENVPIN_NODE_RANK=0 \"$T/argv\""
+  assertTrue "torchrun runs the command" "grep -qx -- --nproc_per_node=4 \"$T/argv\""
+}
+
 test_die_exits_2_with_the_hint() {
   out=$( (die 'no engine' 'install one') 2>&1); rc=$?
   assertEquals 2 "$rc"

@@ -2,11 +2,20 @@
 // The job rules that live twice, in envpin's C++ (tool/jobs/) and in run.sh, which runs without
 // envpin: each test runs run.sh's own rule (its library, templates/lib/run.sh, or its template)
 // with sh and compares it with the C++ one on the same inputs.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "diag/error.hpp"
@@ -23,11 +32,11 @@ namespace fs = std::filesystem;
 const std::string kLibrary = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/run.sh";
 
 // The job-id rule lives twice: jobs::check_job_id (envpin's commands) and run.sh's `case $job in`
-// (the script runs without envpin). The script's pattern, taken from the template and run by sh,
+// (the script runs without envpin). The script's pattern, taken from its library and run by sh,
 // gives the same verdict on each id. It had no length limit: a 101-character id ran under run.sh
 // and was refused by every envpin command after.
 TEST(JobIds, RunShAndEnvpinAcceptTheSameIds) {
-  const auto tmpl = io::read_file(std::string(ENVPIN_SOURCE_DIR) + "/templates/run.sh.mustache");
+  const auto tmpl = io::read_file(kLibrary);
   ASSERT_TRUE(tmpl);
   const auto die = tmpl->find("die \"invalid job id '$job'\"");
   ASSERT_NE(die, std::string::npos);
@@ -156,6 +165,130 @@ TEST(StatusFile, WhatRunShWritesEnvpinReads) {
   EXPECT_EQ(jobs::field(s, "reason"), "the same failure twice in a row (exit 137)");
   EXPECT_EQ(jobs::field(s, "checkpoints"), "/data/ckpt/train-7");
   fs::remove_all(logs);
+}
+
+// "Still running" lives twice: jobs::shown (envpin resume, stop, jobs) and run.sh's job_runs_here
+// (sh .envpin/run.sh --resume). Both judge the same recorded status with the same live processes
+// and the same engine answers. run.sh took any live process with the recorded pid and start for
+// the supervisor, and resumed over a container running without one.
+pid_t start_process(const fs::path& dir, std::vector<std::string> argv) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // A process group of its own, killed whole, and no inherited output: ctest waits for every
+    // process holding the test's output open (its `sleep` too) before it reports.
+    ::setpgid(0, 0);
+    const int null = ::open("/dev/null", O_RDWR);
+    for (int fd : {0, 1, 2}) ::dup2(null, fd);
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execv("/bin/sh", args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Its start time once it runs `sh SCRIPT` (argv[1] of its command line is `second`).
+std::string started(pid_t pid, const std::string& second) {
+  for (int i = 0; i < 300; ++i) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    const std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(std::string(1, '\0') + second + '\0') != std::string::npos) return jobs::process_start(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return "";
+}
+
+TEST(StillRunning, RunShAndEnvpinJudgeAJobAlike) {
+  const fs::path dir = fs::temp_directory_path() / ("envpin-still-" + std::to_string(::getpid()));
+  fs::create_directories(dir / ".envpin");
+  fs::create_directories(dir / "bin");
+  io::write_atomic(dir / ".envpin/run.sh", "sleep 30\n", false);
+  io::write_atomic(dir / "other.sh", "sleep 30\n", false);
+  // `setsid sh .envpin/run.sh` as it looks before setsid has executed sh: /bin/sh named setsid
+  // runs the file "sh" here, with the script as its argument.
+  io::write_atomic(dir / "sh", "sleep 30\n", false);
+  // The engine: `container inspect` answers what container.answer holds, or fails without one.
+  io::write_atomic(dir / "bin/docker",
+                   "#!/bin/sh\n[ \"$1 $2\" = 'container inspect' ] || exit 9\n"
+                   "[ -f '" +
+                       (dir / "container.answer").string() +
+                       "' ] || { echo 'Error: no such container' >&2; exit 1; }\n"
+                       "cat '" +
+                       (dir / "container.answer").string() + "'\n",
+                   true);
+  const pid_t sup = start_process(dir, {"sh", (dir / ".envpin/run.sh").string()});
+  const pid_t rel = start_process(dir, {"setsid", "sh", ".envpin/run.sh"});
+  const pid_t other = start_process(dir, {"sh", (dir / "other.sh").string()});
+  const std::string sup_start = started(sup, (dir / ".envpin/run.sh").string());
+  const std::string rel_start = started(rel, "sh");
+  const std::string other_start = started(other, (dir / "other.sh").string());
+  const pid_t gone = start_process(dir, {"sh", "-c", "exit 0"});
+  ::waitpid(gone, nullptr, 0);
+
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((dir / "bin").string() + ":/usr/bin:/bin").c_str(), 1);
+  ::setenv("ENVPIN_ENGINE", "docker", 1);
+  utsname u{};
+  ::uname(&u);
+  jobs::Project p;
+  p.m.name.value = "demo";
+  p.run_script = dir / ".envpin/run.sh";
+  struct Case {
+    std::string what, state;
+    pid_t pid;
+    std::string start, host, container;  // container: the engine's answer, empty: none
+  };
+  const std::string here = u.nodename;
+  const std::vector<Case> cases = {
+      {"its supervisor", "running", sup, sup_start, here, ""},
+      {"its supervisor, no host recorded", "restarting", sup, sup_start, "", ""},
+      {"its supervisor under setsid, relative", "running", rel, rel_start, here, ""},
+      {"the pid reused (another start)", "running", sup, sup_start + "1", here, ""},
+      {"another program with that pid and start", "running", other, other_start, here, ""},
+      {"another program, its container running", "running", other, other_start, here, "running 0"},
+      {"supervisor gone, container running", "running", gone, "1", here, "running 0"},
+      {"supervisor gone, container paused", "restarting", gone, "1", here, "paused 0"},
+      {"supervisor gone, container exited 0", "running", gone, "1", here, "exited 0"},
+      {"supervisor gone, container exited 137", "running", gone, "1", here, "exited 137"},
+      {"supervisor gone, the engine's answer has a third word", "running", gone, "1", here, "running 0 x"},
+      {"supervisor gone, the engine's answer on two lines", "running", gone, "1", here, "running\n0"},
+      {"supervisor gone, no exit code", "running", gone, "1", here, "running"},
+      {"supervisor gone, no container", "running", gone, "1", here, ""},
+      {"ended, its supervisor alive", "exited", sup, sup_start, here, "running 0"},
+      {"failed", "failed", gone, "1", here, ""},
+  };
+  ASSERT_FALSE(sup_start.empty());
+  ASSERT_FALSE(rel_start.empty());
+  ASSERT_FALSE(other_start.empty());
+  int judged_running = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    fs::remove(dir / "container.answer");
+    if (!c.container.empty()) io::write_atomic(dir / "container.answer", c.container + "\n", false);
+    const jobs::Status s = {{"job", "train-1"},
+                            {"state", c.state},
+                            {"pid", std::to_string(c.pid)},
+                            {"pid_start", c.start},
+                            {"host", c.host}};
+    const bool cpp = jobs::active(jobs::shown(p, s).state);
+    const io::ProcessResult sh =
+        io::run_process({"/bin/sh", "-c",
+                         ". \"$1\"; engine=docker; container=envpin-demo-train-1; recorded_state=$2; recorded_pid=$3; "
+                         "recorded_start=$4; recorded_host=$5; job_runs_here \"$6\"",
+                         "sh", kLibrary, c.state, std::to_string(c.pid), c.start, c.host, p.run_script.string()});
+    EXPECT_EQ(sh.exit_code == 0, cpp) << "run.sh says '" << sh.out << "', envpin " << jobs::shown(p, s).state;
+    judged_running += cpp ? 1 : 0;
+  }
+  EXPECT_EQ(judged_running, 7);  // both outcomes are exercised
+  ::setenv("PATH", old_path.c_str(), 1);
+  ::unsetenv("ENVPIN_ENGINE");
+  for (const pid_t pid : {sup, rel, other}) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -22,20 +22,6 @@ std::string join_words(const std::vector<manifest::Located<std::string>>& words)
   return out;
 }
 
-// One sh word that expands to `text` with each {checkpoint} replaced by run.sh's $resume_ckpt
-// (the loader allows it once a word; the rest is quoted as a whole).
-Code sh_with_checkpoint(const std::string& text) {
-  std::vector<Code> parts;
-  std::size_t from = 0;
-  for (std::size_t at; (at = text.find(manifest::kCheckpointWord, from)) != std::string::npos;) {
-    if (at > from) parts.push_back(Code::sh(text.substr(from, at - from)));
-    parts.push_back(Code::literal("\"$resume_ckpt\""));
-    from = at + manifest::kCheckpointWord.size();
-  }
-  if (from < text.size() || parts.empty()) parts.push_back(Code::sh(text.substr(from)));
-  return join(parts, Code::literal(""));
-}
-
 }  // namespace
 
 std::string job_image(const manifest::Manifest& m, const Artifact& dockerfile, const std::vector<Copied>& copied) {
@@ -97,7 +83,10 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   }
   d.flag("has_resume", !j.resume.empty());
   d.text("resume_text", join_words(j.resume));
-  d.code("resume_words", sh_with_checkpoint(join_words(j.resume)));
+  // One word a line, {checkpoint} as written: run.sh's resume_word_lines puts the path there.
+  std::string resume_lines;
+  for (const auto& w : j.resume) resume_lines += (resume_lines.empty() ? "" : "\n") + w.value;
+  d.code("resume_words_sh", Code::sh(resume_lines));
   d.flag("resume_needs_checkpoint", std::any_of(j.resume.begin(), j.resume.end(), [](const auto& w) {
            return w.value.find(manifest::kCheckpointWord) != std::string::npos;
          }));
@@ -118,12 +107,7 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
                                           : "a file named " + rule + " (jobs.checkpoints.pattern)");
   // The image is built for the manifest's platform, whatever the host is (one platform; with
   // several, the engine builds the host's and check_env names the mismatch).
-  d.code("platform_flag", m.platforms.size() == 1 ? Code::literal("--platform ") +
-                                                        Code::sh(m.platforms.front().value.text()) + Code::literal(" ")
-                                                  : Code::literal(""));
-  std::vector<Code> resume;
-  for (const auto& w : j.resume) resume.push_back(sh_with_checkpoint(w.value));
-  d.codes("resume", resume);
+  d.code("platform_sh", m.platforms.size() == 1 ? Code::sh(m.platforms.front().value.text()) : Code::literal("''"));
   // Secrets and jobs.env pass by name only: the engine reads each value from the caller.
   std::vector<std::string> names;
   for (const auto& s : m.secrets) names.push_back(s.value);
@@ -131,13 +115,15 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::vector<Fields> pass;
+  std::string pass_names;
   for (const auto& n : names) {
     Fields item;
     item.text("name", n);
-    item.code("name_word", Code::word(n, "_"));
     pass.push_back(item);
+    pass_names += (pass_names.empty() ? "" : " ") + Code::word(n, "_").text();
   }
   d.items("pass", pass);
+  d.code("pass_names_sh", Code::sh(pass_names));
   // The distributed launch (jobs.launch, jobs.nodes) and what runs beside the job.
   const bool distributed = j.launch.value != "none";
   d.code("launch_code", Code::word(j.launch.value, ""));
