@@ -6,6 +6,9 @@
 //   1: a smoke program's output or a report file (io::parse_bounded_json, then report::diff of it
 //      against itself and format_smoke): never a crash, however deep or odd the JSON; what is
 //      printed is printable lines.
+//   3: a slurmrestd answer of any version: its OpenAPI document (jobs::choose_api: a version
+//      envpin speaks, or an error whose text is printable) and its job list (jobs::rest_job:
+//      every word it keeps is printable and bounded, the exit a number, "signal N" or "-").
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include "diag/text.hpp"
 #include "io/json_input.hpp"
 #include "jobs/project.hpp"
+#include "jobs/slurm_rest.hpp"
 #include "report/diff.hpp"
 #include "report/smoke.hpp"
 
@@ -54,6 +58,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const nlohmann::json j = envpin::io::parse_bounded_json(text);
+  if (data[0] % 4 == 3) {
+    try {
+      const int api = envpin::jobs::choose_api(j, "http://fz");
+      check(api >= envpin::jobs::kOldestApi && api <= envpin::jobs::kNewestApi);
+    } catch (const envpin::diag::Error& e) {
+      check(printable_lines(envpin::diag::format(e)));
+    }
+    if (!j.is_object() || !j.contains("jobs") || !j["jobs"].is_array()) return 0;
+    for (const auto& entry : j["jobs"]) {
+      const auto r = envpin::jobs::rest_job(entry, "demo");
+      if (!r) continue;
+      for (const std::string* word : {&r->job, &r->state, &r->reason, &r->nodes, &r->exit}) {
+        check(envpin::diag::control_at(*word) == std::string_view::npos);
+        check(envpin::diag::invalid_utf8_at(*word) == std::string_view::npos);
+        check(word->size() <= 1024);
+      }
+      check(r->exit == "-" || r->exit.find_first_not_of("0123456789") == std::string::npos ||
+            r->exit.starts_with("signal "));
+    }
+    return 0;
+  }
   if (j.is_discarded() || !j.is_object()) return 0;
   try {
     const auto d = envpin::report::diff(j, j, "a", "b");

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include "diag/error.hpp"
 #include "jobs/slurm_rest.hpp"
 #include "manifest/load.hpp"
@@ -27,7 +31,7 @@ TEST(SlurmRest, BodyCarriesTheDirectivesAndTheQuotedCommand) {
 )");
   Submission s{
       "/shared/p", kScript, "run1", {"python3", "train.py", "--name", "it's $(rm -rf /)"}, {{"PATH", "/usr/bin"}}};
-  const nlohmann::json b = submit_body(m, s);
+  const nlohmann::json b = submit_body(m, s, 38);
   const auto& job = b["job"];
   EXPECT_EQ(job["name"], "ddp");
   EXPECT_EQ(job["comment"], "envpin job run1");
@@ -52,7 +56,7 @@ TEST(SlurmRest, BodyCarriesTheDirectivesAndTheQuotedCommand) {
 
 TEST(SlurmRest, OneNodeWithoutLauncherIsOneTask) {
   const auto m = parse("  gpus: all\n");
-  const nlohmann::json job = submit_body(m, {"/p", kScript, "", {"true"}, {}})["job"];
+  const nlohmann::json job = submit_body(m, {"/p", kScript, "", {"true"}, {}}, 38)["job"];
   EXPECT_EQ(job["comment"], "envpin");
   EXPECT_EQ(job["tasks"], 1);
   EXPECT_FALSE(job.contains("tasks_per_node"));
@@ -62,7 +66,8 @@ TEST(SlurmRest, OneNodeWithoutLauncherIsOneTask) {
 
 TEST(SlurmRest, ScriptWithoutSetULineIsRefused) {
   const auto m = parse("  gpus: none\n");
-  EXPECT_THROW(submit_body(m, {"/p", "#!/bin/sh\necho hi\n", "", {"true"}, {}}), diag::Error);
+  for (const int api : {38, 44})
+    EXPECT_THROW(submit_body(m, {"/p", "#!/bin/sh\necho hi\n", "", {"true"}, {}}, api), diag::Error);
 }
 
 TEST(SlurmRest, EnvironmentNeverCarriesASecret) {
@@ -127,6 +132,122 @@ TEST(SlurmRest, JobsAnswerIsReadWithoutTrustingItsTypes) {
   EXPECT_EQ(odd->exit, "-");
   EXPECT_EQ(odd->job, "");
   EXPECT_EQ(odd->restarts, 0);
+}
+
+// v0.0.39 and later (Slurm 23.02 to 25.11): the same job in the data_parser's shapes. The bodies
+// are checked against Slurm's recorded OpenAPI schemas by SlurmRestCli (tests/cli).
+TEST(SlurmRest, LaterVersionsGetTheirShapes) {
+  const auto m = parse(R"(  launch: torchrun
+  nodes: 2
+  gpus_per_node: 4
+  slurm: {time: "1-02:03:04", partition: gpu}
+)");
+  Submission s{"/shared/p", kScript, "run1", {"python3", "train.py"}, {{"PATH", "/usr/bin"}, {"HOME", "/home/u"}}};
+  for (const int api : {39, 40, 41, 42, 43, 44}) {
+    SCOPED_TRACE(api_name(api));
+    const nlohmann::json b = submit_body(m, s, api);
+    EXPECT_FALSE(b.contains("script"));  // job.script; the top-level one is deprecated from v0.0.41
+    const auto& job = b["job"];
+    EXPECT_NE(job["script"].get<std::string>().find("\nset -u\nset -- 'python3' 'train.py'\n"), std::string::npos);
+    EXPECT_EQ(job["environment"], nlohmann::json::array({"HOME=/home/u", "PATH=/usr/bin"}));
+    EXPECT_EQ(job["nodes"], "2");
+    EXPECT_EQ(job["open_mode"], nlohmann::json::array({"APPEND"}));
+    EXPECT_EQ(job["time_limit"], nlohmann::json({{"set", true}, {"infinite", false}, {"number", 1564}}));
+    EXPECT_EQ(job["tres_per_node"], "gres/gpu:4");
+    EXPECT_FALSE(job.contains("gpus_per_node"));
+    EXPECT_EQ(job["tasks_per_node"], 1);
+    EXPECT_EQ(job["tasks"], 2);
+  }
+  const auto all = parse("  gpus: all\n");
+  const nlohmann::json job = submit_body(all, {"/p", kScript, "", {"true"}, {}}, 42)["job"];
+  EXPECT_EQ(job["shared"], nlohmann::json::array({"none"}));  // `exclusive` is gone from v0.0.42
+  EXPECT_FALSE(job.contains("exclusive"));
+}
+
+nlohmann::json openapi(std::initializer_list<const char*> paths) {
+  nlohmann::json doc = {{"openapi", "3.0.3"}, {"servers", {{{"url", "/"}}}}, {"paths", nlohmann::json::object()}};
+  for (const char* p : paths) doc["paths"][p] = {{"post", nlohmann::json::object()}};
+  return doc;
+}
+
+TEST(SlurmRest, TheNewestVersionBothSpeakIsChosen) {
+  // Slurm 22.05 (Debian 12) with -s openapi/v0.0.38; 24.11 with its three parsers; 25.11 with
+  // v0.0.45 beside v0.0.44 (master has it: newer than envpin, skipped).
+  EXPECT_EQ(choose_api(openapi({"/slurm/v0.0.38/job/submit", "/slurm/v0.0.38/jobs"}), "h"), 38);
+  EXPECT_EQ(choose_api(openapi({"/slurm/v0.0.40/job/submit", "/slurm/v0.0.42/job/submit", "/slurm/v0.0.41/job/submit",
+                                "/slurmdb/v0.0.42/jobs/"}),
+                       "h"),
+            42);
+  EXPECT_EQ(choose_api(openapi({"/slurm/v0.0.44/job/submit", "/slurm/v0.0.45/job/submit"}), "h"), 44);
+  const auto error = [](const nlohmann::json& doc) {
+    try {
+      choose_api(doc, "http://h:6820");
+    } catch (const diag::Error& e) {
+      return e.message();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(openapi({"/slurm/v0.0.45/job/submit", "/slurm/v0.0.46/job/submit"})),
+            "slurmrestd at http://h:6820 serves the REST API v0.0.45, v0.0.46 only; envpin speaks v0.0.38 to v0.0.44");
+  EXPECT_EQ(error(openapi({"/slurm/v0.0.36/job/submit"})),
+            "slurmrestd at http://h:6820 serves the REST API v0.0.36 only; envpin speaks v0.0.38 to v0.0.44");
+  // Not a document, no paths, paths that only look like versions: no version.
+  for (const auto& doc :
+       {nlohmann::json::array(), nlohmann::json::object(), openapi({"/slurm/v0.0.x/job/submit"}),
+        openapi({"/slurm/v0.0.44/job/submit/x", "/slurm/v0.0.4444/job/submit", "/slurm//job/submit"})})
+    EXPECT_EQ(
+        error(doc),
+        "slurmrestd at http://h:6820 lists no job submission API in its OpenAPI document; envpin speaks v0.0.38 to "
+        "v0.0.44");
+}
+
+// The recorded answers (tests/data/slurmrestd/recorded, checked against Slurm's schemas by
+// SlurmRestCli) as each version reads them.
+TEST(SlurmRest, EveryVersionsJobsAnswerReadsAlike) {
+  for (const char* name : {"jobs-v0.0.39.json", "jobs-v0.0.40+.json"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(std::string(ENVPIN_SOURCE_DIR) + "/tests/data/slurmrestd/recorded/" + name);
+    const nlohmann::json answer = nlohmann::json::parse(in);
+    std::vector<RestJob> jobs;
+    for (const auto& e : answer["jobs"])
+      if (auto j = rest_job(e, "demo")) jobs.push_back(*j);
+    ASSERT_EQ(jobs.size(), 3u);  // the fourth is another project's
+    EXPECT_EQ(jobs[0].job, "train-1");
+    EXPECT_EQ(jobs[0].state, "RUNNING");
+    EXPECT_EQ(jobs[0].exit, "-");  // not set while it runs
+    EXPECT_EQ(jobs[0].restarts, 1);
+    EXPECT_EQ(jobs[0].nodes, "node[1-2]");
+    EXPECT_EQ(jobs[1].state, "FAILED");
+    EXPECT_EQ(jobs[1].exit, "3");
+    EXPECT_EQ(jobs[2].job, "demo-slurm-4244");
+    EXPECT_EQ(jobs[2].exit, "signal 9");
+  }
+  // v0.0.40+ lists the state's flags; a server started with +complex gives the numbers bare.
+  const auto flagged = rest_job(nlohmann::json::parse(R"({"job_id": 5, "name": "demo",
+      "job_state": ["CANCELLED", "COMPLETING"], "exit_code": {"status": ["ERROR"], "return_code": 2}})"),
+                                "demo");
+  ASSERT_TRUE(flagged);
+  EXPECT_EQ(flagged->state, "CANCELLED,COMPLETING");
+  EXPECT_EQ(flagged->exit, "2");
+  // Out of range or of another type: no exit code rather than a wrong one.
+  const auto odd = rest_job(nlohmann::json::parse(R"({"job_id": 6, "name": "demo", "job_state": [1, "RUNNING"],
+      "exit_code": {"return_code": {"set": true, "number": 99999}, "signal": {"id": "9"}}})"),
+                            "demo");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->state, "RUNNING");
+  EXPECT_EQ(odd->exit, "-");
+  // The server's words reach a terminal: escapes shown, not sent; long ones cut; a comment that
+  // does not hold a job id names none.
+  const auto hostile = rest_job(nlohmann::json::parse(R"({"job_id": 7, "name": "demo",
+      "comment": "envpin job ../../x; rm", "job_state": ["RUN\u001b]0;owned\u0007NING"],
+      "state_reason": "\u001b[2J\u202eesaeler", "nodes": ")" +
+                                                      std::string(5000, 'n') + R"("})"),
+                                "demo");
+  ASSERT_TRUE(hostile);
+  EXPECT_EQ(hostile->job, "");
+  EXPECT_EQ(hostile->state, "RUN\\x1b]0;owned\\x07NING");
+  EXPECT_EQ(hostile->reason, "\\x1b[2J\\u202eesaeler");
+  EXPECT_EQ(hostile->nodes.size(), 203u);
 }
 
 TEST(SlurmRest, UrlIsChecked) {

@@ -81,7 +81,8 @@ int resume_job(const JobOptions& o, Streams& io) {
 
 // `envpin jobs --rest URL`: the project's Slurm jobs as slurmrestd reports them.
 int list_rest_jobs(const jobs::Project& p, const JobOptions& o, Streams& io) {
-  const jobs::RestTarget t = jobs::rest_target(o.rest);
+  jobs::RestTarget t = jobs::rest_target(o.rest);
+  jobs::discover_api(t);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& entry : jobs::rest_jobs(t)) {
     const auto j = jobs::rest_job(entry, p.m.name.value);
@@ -272,7 +273,8 @@ int submit_job(const JobOptions& o, Streams& io) {
                 "choose another --job-id, or continue that job with: envpin submit --resume --job-id " + o.job_id);
   std::string slurm_id;
   if (!o.rest.empty()) {
-    const jobs::RestTarget t = jobs::rest_target(o.rest);
+    jobs::RestTarget t = jobs::rest_target(o.rest);
+    jobs::discover_api(t);
     jobs::Submission s;
     s.project_dir = fs::absolute(p.m.project_dir).lexically_normal().generic_string();
     while (s.project_dir.size() > 1 && s.project_dir.back() == '/') s.project_dir.pop_back();
@@ -286,7 +288,7 @@ int submit_job(const JobOptions& o, Streams& io) {
       io.err << "envpin: note: the secret " << name << " is not sent to slurmrestd; the job gets it only where the "
              << "cluster's environment sets it\n";
     fs::create_directories(p.logs);  // Slurm writes the output there and does not create it
-    slurm_id = jobs::rest_submit(t, jobs::submit_body(p.m, s));
+    slurm_id = jobs::rest_submit(t, jobs::submit_body(p.m, s, t.api));
   } else {
     slurm_id = jobs::sbatch_submit(p, jobs::find_sbatch(), o.job_id, o.command);
   }

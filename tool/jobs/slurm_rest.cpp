@@ -3,6 +3,16 @@
 // unaccepted token with 401, and a token slurmctld rejects (bogus, expired, another user) with
 // 500 "slurmctld config is unable to load"; `environment` must be a dictionary; exit_code is the
 // raw wait status (exit 3 -> 768).
+// The later versions, from Slurm's source (SchedMD/slurm, src/plugins/data_parser/v0.0.4X/
+// parsers.c at slurm-24-05-8-1, slurm-25-05-8-1 and slurm-25-11-7-1) and the OpenAPI documents its
+// testsuite recorded (testsuite/python/data/openapi_specs/openapi_spec_v41..44.json @284c3b95;
+// reduced in tests/data/slurmrestd): from v0.0.39 `job.script` carries the script, `environment`
+// is a list of "K=V" (required in v0.0.39), `nodes` a string ("2": min = max), `open_mode` and
+// `shared` flag lists, `time_limit` a {set, infinite, number} object, GPUs `tres_per_node`
+// "gres/gpu:N" (no gpus_per_node key exists); `exclusive` is gone from v0.0.42, `shared: [none]`
+// is sbatch --exclusive in every version. A key the server does not know is only a warning, and
+// Slurm reports a held job or busy nodes as warnings: only `errors` fail a request. The served
+// versions are the /slurm/vX/job/submit keys of GET /openapi/v3's `paths`.
 #include "jobs/slurm_rest.hpp"
 
 #include <pwd.h>
@@ -13,7 +23,9 @@
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "io/json_input.hpp"
 #include "io/process.hpp"
+#include "jobs/project.hpp"
 #include "net/http.hpp"
 #include "sync/remote.hpp"
 
@@ -22,8 +34,6 @@ namespace {
 
 using diag::Error;
 using nlohmann::json;
-
-constexpr std::string_view kApi = "/slurm/v0.0.38";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -41,7 +51,8 @@ std::string body_error(const json& j) {
   const auto text = [](const json& e) {
     std::string out;
     for (const char* key : {"description", "error"})
-      if (e.contains(key) && e[key].is_string() && !e[key].get<std::string>().empty()) {
+      if (e.contains(key) && e[key].is_string() && !e[key].get<std::string>().empty() &&
+          e[key].get<std::string>() != out) {  // later versions often give the same words twice
         if (!out.empty()) out += ": ";
         out += e[key].get<std::string>();
       }
@@ -53,10 +64,13 @@ std::string body_error(const json& j) {
   return j.is_object() ? text(j) : "";
 }
 
-net::Response call(const RestTarget& t, const std::string& method, const std::string& path, const std::string& body) {
+// METHOD base + PATH. Throws diag::Error naming the cause for every answer but a 2xx with a JSON
+// body (and, when `missing_ok`, a 404, returned as it is).
+net::Response request(const RestTarget& t, const std::string& method, const std::string& path, const std::string& body,
+                      bool missing_ok = false) {
   net::Request r;
   r.method = method;
-  r.url = t.base + std::string(kApi) + path;
+  r.url = t.base + path;
   r.headers = headers(t);
   r.body = body;
   net::HttpOptions o;
@@ -66,9 +80,10 @@ net::Response call(const RestTarget& t, const std::string& method, const std::st
     response = net::fetch(r, o);
   } catch (const Error& e) {
     throw Error("slurmrestd at " + t.base + " is not reachable: " + e.message(), std::nullopt,
-                "start it (slurmrestd -a rest_auth/jwt -s openapi/v0.0.38 HOST:PORT), or give its URL to --rest");
+                "start it (slurmrestd -a rest_auth/jwt HOST:PORT), or give its URL to --rest");
   }
-  json j = json::parse(response.body, nullptr, false);
+  if (missing_ok && response.status == 404) return response;
+  const json j = io::parse_bounded_json(response.body);
   if (response.status == 401)
     throw Error("slurmrestd at " + t.base + " refused the token (401 " +
                     (body_error(j).empty() ? std::string("Authentication failure") : body_error(j)) + ")",
@@ -85,10 +100,23 @@ net::Response call(const RestTarget& t, const std::string& method, const std::st
   if (response.status < 200 || response.status > 299 || j.is_discarded()) {
     std::string why = j.is_discarded() ? "" : body_error(j);
     if (why.empty()) why = "HTTP " + std::to_string(response.status);
-    throw Error("slurmrestd at " + t.base + " answered " + method + " " + std::string(kApi) + path + " with " + why,
-                std::nullopt, "check the URL (the API is " + std::string(kApi) + ") and slurmrestd's log");
+    throw Error("slurmrestd at " + t.base + " answered " + method + " " + path + " with " + diag::printable(why),
+                std::nullopt, "check the URL and slurmrestd's log");
   }
   return response;
+}
+
+net::Response call(const RestTarget& t, const std::string& method, const std::string& path, const std::string& body) {
+  return request(t, method, "/slurm/" + api_name(t.api) + path, body);
+}
+
+// "v0.0.NN" with NN of one to three digits: NN; else -1.
+int api_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "v0.0.";
+  if (!name.starts_with(kPrefix)) return -1;
+  name.remove_prefix(kPrefix.size());
+  if (name.empty() || name.size() > 3 || name.find_first_not_of("0123456789") != std::string_view::npos) return -1;
+  return std::stoi(std::string(name));
 }
 
 }  // namespace
@@ -121,6 +149,54 @@ RestTarget rest_target(const std::string& url) {
     throw Error("SLURM_JWT is not a token (a JWT is letters, digits, '.', '_' and '-')", std::nullopt,
                 "export SLURM_JWT from 'scontrol token'");
   return t;
+}
+
+std::string api_name(int api) { return "v0.0." + std::to_string(api); }
+
+int choose_api(const json& openapi, const std::string& where) {
+  std::vector<int> served;
+  if (openapi.is_object() && openapi.contains("paths") && openapi["paths"].is_object())
+    for (const auto& [path, item] : openapi["paths"].items()) {
+      // "/slurm/v0.0.44/job/submit"
+      constexpr std::string_view kHead = "/slurm/", kTail = "/job/submit";
+      const std::string_view p = path;
+      if (p.size() > kHead.size() + kTail.size() && p.starts_with(kHead) && p.ends_with(kTail))
+        if (const int n = api_number(p.substr(kHead.size(), p.size() - kHead.size() - kTail.size())); n >= 0)
+          served.push_back(n);
+    }
+  std::sort(served.begin(), served.end());
+  served.erase(std::unique(served.begin(), served.end()), served.end());
+  for (auto it = served.rbegin(); it != served.rend(); ++it)
+    if (*it >= kOldestApi && *it <= kNewestApi) return *it;
+  std::string list;
+  for (const int n : served) list += (list.empty() ? "" : ", ") + api_name(n);
+  throw Error("slurmrestd at " + where +
+                  (served.empty() ? std::string(" lists no job submission API in its OpenAPI document")
+                                  : " serves the REST API " + list + " only") +
+                  "; envpin speaks " + api_name(kOldestApi) + " to " + api_name(kNewestApi),
+              std::nullopt,
+              served.empty() || served.back() < kOldestApi
+                  ? "start slurmrestd with a plugin envpin speaks (-s openapi/v0.0.38 on Slurm 22.05, -d " +
+                        api_name(kNewestApi) + " on 25.11), or name one in ENVPIN_SLURM_REST_API"
+                  : "use an envpin that speaks " + api_name(served.back()) + ", or start slurmrestd with -d " +
+                        api_name(kNewestApi) + " as well");
+}
+
+void discover_api(RestTarget& t) {
+  if (const std::string named = env("ENVPIN_SLURM_REST_API"); !named.empty()) {
+    const int n = api_number(named);
+    if (n < kOldestApi || n > kNewestApi)
+      throw Error("ENVPIN_SLURM_REST_API is " + diag::quote(named) + ", not a REST API version envpin speaks",
+                  std::nullopt,
+                  "name one of " + api_name(kOldestApi) + " to " + api_name(kNewestApi) +
+                      ", or unset it to use the newest the server serves");
+    t.api = n;
+    return;
+  }
+  // Every slurmrestd since 20.11 serves its OpenAPI document here (/openapi on the oldest).
+  net::Response r = request(t, "GET", "/openapi/v3", "", true);
+  if (r.status == 404) r = request(t, "GET", "/openapi", "");
+  t.api = choose_api(io::parse_bounded_json(r.body), t.base);
 }
 
 long time_limit_minutes(const std::string& t) {
@@ -181,7 +257,7 @@ std::map<std::string, std::string> job_environment(const manifest::Manifest& m, 
   return out;
 }
 
-nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s) {
+nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s, int api) {
   const manifest::Jobs& j = *m.jobs;
   // The command as the script's "$@", set after `set -u` (before anything reads it).
   std::string set_line = "set --";
@@ -190,6 +266,7 @@ nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s) {
   const std::size_t at = script.find("\nset -u\n");
   if (at == std::string::npos) throw Error("the job script has no 'set -u' line to put the command after");
   script.insert(at + 8, set_line + "\n");
+  const bool v38 = api <= 38;
 
   json job;
   job["name"] = m.name.value;
@@ -197,24 +274,41 @@ nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s) {
   job["current_working_directory"] = s.project_dir;
   job["standard_output"] = s.project_dir + "/" + j.logs.value + "/slurm-%j.out";
   if (j.logs.value.starts_with("/")) job["standard_output"] = j.logs.value + "/slurm-%j.out";
-  job["open_mode"] = "append";
+  job["open_mode"] = v38 ? json("append") : json::array({"APPEND"});
   job["requeue"] = true;
   // No "signal": Slurm 22.05's REST parser refuses the batch-shell form its own schema documents
   // ("B:10@120", "B:USR1@120": "Invalid SIGNAL specification"; "USR1@120" is taken but signals
   // the job steps, not the batch shell that stops and requeues). The script sends itself the
   // warning instead when ENVPIN_SELF_WARN is set (templates/job.sbatch.mustache).
-  if (j.slurm_time) job["time_limit"] = time_limit_minutes(j.slurm_time->value);
+  if (j.slurm_time) {
+    const long minutes = time_limit_minutes(j.slurm_time->value);
+    job["time_limit"] = v38 ? json(minutes) : json{{"set", true}, {"infinite", false}, {"number", minutes}};
+  }
   if (j.slurm_partition) job["partition"] = j.slurm_partition->value;
   const bool several = j.nodes.value > 1 || j.launch.value == "srun";
-  job["nodes"] = json::array({j.nodes.value, j.nodes.value});
+  job["nodes"] = v38 ? json::array({j.nodes.value, j.nodes.value}) : json(std::to_string(j.nodes.value));
   if (several) job["tasks_per_node"] = 1;
   job["tasks"] = several ? j.nodes.value : 1;
-  if (j.gpus.value == "all")
-    job["exclusive"] = "true";
-  else if (!j.gpus.value.empty())
-    job["gpus_per_node"] = "gpu:" + j.gpus.value;
-  job["environment"] = s.environment;
-  return {{"job", job}, {"script", script}};
+  if (j.gpus.value == "all") {
+    if (v38)
+      job["exclusive"] = "true";
+    else
+      job["shared"] = json::array({"none"});  // sbatch --exclusive; `exclusive` is gone from v0.0.42
+  } else if (!j.gpus.value.empty()) {
+    if (v38)
+      job["gpus_per_node"] = "gpu:" + j.gpus.value;
+    else
+      job["tres_per_node"] = "gres/gpu:" + j.gpus.value;
+  }
+  if (v38) {
+    job["environment"] = s.environment;
+    return {{"job", job}, {"script", script}};
+  }
+  json environment = json::array();
+  for (const auto& [name, value] : s.environment) environment.push_back(name + "=" + value);
+  job["environment"] = environment;
+  job["script"] = script;
+  return {{"job", job}};
 }
 
 std::string rest_submit(const RestTarget& t, const nlohmann::json& body) {
@@ -229,28 +323,70 @@ std::string rest_submit(const RestTarget& t, const nlohmann::json& body) {
 
 nlohmann::json rest_jobs(const RestTarget& t) {
   const net::Response r = call(t, "GET", "/jobs", "");
-  const json j = json::parse(r.body, nullptr, false);
+  const json j = io::parse_bounded_json(r.body);
   return j.contains("jobs") && j["jobs"].is_array() ? j["jobs"] : json::array();
 }
 
 std::optional<RestJob> rest_job(const nlohmann::json& e, const std::string& project) {
+  // The server's words reach a terminal: printable (escapes shown, not sent) and at most 200 bytes.
   const auto text = [&e](const char* key) {
-    return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string();
+    if (!e.contains(key) || !e[key].is_string()) return std::string();
+    std::string v = diag::printable(e[key].get<std::string>());
+    if (v.size() > 200) {
+      std::size_t cut = 200;
+      while (cut > 0 && (static_cast<unsigned char>(v[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+      v = v.substr(0, cut) + "...";
+    }
+    return v;
   };
   const auto number = [&e](const char* key, long otherwise) {
     return e.contains(key) && e[key].is_number_integer() ? e[key].get<long>() : otherwise;
+  };
+  // A number as v0.0.39 and later give most: {set, infinite, number}, or bare (+complex).
+  const auto no_val = [](const json& v) -> std::optional<long> {
+    if (v.is_number_integer()) return v.get<long>();
+    if (v.is_object() && v.contains("set") && v["set"] == true && v.contains("number") &&
+        v["number"].is_number_integer())
+      return v["number"].get<long>();
+    return std::nullopt;
   };
   if (!e.is_object() || text("name") != project || number("job_id", -1) < 0) return std::nullopt;
   RestJob r;
   r.slurm_job = number("job_id", 0);
   const std::string comment = text("comment");
-  if (comment.starts_with("envpin job "))
+  if (comment.starts_with("envpin job ")) {
     r.job = comment.substr(11);
-  else if (comment == "envpin")
+    try {
+      check_job_id(r.job);  // what submit_body wrote; anything else is not an envpin job id
+    } catch (const Error&) {
+      r.job.clear();
+    }
+  } else if (comment == "envpin")
     r.job = project + "-slurm-" + std::to_string(r.slurm_job);
   r.state = text("job_state");
+  if (e.contains("job_state") && e["job_state"].is_array())  // v0.0.40+: the state and its flags
+    for (const json& word : e["job_state"])
+      if (word.is_string() && word.get<std::string>().size() <= 32 && r.state.size() <= 128)
+        r.state += (r.state.empty() ? "" : ",") + diag::printable(word.get<std::string>());
   r.reason = text("state_reason");
-  r.exit = describe_exit_code(number("exit_code", -1));
+  r.exit = "-";
+  if (e.contains("exit_code")) {
+    const json& x = e["exit_code"];
+    if (x.is_number_integer()) {
+      r.exit = describe_exit_code(x.get<long>());  // v0.0.38: the raw wait status
+    } else if (x.is_object() && x.contains("number")) {
+      if (const auto raw = no_val(x)) r.exit = describe_exit_code(*raw);  // v0.0.39: the same, in an object
+    } else if (x.is_object()) {                                           // v0.0.40+: {status, return_code, signal}
+      const long signal = x.contains("signal") && x["signal"].is_object() && x["signal"].contains("id")
+                              ? no_val(x["signal"]["id"]).value_or(-1)
+                              : -1;
+      const long code = x.contains("return_code") ? no_val(x["return_code"]).value_or(-1) : -1;
+      if (signal > 0 && signal < 128)
+        r.exit = "signal " + std::to_string(signal);
+      else if (code >= 0 && code < 256)
+        r.exit = std::to_string(code);
+    }
+  }
   r.nodes = text("nodes");
   r.restarts = number("restart_cnt", 0);
   return r;
