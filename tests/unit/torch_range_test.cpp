@@ -100,5 +100,15 @@ TEST(Pep440, BothImplementationsAgreeWithTheSharedCases) {
   EXPECT_GE(cpp_rows, 15);
 }
 
+// The manifest fuzzer's find (CI's seed, 60 s): a version part of 100 digits overflowed the
+// parse (undefined behaviour, which UBSan aborts on). Too large now reads as the largest.
+TEST(TorchRange, AHugeVersionPartIsTheLargest) {
+  const std::string huge(100, '1');
+  EXPECT_TRUE(version_satisfies(huge + ".0.1", ">=2.7"));
+  EXPECT_FALSE(version_satisfies(huge + ".0.1", "<=" + huge.substr(0, 30)));
+  EXPECT_TRUE(version_satisfies("2.7.1", "<=" + huge));
+  EXPECT_FALSE(minor_satisfies("2.7", ">=" + huge));
+}
+
 }  // namespace
 }  // namespace envpin::resolve

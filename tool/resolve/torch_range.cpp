@@ -2,19 +2,22 @@
 #include "resolve/torch_range.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace envpin::resolve {
 namespace {
 
-// "2.7.1" -> {2, 7, 1}; non-numeric parts stop the parse (torch releases are numeric).
+// "2.7.1" -> {2, 7, 1}; non-numeric parts stop the parse (torch releases are numeric). A part
+// too large for a long is the largest long: it still sorts above every real one.
 std::vector<long> numbers(std::string_view v) {
+  constexpr long kMost = std::numeric_limits<long>::max();
   std::vector<long> out;
   long n = 0;
   bool any = false;
   for (char c : v) {
     if (c >= '0' && c <= '9') {
-      n = n * 10 + (c - '0');
+      n = n > (kMost - (c - '0')) / 10 ? kMost : n * 10 + (c - '0');
       any = true;
     } else if (c == '.') {
       out.push_back(n);
