@@ -156,6 +156,22 @@ sh
   assertTrue "torchrun runs the command" "grep -qx -- --nproc_per_node=4 \"$T/argv\""
 }
 
+# run.sh --detach returned while its supervisor was still in the caller's process group: a hangup
+# right after (an SSH session dropping; e2e.jobs sends one) killed the job under load. It now
+# waits until setsid has run; here setsid comes half a second late.
+test_detach_waits_until_the_supervisor_has_its_own_session() {
+  sh -c 'sleep 0.5; exec setsid sleep 5' </dev/null >/dev/null 2>&1 &
+  child=$!
+  assertNotEquals "not yet a session of its own" "$child" "$(sed 's/.*) //' "/proc/$child/stat" | cut -d' ' -f4)"
+  own_session "$child"
+  assertEquals "a session of its own" "$child" "$(sed 's/.*) //' "/proc/$child/stat" | cut -d' ' -f4)"
+  kill "$child"
+  sh -c 'exit 0' &
+  gone=$!
+  wait "$gone"
+  assertFalse "a process that ended is not waited for" "own_session $gone"
+}
+
 test_die_exits_2_with_the_hint() {
   out=$( (die 'no engine' 'install one') 2>&1); rc=$?
   assertEquals 2 "$rc"

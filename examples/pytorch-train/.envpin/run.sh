@@ -133,6 +133,17 @@ is_supervisor() {  # PID START SCRIPT
   case $sup_script in /*) ;; *) sup_script=$(readlink "/proc/$1/cwd" 2>/dev/null)/$sup_script ;; esac
   [ "$(readlink -f "$sup_script" 2>/dev/null)" = "$(readlink -f "$3" 2>/dev/null)" ] && alive "$1" "$2"
 }
+# Waits until process $1 leads a session of its own (setsid has run in it), or has ended: at most
+# 10 s. True when it does.
+own_session() {  # PID
+  i=0
+  while [ $i -lt 200 ] && [ -e "/proc/$1" ]; do
+    [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f4)" != "$1" ] || return 0
+    sleep 0.05
+    i=$((i + 1))
+  done
+  return 1
+}
 # The job's container runs (or is paused or restarting), as the engine says. Its answer is data,
 # read as jobs::container_state reads it: two words, a status and an exit code; anything else is
 # no answer.
@@ -624,6 +635,9 @@ run_main() {  # run.sh's arguments
     # Recorded now, so whoever looks next (envpin logs, envpin jobs) sees it running.
     supervisor=$!
     supervisor_start=$(start_ticks "$supervisor")
+    # Until setsid has made it a session of its own, the supervisor is in this process group: a
+    # hangup right after this returns (an SSH session dropping) killed it.
+    ! command -v setsid >/dev/null 2>&1 || own_session "$supervisor"
     write_status running '' ''
     echo "$job"
     exit 0

@@ -154,8 +154,10 @@ def load_latest(folder=None, map_location="cpu"):
         path = os.path.join(folder, name)
         digest = _matches(path)
         if not digest:
-            print("envpin_ckpt: skipping " + path + ": its sha256 does not match " + name + SIDECAR +
-                  " (a write cut off?); trying the previous checkpoint", file=sys.stderr)
+            # One write for the whole line: with PYTHONUNBUFFERED, print() writes the text and its
+            # newline apart, and the program's next stdout line landed between them in the log.
+            sys.stderr.write("envpin_ckpt: skipping " + path + ": its sha256 does not match " + name + SIDECAR +
+                             " (a write cut off?); trying the previous checkpoint\n")
             continue
         try:
             state = torch.load(path, map_location=map_location, weights_only=False)
