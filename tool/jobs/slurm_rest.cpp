@@ -313,10 +313,10 @@ nlohmann::json submit_body(const manifest::Manifest& m, const Submission& s, int
 
 std::string rest_submit(const RestTarget& t, const nlohmann::json& body) {
   const net::Response r = call(t, "POST", "/job/submit", body.dump());
-  const json j = json::parse(r.body, nullptr, false);
-  if (!body_error(j).empty() || !j.contains("job_id") || !j["job_id"].is_number_integer())
+  const json j = io::parse_bounded_json(r.body);
+  if (!body_error(j).empty() || !j.is_object() || !j.contains("job_id") || !j["job_id"].is_number_integer())
     throw Error("Slurm did not take the job: " +
-                    (body_error(j).empty() ? std::string("no job_id in the answer") : body_error(j)),
+                    (body_error(j).empty() ? std::string("no job_id in the answer") : diag::printable(body_error(j))),
                 std::nullopt, "look at slurmrestd's and slurmctld's logs");
   return std::to_string(j["job_id"].get<long>());
 }
