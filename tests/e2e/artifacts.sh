@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every generated artifact of every golden case and example, through the real tools that
 # consume it: shellcheck, dash and busybox parse check_env.sh; dockerfile-utils lints the
-# Dockerfile; ajv validates devcontainer.json against tests/schema; the devcontainer CLI reads it.
+# Dockerfile; ajv validates devcontainer.json against tests/schema; the devcontainer CLI reads it;
+# kubernetes.yaml passes the Kubernetes 1.33 API schema (tests/tools/validate-kubernetes.js) and
+# its entry script passes shellcheck, dash and busybox.
 envpin_bin=${1:-}  # before lib.sh, which sets its own arguments
 . "$(dirname "$0")/lib.sh"
-need shellcheck dash busybox dockerfile-utils ajv devcontainer cmake
+need shellcheck dash busybox dockerfile-utils ajv devcontainer cmake node
 PATH="$TOOLS:$PATH"
 
 # Artifact roots: each golden case generated whole (its expected/ names the scripts' libraries in
@@ -63,6 +65,37 @@ for root in $roots; do
     fi
   done
 done
+
+# Kubernetes: every document valid against the API's schema, no field the API lacks; the entry
+# script (the ConfigMap's entry.sh) as the other scripts.
+kube_checked=0
+for kube in $(find "$generated" "$ROOT"/examples -name kubernetes.yaml | sort); do
+  kube_checked=$((kube_checked + 1))
+  if out=$(node "$ROOT/tests/tools/validate-kubernetes.js" "$kube" 2>&1); then pass; else fail "kubernetes schema: $out"; fi
+  entry=$(mktemp --suffix=.sh)
+  python3 -c 'import sys, yaml; sys.stdout.write(next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap")["data"]["entry.sh"])' \
+    "$kube" > "$entry"
+  if out=$(shellcheck -S style -s sh "$entry" 2>&1); then pass; else fail "shellcheck entry.sh of $kube: $out"; fi
+  if dash -n "$entry" && busybox sh -n "$entry"; then pass; else fail "dash/busybox -n entry.sh of $kube"; fi
+  rm -f "$entry"
+done
+[ "$kube_checked" -ge 3 ] || fail "only $kube_checked kubernetes.yaml files found (the golden cases have 3)"
+# The validator is not a rubber stamp: it refuses a misspelt field, a value outside an enum and a
+# missing required field, as the API server would.
+kube_case="$generated/kubernetes-torchrun/.envpin/kubernetes.yaml"
+kube_bad=$(mktemp)
+for edit in 's/^      restartPolicy: Never$/      restartPolicy: Never\n      restartpolicy: Never/' \
+            's/completionMode: Indexed/completionMode: Index/' 's/^            status: "True"$//'; do
+  sed "$edit" "$kube_case" > "$kube_bad"
+  if cmp -s "$kube_case" "$kube_bad"; then
+    fail "the edit $edit changed nothing"
+  elif node "$ROOT/tests/tools/validate-kubernetes.js" "$kube_bad" >/dev/null 2>&1; then
+    fail "the Kubernetes validator accepted: $edit"
+  else
+    pass
+  fi
+done
+rm -f "$kube_bad"
 
 # The schema is not a rubber stamp: it rejects what the devcontainer spec rejects.
 bad=$(mktemp)

@@ -5,6 +5,7 @@
 // place of its text. ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -65,30 +66,47 @@ resolve::Environment environment(const fs::path& dir, const manifest::Manifest& 
   return env;
 }
 
-// A generated script holds its library (templates/lib/NAME) between these markers, byte for byte.
-// The cases keep the values and the calls around it; the library itself is checked once here
-// against its source, so a change to the library changes no case.
+// A generated script holds its libraries (templates/lib/NAME) one after another, each after its
+// start marker, the last one closed by the end marker, byte for byte. The cases keep the values and
+// the calls around them; each library itself is checked here against its source, so a change to a
+// library changes no case.
 constexpr std::string_view kLibraryStart = "# --- envpin ";
 constexpr std::string_view kLibraryFrom = " library: templates/lib/";
 constexpr std::string_view kLibraryEnd = "# --- end of the library ---\n";
 
 std::string without_library(const std::string& path, const std::string& text) {
-  const auto start = text.find(kLibraryStart);
-  if (start == std::string::npos) return text;
-  const auto from = text.find(kLibraryFrom, start);
-  const auto eol = text.find('\n', start);
-  if (from == std::string::npos || eol == std::string::npos || from > eol) return text;
-  const std::string name = text.substr(from + kLibraryFrom.size(), text.find(',', from) - from - kLibraryFrom.size());
-  const auto end = text.find(kLibraryEnd, eol);
-  if (end == std::string::npos) {
-    ADD_FAILURE() << path << ": the library " << name << " has no end marker";
-    return text;
+  std::string out;
+  std::size_t at = 0;
+  for (;;) {
+    const auto start = text.find(kLibraryStart, at);
+    if (start == std::string::npos) break;
+    const auto from = text.find(kLibraryFrom, start);
+    const auto eol = text.find('\n', start);
+    if (from == std::string::npos || eol == std::string::npos || from > eol) break;
+    const std::string name = text.substr(from + kLibraryFrom.size(), text.find(',', from) - from - kLibraryFrom.size());
+    const auto next = text.find(kLibraryStart, eol);
+    const auto end = std::min(next, text.find(kLibraryEnd, eol));
+    if (end == std::string::npos) {
+      ADD_FAILURE() << path << ": the library " << name << " has no end marker";
+      return text;
+    }
+    // In a YAML block scalar (kubernetes.yaml's entry script) every line but an empty one is
+    // indented as the marker is.
+    const auto line_start = text.rfind('\n', start);
+    const std::string indent = text.substr(line_start == std::string::npos ? 0 : line_start + 1,
+                                           start - (line_start == std::string::npos ? 0 : line_start + 1));
+    std::string body;
+    std::istringstream lines(text.substr(eol + 1, end - eol - 1 - indent.size()));
+    for (std::string line; std::getline(lines, line);)
+      body += (line.starts_with(indent) ? line.substr(indent.size()) : line) + "\n";
+    const auto source = io::read_file(fs::path(ENVPIN_SOURCE_DIR) / "templates" / "lib" / name);
+    EXPECT_TRUE(source) << name;
+    EXPECT_TRUE(source && body == *source)
+        << path << ": the library between the markers is not templates/lib/" << name << " byte for byte";
+    out += text.substr(at, eol + 1 - at) + indent + "# (templates/lib/" + name + ")\n";
+    at = end - indent.size();
   }
-  const auto source = io::read_file(fs::path(ENVPIN_SOURCE_DIR) / "templates" / "lib" / name);
-  EXPECT_TRUE(source) << name;
-  EXPECT_TRUE(source && text.compare(eol + 1, end - eol - 1, *source) == 0)
-      << path << ": the library between the markers is not templates/lib/" << name << " byte for byte";
-  return text.substr(0, eol + 1) + "# (templates/lib/" + name + ")\n" + text.substr(end);
+  return out + text.substr(at);
 }
 
 // What `generate` writes, plus requirements.lock for a lock with wheels (what pip installs).

@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The run.sh library's functions one by one (templates/lib/run.sh, the supervisor's helpers every
-# generated run.sh carries byte for byte), under shunit2 (Debian's shunit2 package).
+# The run.sh library's functions one by one (templates/lib/checkpoints.sh and templates/lib/run.sh,
+# the helpers every generated run.sh carries byte for byte), under shunit2 (Debian's shunit2 package).
 #   dash tests/sh/run_test.sh   (ctest runs it under dash, busybox sh and bash)
 # shellcheck disable=SC2016,SC2034,SC2154,SC2317  # a literal $(id); values the library reads and sets; shunit2 calls the tests
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LIB="$ROOT/templates/lib/run.sh"
+CHECKPOINTS="$ROOT/templates/lib/checkpoints.sh"
 if [ ! -r /usr/share/shunit2/shunit2 ]; then
   [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ] && { echo "FAIL: shunit2 is not installed (run .ci/install-deps)"; exit 1; }
   echo "SKIP: shunit2 is not installed (run .ci/install-deps)"
@@ -13,6 +14,8 @@ if [ ! -r /usr/share/shunit2/shunit2 ]; then
 fi
 
 setUp() {
+  # shellcheck source=/dev/null
+  . "$CHECKPOINTS"
   # shellcheck source=/dev/null
   . "$LIB"
   T=$(mktemp -d)

@@ -116,6 +116,11 @@ TEST(Manifest, JobsDefaultsAndValues) {
   const Manifest gpu =
       parse("envpin: 1\nname: x\ncuda: {version: '12.4', gpus: [H100]}\njobs: {}\n", "envpin.yaml", ".");
   EXPECT_EQ(gpu.jobs->gpus.value, "all");
+  // Whatever the order of the sections: jobs was read as it came, so a cuda section after it left
+  // the job without GPUs.
+  const Manifest jobs_first =
+      parse("envpin: 1\nname: x\njobs: {}\ncuda: {version: '12.4', gpus: [H100]}\n", "envpin.yaml", ".");
+  EXPECT_EQ(jobs_first.jobs->gpus.value, "all");
   const Manifest full = parse(
       "envpin: 1\nname: x\njobs:\n  checkpoints: {path: /ck, host: /mnt/ck/}\n  logs: out/./logs\n"
       "  restart: {max: 0, backoff: 2}\n  resume: --resume  auto\n  gpus: none\n"
@@ -139,6 +144,7 @@ TEST(Manifest, GpuDefaultsToOptionalWithCuda) {
 
 // Long names, as literals a row can hold: X16 is 16 bytes, X240 240.
 #define X16 "xxxxxxxxxxxxxxxx"
+#define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define X240 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16 X16
 // 16 directories of 240 bytes: D3856 X240 is a path of 4096 bytes, none of its names too long.
 #define D240 X240 "/"
@@ -331,12 +337,60 @@ const ErrorCase kErrors[] = {
     {"jobs_unknown_key", "envpin: 1\nname: x\njobs: {checkpoint: /c}\n",
      "envpin: error: envpin.yaml:3:8: unknown key 'checkpoint' in jobs (did you mean 'checkpoints'?)\n"
      "envpin: hint: valid keys in jobs: checkpoints, logs, restart, resume, env, gpus, stop_timeout, slurm, launch, "
-     "nodes, gpus_per_node, notify, idle, data\n"},
+     "nodes, gpus_per_node, notify, idle, data, kubernetes\n"},
     {"jobs_nodes_without_launch", "envpin: 1\nname: x\njobs: {nodes: 2}\n",
      "envpin: error: envpin.yaml:3:15: jobs.nodes is 2 but jobs.launch is 'none': the command would run on the first node "
      "only, the other nodes idle\n"
      "envpin: hint: set jobs.launch: torchrun (one torchrun per node, one process per GPU), or srun (your command once per "
      "node, reading ENVPIN_NODE_RANK)\n"},
+    {"kubernetes_image_by_tag",
+     "envpin: 1\nname: x\njobs:\n  kubernetes: {image: 'reg.example.com/x:latest', command: [python], claim: c}\n",
+     "envpin: error: envpin.yaml:4:23: jobs.kubernetes.image must name the job image by digest, found "
+     "'reg.example.com/x:latest'\n"
+     "envpin: hint: push the image built from the Dockerfile (with the project in it) and write what the registry "
+     "answers: 'registry.example.com/team/train@sha256:<64 hex>' (docker inspect --format '{{index .RepoDigests 0}}' "
+     "IMAGE prints it)\n"},
+    {"kubernetes_no_command", "envpin: 1\nname: x\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64 "', claim: c}\n",
+     "envpin: error: envpin.yaml:4:15: jobs.kubernetes needs command: a Job runs no caller's command\n"
+     "envpin: hint: add 'command: [python, train.py]'\n"},
+    {"kubernetes_no_claim",
+     "envpin: 1\nname: x\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64 "', command: [python]}\n",
+     "envpin: error: envpin.yaml:4:15: jobs.kubernetes needs claim: the PersistentVolumeClaim its checkpoints live on\n"
+     "envpin: hint: add 'claim: train-checkpoints' (a claim every pod of the Job can mount; ReadWriteMany for several "
+     "nodes)\n"},
+    {"kubernetes_all_gpus",
+     "envpin: 1\nname: x\ncuda: {version: '12.4'}\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64
+     "', command: [python], claim: c}\n",
+     "envpin: error: envpin.yaml:5:15: jobs.gpus is 'all' (the default with a cuda section), but a Kubernetes pod asks "
+     "for a number of GPUs\n"
+     "envpin: hint: set jobs.gpus_per_node to the GPUs each pod gets, e.g. 8 (or jobs.gpus: none for a CPU job)\n"},
+    {"kubernetes_secret_without_secret",
+     "envpin: 1\nname: x\nsecrets: [TOKEN]\njobs:\n  env: [HF_HOME]\n"
+     "  kubernetes: {image: 'r/x@sha256:" H64 "', command: [python], claim: c}\n",
+     "envpin: error: envpin.yaml:6:15: the job is passed TOKEN, HF_HOME by name (secrets, jobs.env), and a Kubernetes "
+     "pod can take them only from a Secret\n"
+     "envpin: hint: add 'secret: NAME' to jobs.kubernetes: a Secret with one key per variable (kubectl create secret "
+     "generic NAME --from-literal=VAR=...)\n"},
+    {"kubernetes_derived_name",
+     "envpin: 1\nname: train_\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64 "', command: [python], claim: c}\n",
+     "envpin: error: envpin.yaml:2:7: the project's name 'train_' gives the Kubernetes Job name 'train-', which is not a "
+     "DNS-1123 label of at most 63 characters\n"
+     "envpin: hint: set jobs.kubernetes.name to lower-case letters, digits and '-', starting and ending with a letter or "
+     "digit, e.g. 'train'\n"},
+    {"kubernetes_name_too_long_for_indexed_pods",
+     "envpin: 1\nname: x\njobs:\n  launch: srun\n  nodes: 12\n"
+     "  kubernetes: {name: " X16 X16 X16 "abcdefghijklmn, image: 'r/x@sha256:" H64 "', command: [python], claim: c}\n",
+     "envpin: error: envpin.yaml:6:22: jobs.kubernetes.name '" X16 X16 X16 "abcdefghijklmn', which is not a DNS-1123 "
+     "label of at most 60 characters\n"
+     "envpin: hint: set jobs.kubernetes.name to lower-case letters, digits and '-', starting and ending with a letter or "
+     "digit, e.g. 'train'\n"},
+    {"kubernetes_command_control",
+     "envpin: 1\nname: x\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64 "', command: [python, \"a\\tb\"], claim: c}\n",
+     "envpin: error: envpin.yaml:4:120: 'jobs.kubernetes.command item' holds a tab at byte 2\n"
+     "envpin: hint: manifest values are single lines of printable text; remove it\n"},
+    {"kubernetes_command_empty_word",
+     "envpin: 1\nname: x\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64 "', command: [python, ''], claim: c}\n",
+     "envpin: error: envpin.yaml:4:120: 'jobs.kubernetes.command item' must not be empty\n"},
     {"jobs_launch_unknown", "envpin: 1\nname: x\njobs: {launch: torchrn}\n",
      "envpin: error: envpin.yaml:3:16: 'torchrn' is not a valid jobs.launch (did you mean 'torchrun'?)\n"
      "envpin: hint: use one of: none, torchrun, srun\n"},

@@ -30,6 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kLibrary = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/run.sh";
+// Every run.sh carries the checkpoint library before its own (templates/lib/checkpoints.sh).
+const std::string kCheckpoints = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/checkpoints.sh";
+const std::string kWithCheckpoints = ". '" + kCheckpoints + "'; ";
 
 // The job-id rule lives twice: jobs::check_job_id (envpin's commands) and run.sh's `case $job in`
 // (the script runs without envpin). The script's pattern, taken from its library and run by sh,
@@ -76,9 +79,9 @@ TEST(JobIds, RunShAndEnvpinAcceptTheSameIds) {
 }
 
 // Which files are checkpoints lives twice too: jobs::is_checkpoint_name and run.sh's
-// is_checkpoint (templates/lib/run.sh, run here by sh with the values generate writes).
+// is_checkpoint (templates/lib/checkpoints.sh, run here by sh with the values generate writes).
 TEST(CheckpointNames, RunShAndEnvpinAgree) {
-  const std::string& lib = kLibrary;
+  const std::string& lib = kCheckpoints;
   std::string defaults = "*tfevents*";
   for (const std::string_view ext : jobs::kNotCheckpointSuffixes) defaults += "\n*" + std::string(ext);
   const std::vector<std::string> names = {"ckpt.pt",        "model_best.pth.tar", "step-100.safetensors",
@@ -148,6 +151,7 @@ TEST(StatusFile, WhatRunShWritesEnvpinReads) {
   const fs::path logs = fs::temp_directory_path() / ("envpin-status-" + std::to_string(::getpid()));
   fs::create_directories(logs);
   const std::string script =
+      kWithCheckpoints +
       ". \"$1\"; logs=$2; tag=train-7; status_file=$logs/$tag.status; job=train-7; restarts=2; "
       "max_restarts=3; started=2026-12-03T10:00:00Z; self_start=12345; engine=podman; container=envpin-train-7; "
       "image=envpin/demo:0123456789abcdef; ckpt=/data/ckpt/train-7; node_rank=0; nnodes=1; log=$logs/train-7.log; "
@@ -273,11 +277,12 @@ TEST(StillRunning, RunShAndEnvpinJudgeAJobAlike) {
                             {"pid_start", c.start},
                             {"host", c.host}};
     const bool cpp = jobs::active(jobs::shown(p, s).state);
-    const io::ProcessResult sh =
-        io::run_process({"/bin/sh", "-c",
-                         ". \"$1\"; engine=docker; container=envpin-demo-train-1; recorded_state=$2; recorded_pid=$3; "
-                         "recorded_start=$4; recorded_host=$5; job_runs_here \"$6\"",
-                         "sh", kLibrary, c.state, std::to_string(c.pid), c.start, c.host, p.run_script.string()});
+    const io::ProcessResult sh = io::run_process(
+        {"/bin/sh", "-c",
+         kWithCheckpoints +
+             ". \"$1\"; engine=docker; container=envpin-demo-train-1; recorded_state=$2; recorded_pid=$3; "
+             "recorded_start=$4; recorded_host=$5; job_runs_here \"$6\"",
+         "sh", kLibrary, c.state, std::to_string(c.pid), c.start, c.host, p.run_script.string()});
     EXPECT_EQ(sh.exit_code == 0, cpp) << "run.sh says '" << sh.out << "', envpin " << jobs::shown(p, s).state;
     judged_running += cpp ? 1 : 0;
   }

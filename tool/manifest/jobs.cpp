@@ -3,6 +3,7 @@
 // launch (launch, nodes, gpus_per_node), notifications and the GPU-idle guard. Every value that
 // reaches .envpin/run.sh or .envpin/job.sbatch is checked here to be a plain word, number or URL.
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "diag/text.hpp"
@@ -141,6 +142,130 @@ IdleGuard read_idle(const Reader& r, const YAML::Node& node) {
   return g;
 }
 
+// A DNS-1123 label (a Job's, a Service's or a namespace's name): lower-case letters, digits and
+// '-', starting and ending with a letter or digit, at most `max` characters.
+bool dns_label(std::string_view s, std::size_t max) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c); };
+  return !s.empty() && s.size() <= max && alnum(s.front()) && alnum(s.back()) &&
+         std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+// A DNS-1123 subdomain (a claim's or a Secret's name): labels joined by '.', at most 253.
+bool dns_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (std::size_t at = 0;;) {
+    const std::size_t dot = s.find('.', at);
+    if (!dns_label(s.substr(at, dot - at), 63)) return false;
+    if (dot == s.npos) return true;
+    at = dot + 1;
+  }
+}
+
+// The Job's default name: the project's, lower-cased, with '_' and '.' as '-'.
+std::string kubernetes_name(std::string name) {
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == '_' || c == '.') c = '-';
+  }
+  return name;
+}
+
+Kubernetes read_kubernetes(const Reader& r, const YAML::Node& node, const Manifest& m) {
+  Kubernetes k;
+  k.where = r.at(node);
+  bool has_image = false, has_claim = false, has_name = false;
+  for (const auto& [key, kk, v] : r.entries(node, "jobs.kubernetes", keys_in("jobs.kubernetes"))) {
+    if (key == "image") {
+      // REPOSITORY@sha256:HEX: a tag moves, and the pods of one Job could run different images.
+      k.image = r.string(v, "jobs.kubernetes.image");
+      has_image = true;
+      const std::string& s = k.image.value;
+      const std::size_t at = s.find("@sha256:");
+      const std::string repo = s.substr(0, at);
+      const std::string hex = at == s.npos ? "" : s.substr(at + 8);
+      const bool repo_ok = !repo.empty() && only(repo, "._/:-") && repo.find("//") == repo.npos &&
+                           only(repo.substr(0, 1), "") && only(repo.substr(repo.size() - 1), "");
+      const bool hex_ok = hex.size() == 64 && std::all_of(hex.begin(), hex.end(),
+                                                          [](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); });
+      if (!repo_ok || !hex_ok)
+        r.fail(v, "jobs.kubernetes.image must name the job image by digest, found " + quote(s),
+               "push the image built from the Dockerfile (with the project in it) and write what the registry "
+               "answers: 'registry.example.com/team/train@sha256:<64 hex>' (docker inspect --format "
+               "'{{index .RepoDigests 0}}' IMAGE prints it)");
+    } else if (key == "command") {
+      k.command = r.string_list(v, "jobs.kubernetes.command");
+      if (k.command.empty())
+        r.fail(v, "jobs.kubernetes.command is empty", "name the program and its arguments: [python, train.py]");
+      // The reader refused empty words and control characters already.
+      for (const auto& w : k.command)
+        if (w.value.size() > 4096)
+          throw Error(
+              "jobs.kubernetes.command word " + quote(w.value.substr(0, 64) + "...") + " is longer than 4096 bytes",
+              w.where, "move long values into a file the command reads");
+    } else if (key == "name") {
+      k.name = r.string(v, "jobs.kubernetes.name");
+      has_name = true;
+    } else if (key == "namespace") {
+      k.ns = r.string(v, "jobs.kubernetes.namespace");
+      if (!dns_label(k.ns->value, 63))
+        r.fail(v, "jobs.kubernetes.namespace " + quote(k.ns->value) + " is not a namespace name",
+               "use lower-case letters, digits and '-' (at most 63), as kubectl get namespaces prints them");
+    } else if (key == "claim") {
+      k.claim = r.string(v, "jobs.kubernetes.claim");
+      has_claim = true;
+      if (!dns_subdomain(k.claim.value))
+        r.fail(v, "jobs.kubernetes.claim " + quote(k.claim.value) + " is not a PersistentVolumeClaim name",
+               "use lower-case letters, digits, '-' and '.', as kubectl get pvc prints them");
+    } else {
+      k.secret = r.string(v, "jobs.kubernetes.secret");
+      if (!dns_subdomain(k.secret->value))
+        r.fail(v, "jobs.kubernetes.secret " + quote(k.secret->value) + " is not a Secret name",
+               "use lower-case letters, digits, '-' and '.', as kubectl get secrets prints them");
+    }
+  }
+  if (!has_image)
+    r.fail(node, "jobs.kubernetes needs image: the job image by digest",
+           "add 'image: registry.example.com/team/train@sha256:<64 hex>' (the image pushed with the project in it)");
+  if (k.command.empty())
+    r.fail(node, "jobs.kubernetes needs command: a Job runs no caller's command", "add 'command: [python, train.py]'");
+  if (!has_claim)
+    r.fail(node, "jobs.kubernetes needs claim: the PersistentVolumeClaim its checkpoints live on",
+           "add 'claim: train-checkpoints' (a claim every pod of the Job can mount; ReadWriteMany for several nodes)");
+  if (!has_name) k.name = {kubernetes_name(m.name.value), m.name.where};
+  return k;
+}
+
+// What a Job cannot express, refused before anything is written.
+void check_kubernetes(const Jobs& j, const Manifest& m) {
+  const Kubernetes& k = *j.kubernetes;
+  // An Indexed Job's pods are named <job>-<index>, their host names too (at most 63).
+  const std::size_t index_digits = j.nodes.value > 1 ? std::to_string(j.nodes.value - 1).size() + 1 : 0;
+  if (!dns_label(k.name.value, 63 - index_digits)) {
+    const bool derived = k.name.where.line == m.name.where.line && k.name.where.column == m.name.where.column;
+    throw Error((derived ? "the project's name " + quote(m.name.value) + " gives the Kubernetes Job name "
+                         : "jobs.kubernetes.name ") +
+                    quote(k.name.value) + ", which is not a DNS-1123 label of at most " +
+                    std::to_string(63 - index_digits) + " characters",
+                k.name.where,
+                "set jobs.kubernetes.name to lower-case letters, digits and '-', starting and ending with a letter "
+                "or digit, e.g. 'train'");
+  }
+  if (j.gpus.value == "all")
+    throw Error("jobs.gpus is 'all'" + std::string(j.gpus.where.line ? "" : " (the default with a cuda section)") +
+                    ", but a Kubernetes pod asks for a number of GPUs",
+                j.gpus.where.line ? j.gpus.where : k.where,
+                "set jobs.gpus_per_node to the GPUs each pod gets, e.g. 8 (or jobs.gpus: none for a CPU job)");
+  std::string names;
+  for (const auto& s : m.secrets) names += (names.empty() ? "" : ", ") + s.value;
+  for (const auto& e : j.env) names += (names.empty() ? "" : ", ") + e.value;
+  if (!names.empty() && !k.secret)
+    throw Error("the job is passed " + names +
+                    " by name (secrets, jobs.env), and a Kubernetes pod can take them only from a Secret",
+                k.where,
+                "add 'secret: NAME' to jobs.kubernetes: a Secret with one key per variable (kubectl create secret "
+                "generic NAME --from-literal=VAR=...)");
+}
+
 }  // namespace
 
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
@@ -161,6 +286,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
            digits(t.substr(t.size() - 2), 2, 2);
   };
   Jobs j;
+  std::optional<YAML::Node> kubernetes_node;  // a default Node is a defined null
   for (const auto& [key, k, v] : r.entries(node, "jobs", keys_in("jobs"))) {
     if (key == "checkpoints") {
       if (v.IsMap()) {
@@ -233,6 +359,8 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
       j.notify = read_notify(r, v);
     } else if (key == "idle") {
       j.idle = read_idle(r, v);
+    } else if (key == "kubernetes") {
+      kubernetes_node = v;
     } else if (key == "slurm") {
       for (const auto& [skey, sk, sv] : r.entries(v, "jobs.slurm", keys_in("jobs.slurm"))) {
         if (skey == "time") {
@@ -283,6 +411,10 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
   if (j.idle && j.gpus.value.empty())
     throw Error("jobs.idle watches the job's GPUs, but the job has none (jobs.gpus)", j.idle->where,
                 "set jobs.gpus (or a cuda section), or remove jobs.idle");
+  if (kubernetes_node) {
+    j.kubernetes = read_kubernetes(r, *kubernetes_node, m);
+    check_kubernetes(j, m);
+  }
   j.where = r.at(node);
   m.jobs = std::move(j);
 }

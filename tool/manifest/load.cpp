@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -420,6 +421,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
 
   bool has_schema = false, has_name = false, has_platforms = false, gpu_set = false;
   Location cuda_at;
+  std::optional<YAML::Node> jobs_node;  // a default Node is a defined null
   for (const auto& [key, k, v] : r.entries(root, "the manifest", keys_in(""))) {
     try {
       if (key == "envpin") {
@@ -478,7 +480,7 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
       } else if (key == "devcontainer") {
         read_devcontainer(r, v, m, gpu_set);
       } else if (key == "jobs") {
-        read_jobs(r, v, m);
+        jobs_node = v;  // read after the others: its defaults depend on cuda and secrets
       } else if (key == "outputs") {
         read_outputs(r, v, m);
       }
@@ -536,6 +538,14 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
       throw Error("path '" + p.name.value + "' must be absolute inside the container, found '" + v + "'", p.value.where,
                   "write it as '/workspace/data' or '${DATA_DIR}'");
     check_path_length(p.value, "paths." + p.name.value, {});
+  }
+
+  if (jobs_node) {
+    try {
+      read_jobs(r, *jobs_node, m);
+    } catch (const YAML::Exception&) {
+      r.fail(*jobs_node, "cannot read 'jobs'");
+    }
   }
 
   check_reincludes(m);

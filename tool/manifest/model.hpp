@@ -102,6 +102,19 @@ struct IdleGuard {
 // In a jobs.resume word: the newest complete checkpoint's path in the container.
 inline constexpr std::string_view kCheckpointWord = "{checkpoint}";
 
+// jobs.kubernetes: the same job as a Kubernetes Job (.envpin/kubernetes.yaml). Kubernetes has no
+// caller to take a command from and no engine to build the image, so the manifest names both: the
+// image by digest (pushed from the Dockerfile, with the project in it) and the command.
+struct Kubernetes {
+  Location where;
+  Located<std::string> image;                  // REPOSITORY@sha256:HEX
+  std::vector<Located<std::string>> command;   // the program and its arguments (exec form, no shell)
+  Located<std::string> name;                   // DNS-1123 label: the Job's (and Service's) name
+  std::optional<Located<std::string>> ns;      // metadata.namespace
+  Located<std::string> claim;                  // the PersistentVolumeClaim holding the checkpoints
+  std::optional<Located<std::string>> secret;  // the Secret holding secrets and jobs.env, by name
+};
+
 // Long jobs (`envpin run`, the generated .envpin/run.sh and .envpin/job.sbatch).
 struct Jobs {
   Location where;                                            // the jobs key
@@ -134,6 +147,7 @@ struct Jobs {
   // jobs.data: what the jobs read that is not code (datasets, weights), relative to the project;
   // envpin sync names those it leaves out, `sync --data` sends them, `run --host` needs them.
   std::vector<Located<std::string>> data;
+  std::optional<Kubernetes> kubernetes;
 };
 
 // Where each artifact is written, relative to the project directory.
@@ -148,6 +162,8 @@ struct Outputs {
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
   Located<std::string> ckpt_helper{".envpin/envpin_ckpt.py", {}};
+  // Fixed: written when the jobs section has a kubernetes section.
+  Located<std::string> kubernetes{".envpin/kubernetes.yaml", {}};
   // Fixed: with cuda, envpin's CUDA smoke program (the Dockerfile's smoke stage compiles it);
   // with torch, the framework smoke.
   Located<std::string> smoke_source{".envpin/smoke/envpin_smoke.cu", {}};

@@ -26,6 +26,7 @@ std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Env
   for (Artifact& a : smoke(m, env)) out.push_back(std::move(a));
   const std::string image = job_image(m, out[0], dockerfile_inputs(m, env, out[2]));
   for (Artifact& a : jobs(m, image)) out.push_back(std::move(a));
+  for (Artifact& a : kubernetes(m, env)) out.push_back(std::move(a));
   out.push_back(generated_record(m, out));
   std::sort(out.begin(), out.end(), [](const Artifact& a, const Artifact& b) { return a.path < b.path; });
   return out;

@@ -24,6 +24,19 @@ std::string join_words(const std::vector<manifest::Located<std::string>>& words)
 
 }  // namespace
 
+std::string checkpoint_globs(const manifest::Jobs& j) {
+  std::string globs;
+  for (const auto& g : j.checkpoints_pattern)
+    globs += (globs.empty() ? "" : "\n") + Code::word(g.value, "._-*?[]!").text();
+  return globs;
+}
+
+std::string not_checkpoint_globs() {
+  std::string skipped = "*tfevents*";
+  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) skipped += "\n*" + Code::word(ext, ".").text();
+  return skipped;
+}
+
 std::string job_image(const manifest::Manifest& m, const Artifact& dockerfile, const std::vector<Copied>& copied) {
   // Named after what goes into the image: the Dockerfile's bytes and every file it copies, each
   // framed by its length so no two inputs give the same stream. Any change is a new tag, and the
@@ -93,15 +106,12 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   // Which files are checkpoints: the manifest's globs, else all but the known non-checkpoints
   // (the same rule as jobs::is_checkpoint_name).
   // One case pattern a line, for run.sh's is_checkpoint (templates/lib/run.sh).
-  std::string globs, rule;
-  for (const auto& g : j.checkpoints_pattern) {
-    globs += (globs.empty() ? "" : "\n") + Code::word(g.value, "._-*?[]!").text();
-    rule += (rule.empty() ? "" : " or ") + g.value;
-  }
+  const std::string globs = checkpoint_globs(j);
+  std::string rule;
+  for (const auto& g : j.checkpoints_pattern) rule += (rule.empty() ? "" : " or ") + g.value;
   d.code("checkpoint_patterns", Code::sh(globs));
-  std::string skipped = "*tfevents*";
-  for (const std::string_view ext : jobs::kNotCheckpointSuffixes) skipped += "\n*" + Code::word(ext, ".").text();
-  d.code("not_checkpoint_patterns", Code::sh(skipped));
+  d.code("not_checkpoint_patterns", Code::sh(not_checkpoint_globs()));
+  d.code("checkpoints_library", Code::embedded("checkpoints.sh"));
   d.code("library", Code::embedded("run.sh"));
   d.text("checkpoint_rule", globs.empty() ? "a file that is not a temporary, a sidecar, an image, a log or a report"
                                           : "a file named " + rule + " (jobs.checkpoints.pattern)");

@@ -29,6 +29,15 @@ bool has_torch(const manifest::Manifest& m);
 // .envpin/run.sh and .envpin/job.sbatch, running jobs in `image`; none without a jobs section.
 std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image);
 
+// .envpin/kubernetes.yaml for a manifest with jobs.kubernetes: a ConfigMap with the entry script
+// (resume from the newest complete checkpoint, as run.sh does), a headless Service for several
+// nodes, and the Job (an Indexed Job for several nodes); none without jobs.kubernetes.
+std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Environment& env);
+// Which files are checkpoints, as run.sh's is_checkpoint reads them: jobs.checkpoints.pattern one
+// a line (empty: none given), and the names that are never checkpoints, one case pattern a line.
+std::string checkpoint_globs(const manifest::Jobs& j);
+std::string not_checkpoint_globs();
+
 // A file the Dockerfile copies into the image: its path in the build context and its bytes.
 struct Copied {
   std::string path;

@@ -81,6 +81,21 @@ Environment resolve(const Manifest& m) {
           m.python->source_where, "add python3-venv to apt");
   }
 
+  // What run.sh's supervisor does and a Kubernetes Job cannot: said, not silently dropped.
+  if (m.jobs && m.jobs->kubernetes) {
+    const manifest::Jobs& j = *m.jobs;
+    std::string lost;
+    if (j.notify) lost += "jobs.notify (no notifications)";
+    if (j.idle) lost += std::string(lost.empty() ? "" : ", ") + "jobs.idle (no GPU-idle guard)";
+    if (!j.data.empty())
+      lost +=
+          std::string(lost.empty() ? "" : ", ") + "jobs.data (nothing is mounted: the image or a claim holds the data)";
+    if (!lost.empty())
+      env.warnings.push_back(diag::format_warning(
+          "the Kubernetes job (jobs.kubernetes) does without " + lost + ": a pod has no envpin supervisor",
+          j.kubernetes->where));
+  }
+
   if (m.cuda) {
     env.cuda = decide_cuda(request_from_manifest(m));
     env.os_id = "ubuntu";

@@ -88,15 +88,130 @@ not_checkpoint_patterns='*tfevents*
 *.pdf
 *.pid'
 
+# --- envpin checkpoint library: templates/lib/checkpoints.sh, byte for byte ---
+# shellcheck shell=sh
+# shellcheck disable=SC2154  # the values block before it sets ckpt, keep, node_rank, ...
+# envpin's checkpoint library (templates/lib/checkpoints.sh), copied byte for byte into every
+# generated run.sh and into the entry script of .envpin/kubernetes.yaml: which files of a job's
+# checkpoint directory ($ckpt) are checkpoints, which is complete, pruning, and the jobs.resume
+# words with {checkpoint} replaced. Functions only; they read the values block's variables
+# (checkpoint_patterns, not_checkpoint_patterns, keep, node_rank, resume_words, resume_ckpt).
+
+nl='
+'
+# jobs.checkpoints.keep: the newest $keep complete checkpoints at the top of the job's
+# directory stay, older ones (and their NAME.sha256 sidecars) go. Where sidecars are used
+# (envpin_ckpt.py), only a file with one is complete; temporaries are never touched.
+# A checkpoint is a file a program resumes from: one named by a line of $checkpoint_patterns
+# (jobs.checkpoints.pattern) when there are any, else a file whose lower-case name no line of
+# $not_checkpoint_patterns matches (images, logs, reports, TensorBoard events). Case patterns:
+# matched as patterns, never expanded against the directory.
+is_checkpoint() {  # NAME
+  case $1 in .* | *.tmp | *.partial | *~ | *.sha256 | *"$nl"*) return 1 ;; esac
+  if [ -n "$checkpoint_patterns" ]; then
+    while IFS= read -r ckpt_pat; do
+      # shellcheck disable=SC2254  # the line is a pattern
+      [ -z "$ckpt_pat" ] || case $1 in $ckpt_pat) return 0 ;; esac
+    done <<PATTERNS
+$checkpoint_patterns
+PATTERNS
+    return 1
+  fi
+  ckpt_lower=$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]')
+  while IFS= read -r ckpt_pat; do
+    # shellcheck disable=SC2254  # the line is a pattern
+    [ -z "$ckpt_pat" ] || case $ckpt_lower in $ckpt_pat) return 1 ;; esac
+  done <<PATTERNS
+$not_checkpoint_patterns
+PATTERNS
+  return 0
+}
+checkpoint_files() {  # one path a line: a name with a newline is never a checkpoint here
+  sidecars=0
+  for f in "$ckpt"/*.sha256; do [ -f "$f" ] && { sidecars=1; break; }; done
+  for f in "$ckpt"/*; do
+    [ -f "$f" ] || continue
+    is_checkpoint "${f##*/}" || continue
+    [ "$sidecars" = 0 ] || [ -f "$f.sha256" ] || continue
+    printf '%s\n' "$f"
+  done
+}
+prune_checkpoints() {
+  [ "$keep" -gt 0 ] && [ "$node_rank" = 0 ] || return 0
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f"
+  done <<FILES
+$(checkpoint_files)
+FILES
+  [ $# -gt "$keep" ] || return 0
+  # ls -t: newest first. The names are checkpoint_files' own, none with a newline.
+  # shellcheck disable=SC2012
+  ls -td -- "$@" | tail -n "+$((keep + 1))" | while IFS= read -r f; do rm -f -- "$f" "$f.sha256"; done
+}
+complete_checkpoint() {  # the newest checkpoint whose sidecar (when it has one) matches: its name, or nothing
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f"
+  done <<FILES
+$(checkpoint_files)
+FILES
+  [ $# -gt 0 ] || return 0
+  # shellcheck disable=SC2012
+  ls -td -- "$@" | while IFS= read -r f; do
+    if [ -f "$f.sha256" ] && [ "$(sha256sum <"$f" | cut -c1-64)" != "$(head -c 64 "$f.sha256")" ]; then
+      continue
+    fi
+    printf '%s\n' "${f##*/}"
+    break
+  done
+}
+newest_checkpoint() {  # its name, or nothing
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f"
+  done <<FILES
+$(checkpoint_files)
+FILES
+  [ $# -gt 0 ] || return 0
+  # shellcheck disable=SC2012
+  ls -td -- "$@" | head -n 1 | sed 's|.*/||'
+}
+
+# Whether an attempt resumes: $resuming (1 when the directory holds a checkpoint), $newest (the
+# newest complete checkpoint's name), $resume_ckpt (its path in the container) and $with_words (1
+# when the jobs.resume words go after the command: resuming, unless they name {checkpoint} and no
+# checkpoint is complete).
+resume_state() {
+  resuming=0
+  newest=''
+  resume_ckpt=''
+  [ -z "$(checkpoint_files)" ] || resuming=1
+  [ "$resuming" = 0 ] || newest=$(complete_checkpoint)
+  [ -z "$newest" ] || resume_ckpt=$ckpt_path/$newest
+  with_words=$resuming
+  case $resume_words in *'{checkpoint}'*) [ -n "$resume_ckpt" ] || with_words=0 ;; esac
+}
+
+# The jobs.resume words one a line, {checkpoint} replaced by the newest complete checkpoint's
+# path in the container ($resume_ckpt). The words are plain (the manifest allows no shell
+# characters in them) and the path holds no newline.
+resume_word_lines() {
+  printf '%s\n' "$resume_words" | while IFS= read -r w; do
+    [ -n "$w" ] || continue
+    case $w in *'{checkpoint}'*) w=${w%%'{checkpoint}'*}$resume_ckpt${w#*'{checkpoint}'} ;; esac
+    printf '%s\n' "$w"
+  done
+}
 # --- envpin run library: templates/lib/run.sh, byte for byte ---
 # shellcheck shell=sh
 # shellcheck disable=SC2154  # the values block before it sets name, image, logs, ckpt, ...
 # envpin's run.sh library (templates/lib/run.sh), copied byte for byte into every generated
 # run.sh after its values block: the supervisor's helpers (messages, the supervisor's identity,
-# the saved command's encoding, which files are checkpoints and which is complete, notifications,
-# the GPU-idle sample, a failure's fingerprint and cause). Functions only; they read the job's
-# variables (job, log, ckpt, keep, node_rank, ...) when called. tests/sh/run_test.sh tests them
-# one by one (shunit2).
+# the saved command's encoding, notifications, the GPU-idle sample, a failure's fingerprint and
+# cause); the checkpoint library (templates/lib/checkpoints.sh) comes before it. Functions only;
+# they read the job's variables (job, log, ckpt, keep, node_rank, ...) when called.
+# tests/sh/run_test.sh tests them one by one (shunit2).
 
 die() {
   echo "envpin run: error: $1" >&2
@@ -180,86 +295,6 @@ decode_word() {  # into $w: the word of one such line, trailing newlines kept
 /g; s/%25/%/g'; echo .)
   w=${w%.}
   w=${w%"$nl"}
-}
-nl='
-'
-# jobs.checkpoints.keep: the newest $keep complete checkpoints at the top of the job's
-# directory stay, older ones (and their NAME.sha256 sidecars) go. Where sidecars are used
-# (envpin_ckpt.py), only a file with one is complete; temporaries are never touched.
-# A checkpoint is a file a program resumes from: one named by a line of $checkpoint_patterns
-# (jobs.checkpoints.pattern) when there are any, else a file whose lower-case name no line of
-# $not_checkpoint_patterns matches (images, logs, reports, TensorBoard events). Case patterns:
-# matched as patterns, never expanded against the directory.
-is_checkpoint() {  # NAME
-  case $1 in .* | *.tmp | *.partial | *~ | *.sha256 | *"$nl"*) return 1 ;; esac
-  if [ -n "$checkpoint_patterns" ]; then
-    while IFS= read -r ckpt_pat; do
-      # shellcheck disable=SC2254  # the line is a pattern
-      [ -z "$ckpt_pat" ] || case $1 in $ckpt_pat) return 0 ;; esac
-    done <<PATTERNS
-$checkpoint_patterns
-PATTERNS
-    return 1
-  fi
-  ckpt_lower=$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]')
-  while IFS= read -r ckpt_pat; do
-    # shellcheck disable=SC2254  # the line is a pattern
-    [ -z "$ckpt_pat" ] || case $ckpt_lower in $ckpt_pat) return 1 ;; esac
-  done <<PATTERNS
-$not_checkpoint_patterns
-PATTERNS
-  return 0
-}
-checkpoint_files() {  # one path a line: a name with a newline is never a checkpoint here
-  sidecars=0
-  for f in "$ckpt"/*.sha256; do [ -f "$f" ] && { sidecars=1; break; }; done
-  for f in "$ckpt"/*; do
-    [ -f "$f" ] || continue
-    is_checkpoint "${f##*/}" || continue
-    [ "$sidecars" = 0 ] || [ -f "$f.sha256" ] || continue
-    printf '%s\n' "$f"
-  done
-}
-prune_checkpoints() {
-  [ "$keep" -gt 0 ] && [ "$node_rank" = 0 ] || return 0
-  set --
-  while IFS= read -r f; do
-    [ -z "$f" ] || set -- "$@" "$f"
-  done <<FILES
-$(checkpoint_files)
-FILES
-  [ $# -gt "$keep" ] || return 0
-  # ls -t: newest first. The names are checkpoint_files' own, none with a newline.
-  # shellcheck disable=SC2012
-  ls -td -- "$@" | tail -n "+$((keep + 1))" | while IFS= read -r f; do rm -f -- "$f" "$f.sha256"; done
-}
-complete_checkpoint() {  # the newest checkpoint whose sidecar (when it has one) matches: its name, or nothing
-  set --
-  while IFS= read -r f; do
-    [ -z "$f" ] || set -- "$@" "$f"
-  done <<FILES
-$(checkpoint_files)
-FILES
-  [ $# -gt 0 ] || return 0
-  # shellcheck disable=SC2012
-  ls -td -- "$@" | while IFS= read -r f; do
-    if [ -f "$f.sha256" ] && [ "$(sha256sum <"$f" | cut -c1-64)" != "$(head -c 64 "$f.sha256")" ]; then
-      continue
-    fi
-    printf '%s\n' "${f##*/}"
-    break
-  done
-}
-newest_checkpoint() {  # its name, or nothing
-  set --
-  while IFS= read -r f; do
-    [ -z "$f" ] || set -- "$@" "$f"
-  done <<FILES
-$(checkpoint_files)
-FILES
-  [ $# -gt 0 ] || return 0
-  # shellcheck disable=SC2012
-  ls -td -- "$@" | head -n 1 | sed 's|.*/||'
 }
 # jobs.notify: one JSON event, POSTed in the background; the URL reaches curl on its standard
 # input (a config line), never its command line, so `ps` does not show a secret URL.
@@ -443,17 +478,6 @@ run_container() {  # CMD...
     -e JOB_ID="$job" -e ENVPIN_JOB_ID="$job" -e ENVPIN_CHECKPOINT_DIR="$ckpt_path" \
     -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e ENVPIN_RESUME_ARGS="$resume_args" \
     -e ENVPIN_CHECKPOINT="$resume_ckpt" "$@"
-}
-
-# The jobs.resume words one a line, {checkpoint} replaced by the newest complete checkpoint's
-# path in the container ($resume_ckpt). The words are plain (the manifest allows no shell
-# characters in them) and the path holds no newline.
-resume_word_lines() {
-  printf '%s\n' "$resume_words" | while IFS= read -r w; do
-    [ -n "$w" ] || continue
-    case $w in *'{checkpoint}'*) w=${w%%'{checkpoint}'*}$resume_ckpt${w#*'{checkpoint}'} ;; esac
-    printf '%s\n' "$w"
-  done
 }
 
 # run_container with the jobs.resume words after CMD... A shell's -c script ($shell_c) takes the
@@ -703,20 +727,9 @@ run_main() {  # run.sh's arguments
 
   delay=$backoff
   while :; do
-    resuming=0
-    resume_ckpt=''
-    [ -z "$(checkpoint_files)" ] || resuming=1
-    if [ "$resuming" = 1 ]; then
-      newest=$(complete_checkpoint)
-      [ -z "$newest" ] || resume_ckpt=$ckpt_path/$newest
-    fi
-    with_words=$resuming
-    case $resume_words in *'{checkpoint}'*)
-      if [ "$resuming" = 1 ] && [ -z "$resume_ckpt" ]; then
-        with_words=0
-        note "job $job: no complete checkpoint in $ckpt: started without the jobs.resume words"
-      fi ;;
-    esac
+    resume_state
+    [ "$resuming" = 0 ] || [ "$with_words" = 1 ] ||
+      note "job $job: no complete checkpoint in $ckpt: started without the jobs.resume words"
     write_status running '' ''
     note "job $job: attempt $((restarts + 1)) in $container$( [ "$resuming" = 0 ] || echo ", resuming from $ckpt${newest:+ ($newest)}")"
     if [ "$restarts" = 0 ]; then notify started '' "$( [ "$resuming" = 0 ] || echo "resuming from $ckpt")"

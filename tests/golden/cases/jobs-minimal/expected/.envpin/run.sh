@@ -86,6 +86,8 @@ not_checkpoint_patterns='*tfevents*
 *.pdf
 *.pid'
 
+# --- envpin checkpoint library: templates/lib/checkpoints.sh, byte for byte ---
+# (templates/lib/checkpoints.sh)
 # --- envpin run library: templates/lib/run.sh, byte for byte ---
 # (templates/lib/run.sh)
 # --- end of the library ---
