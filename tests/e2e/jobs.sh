@@ -22,6 +22,7 @@ chmod 755 "$T"  # munged wants o+x on every directory above its socket
 . "$(dirname "$0")/servers.sh"
 . "$(dirname "$0")/slurm.sh"
 . "$(dirname "$0")/podman.sh"
+. "$(dirname "$0")/job_checks.sh"
 NOTIFY_PID=""
 cleanup() {
   [ -z "$NOTIFY_PID" ] || kill "$NOTIFY_PID" 2>/dev/null
@@ -74,24 +75,6 @@ cd "$P" || exit 1
 # dockerd here has no bridge network: builds and containers use the host's (loopback only).
 export DOCKER_BUILDKIT=0 ENVPIN_BUILD_FLAGS="--network host" ENVPIN_RUN_FLAGS="--network none"
 STEPS=30 EVERY=5 DELAY=0.2
-digest_of() { sed -n 's/^digest //p' "logs/$1.log" | tail -n 1; }
-resumed_at() { sed -n 's/^resumed at step //p' "logs/$1.log" | tail -n 1; }
-state_of() { sed -n 's/^state=//p' "logs/$1.status" 2>/dev/null; }
-checkpoint_step() { cut -d' ' -f1 "ckpt/$1/checkpoint" 2>/dev/null || echo 0; }
-at_least_step() { [ "$(checkpoint_step "$1")" -ge "$2" ]; }
-ended() { case $(state_of "$1") in exited | failed | stopped) return 0 ;; esac; return 1; }
-expect_resumed() {  # JOB WHAT
-  d=$(digest_of "$1")
-  r=$(resumed_at "$1")
-  if [ "$d" = "$REF" ] && [ -n "$r" ] && [ "$r" -gt 0 ]; then
-    pass
-    step "$2: resumed at step $r, digest $d"
-  else
-    fail "$2: digest '$d' (uninterrupted: $REF), resumed at '${r:-never}'"
-    tail -n 20 "logs/$1.log"
-  fi
-}
-
 # --- one machine ---------------------------------------------------------------------------------
 step "an uninterrupted run (builds the image first)"
 start=$(date +%s)

@@ -181,5 +181,33 @@ test_die_exits_2_with_the_hint() {
   assertEquals "$(printf 'envpin run: error: no engine\nenvpin run: hint: install one')" "$out"
 }
 
+test_rootless_podman_runs_the_job_as_the_callers_uid() {
+  mkdir "$T/bin"
+  printf '#!/bin/sh\n[ "$1 $2 $3" = "info --format {{.Host.Security.Rootless}}" ] && echo "$ROOTLESS"\n' > "$T/bin/podman"
+  chmod 755 "$T/bin/podman"
+  engine=podman
+  assertEquals '--userns=keep-id' "$(PATH="$T/bin:$PATH" ROOTLESS=true userns_flag)"
+  assertEquals 'rootful podman' '' "$(PATH="$T/bin:$PATH" ROOTLESS=false userns_flag)"
+  engine=docker
+  assertEquals 'docker' '' "$(PATH="$T/bin:$PATH" ROOTLESS=true userns_flag)"
+}
+
+test_podman_runs_without_an_inherited_runtime_dir_it_cannot_use() {
+  engine=podman
+  mkdir "$T/xdg"
+  XDG_RUNTIME_DIR=$T/xdg
+  podman_session 2>"$T/err"
+  assertEquals 'its own directory stays' "$T/xdg" "${XDG_RUNTIME_DIR:-}"
+  XDG_RUNTIME_DIR=/run/user/4711
+  podman_session 2>"$T/err"
+  assertEquals 'a directory the node lacks is dropped' '' "${XDG_RUNTIME_DIR:-}"
+  assertContains "$(cat "$T/err")" 'XDG_RUNTIME_DIR=/run/user/4711 is not a directory of this user'
+  engine=docker
+  XDG_RUNTIME_DIR=/run/user/4711
+  podman_session
+  assertEquals 'docker does not read it' /run/user/4711 "$XDG_RUNTIME_DIR"
+  unset XDG_RUNTIME_DIR
+}
+
 # shellcheck source=/dev/null
 . /usr/share/shunit2/shunit2

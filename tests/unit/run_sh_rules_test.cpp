@@ -146,6 +146,46 @@ TEST(EngineChoice, RunShAndEnvpinChooseTheSameEngine) {
   fs::remove_all(dir);
 }
 
+// Which inherited XDG_RUNTIME_DIR rootless podman runs without lives twice too: run.sh's
+// podman_session (the job's own podman) and jobs::podman_session (envpin jobs/stop/logs). A job
+// Slurm starts inherits the submitting session's value, which the node does not have.
+TEST(PodmanSession, RunShAndEnvpinDropTheSameRuntimeDirs) {
+  const fs::path dir = fs::temp_directory_path() / ("envpin-xdg-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "own");
+  fs::create_directories(dir / "other");
+  ASSERT_EQ(::chown((dir / "other").c_str(), 65534, 65534), 0);  // nobody's
+  io::write_atomic(dir / "file", "", false);
+  fs::create_directories(dir / "read-only");
+  fs::permissions(dir / "read-only", fs::perms::owner_read | fs::perms::owner_exec);
+  const bool root = ::geteuid() == 0;  // root writes a read-only directory all the same
+  const struct {
+    std::string value;
+    bool kept;
+  } cases[] = {{(dir / "own").string(), true},
+               {(dir / "missing").string(), false},
+               {"/run/user/4711", false},
+               {(dir / "file").string(), false},
+               {(dir / "other").string(), false},
+               {(dir / "read-only").string(), root},
+               {"", false}};
+  for (const auto& c : cases) {
+    ::setenv("XDG_RUNTIME_DIR", c.value.c_str(), 1);
+    jobs::podman_session();
+    const char* after = std::getenv("XDG_RUNTIME_DIR");
+    const bool cpp = after != nullptr && *after;
+    const io::ProcessResult sh =
+        io::run_process({"/bin/sh", "-c",
+                         ". \"$1\"; engine=podman; XDG_RUNTIME_DIR=$2; export XDG_RUNTIME_DIR; podman_session "
+                         "2>/dev/null; printf %s \"${XDG_RUNTIME_DIR:-}\"",
+                         "sh", kLibrary, c.value});
+    EXPECT_EQ(cpp, c.kept) << "envpin, XDG_RUNTIME_DIR=" << c.value;
+    EXPECT_EQ(!sh.out.empty(), c.kept) << "run.sh, XDG_RUNTIME_DIR=" << c.value << ": '" << sh.out << "'";
+  }
+  ::unsetenv("XDG_RUNTIME_DIR");
+  fs::permissions(dir / "read-only", fs::perms::owner_all);
+  fs::remove_all(dir);
+}
+
 // What run.sh's write_status writes is what envpin's grammar reads, every key, as written.
 TEST(StatusFile, WhatRunShWritesEnvpinReads) {
   const fs::path logs = fs::temp_directory_path() / ("envpin-status-" + std::to_string(::getpid()));

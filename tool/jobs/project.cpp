@@ -2,6 +2,7 @@
 #include "jobs/project.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -52,10 +53,21 @@ Project load_project(const std::string& file) {
   return p;
 }
 
+void podman_session() {
+  // As run.sh's podman_session: an inherited XDG_RUNTIME_DIR that is not this user's writable
+  // directory (a Slurm job's, su's) makes rootless podman fail; without it podman uses its own.
+  const char* dir = std::getenv("XDG_RUNTIME_DIR");
+  if (!dir || !*dir) return;
+  struct stat st {};
+  if (::stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || ::access(dir, W_OK) != 0)
+    ::unsetenv("XDG_RUNTIME_DIR");
+}
+
 std::string container_engine() {
   // As run.sh chooses it (templates/lib/run.sh, choose_engine): ENVPIN_CONTAINER_ENGINE is the
   // lock's (resolve/pins.cpp), never the jobs'.
   const std::string engine = io::find_container_engine({"ENVPIN_ENGINE"});
+  if (engine == "podman") podman_session();
   if (!engine.empty() && engine != "none") return engine;
   throw Error("no container engine: neither docker nor podman is on PATH", std::nullopt,
               "install one of them, or name yours in ENVPIN_ENGINE");

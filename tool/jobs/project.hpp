@@ -25,8 +25,11 @@ struct Project {
 
 // The manifest (which must have a jobs section) and where its scripts and logs are.
 Project load_project(const std::string& file);
-// docker or podman (ENVPIN_ENGINE), or an error naming both.
+// docker or podman (ENVPIN_ENGINE), or an error naming both. For podman, podman_session first.
 std::string container_engine();
+// Drops an XDG_RUNTIME_DIR that is not a writable directory of this user's (a Slurm job inherits
+// the submitting session's): rootless podman fails on it, and uses its own directory without it.
+void podman_session();
 // Letters, digits, '.', '_' and '-', starting with a letter or digit (empty: none given).
 void check_job_id(const std::string& id);
 

@@ -376,6 +376,27 @@ choose_engine() {
   fi
 }
 
+# Rootless podman keeps its runtime state in $XDG_RUNTIME_DIR. A job Slurm starts (or one started
+# under su or sudo) inherits the submitting session's value, a directory that does not exist on the
+# node or is not this user's, and podman fails ("mkdir /run/user/1000: permission denied"). Such a
+# value is dropped: podman then uses its own directory under $TMPDIR, as envpin's commands do
+# (jobs::container_engine).
+podman_session() {
+  [ "$engine" = podman ] && [ -n "${XDG_RUNTIME_DIR:-}" ] || return 0
+  if [ ! -d "$XDG_RUNTIME_DIR" ] || [ ! -w "$XDG_RUNTIME_DIR" ] ||
+     [ "$(stat -c %u "$XDG_RUNTIME_DIR" 2>/dev/null)" != "$(id -u)" ]; then
+    say "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR is not a directory of this user's here: podman runs without it"
+    unset XDG_RUNTIME_DIR
+  fi
+}
+# Rootless podman maps --user UID to a subordinate uid, which cannot write the checkpoint
+# directory: --userns=keep-id runs the job as the caller's own uid, so what it writes is the
+# caller's on the host. Prints the flag, or nothing (docker, rootful podman).
+userns_flag() {
+  [ "$engine" = podman ] && [ "$(podman info --format '{{.Host.Security.Rootless}}' 2>/dev/null)" = true ] &&
+    echo --userns=keep-id
+}
+
 # <logs>/<job>.status, the format envpin's commands read with a grammar (jobs::parse_status):
 # one key=value a line, written to a new temporary and renamed.
 write_status() {  # STATE EXIT REASON
@@ -473,7 +494,7 @@ run_container() {  # CMD...
   for pass_name in $pass_reversed; do set -- -e "$pass_name" "$@"; done
   "$engine" run --init --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.job="$job" --label org.envpin.image="$image" \
-    --user "$(id -u):$(id -g)" \
+    ${userns:+"$userns"} --user "$(id -u):$(id -g)" \
     -v "$project:$workdir" -w "$workdir" -v "$ckpt:$ckpt_path" \
     -e JOB_ID="$job" -e ENVPIN_JOB_ID="$job" -e ENVPIN_CHECKPOINT_DIR="$ckpt_path" \
     -e ENVPIN_RESTART_COUNT="$restarts" -e ENVPIN_RESUME="$resuming" -e ENVPIN_RESUME_ARGS="$resume_args" \
@@ -561,7 +582,9 @@ run_main() {  # run.sh's arguments
   engine=$(choose_engine)
   [ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
   command -v "$engine" >/dev/null 2>&1 || die "container engine '$engine' is not on PATH" "install it, or name another in ENVPIN_ENGINE"
+  podman_session
   "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  userns=$(userns_flag)
   [ -d "$ckpt_root" ] || die "the checkpoint directory $ckpt_root does not exist" \
     "create it on persistent storage (mkdir -p '$ckpt_root'), or point ENVPIN_CHECKPOINTS at one"
   mkdir -p "$logs" || die "cannot create the log directory $logs"

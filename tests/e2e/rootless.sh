@@ -1,0 +1,145 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Jobs where the nodes have no docker daemon: rootless podman, run by an unprivileged user with
+# subordinate uid ranges, on one machine and under a single-node Slurm cluster on 127.0.0.1.
+# The user's sessions carry XDG_RUNTIME_DIR=/run/user/UID, a directory this machine does not have
+# (as on a compute node that a Slurm job or `su` reaches without a login session): run.sh and
+# envpin's commands must run podman without it. Each interrupted job (container SIGKILLed, Slurm
+# requeue) must resume and end with the digest of an uninterrupted run, its checkpoints owned by
+# the user; envpin jobs, logs and stop work as that user.
+#   rootless.sh ENVPIN_BINARY
+set -u
+ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+E2E_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh"
+need dockerd docker docker-registry debootstrap curl podman catatonit newuidmap runuser useradd \
+  slurmctld slurmd sbatch munged /usr/bin/python3
+need_root "dockerd, slurmd and a test user" "$0" "$@"
+
+T=$(mktemp -d /tmp/envpin-e2e-rootless.XXXXXX)
+chmod 755 "$T"  # munged wants o+x on every directory above its socket; the user reads below it
+. "$(dirname "$0")/servers.sh"
+. "$(dirname "$0")/slurm.sh"
+. "$(dirname "$0")/job_checks.sh"
+RL=envpin-rootless
+cleanup() {
+  scancel -u "$RL" 2>/dev/null
+  slurm_down
+  pkill -KILL -u "$RL" 2>/dev/null  # the rootless pause process and any container of the user's
+  sleep 0.5
+  userdel "$RL" 2>/dev/null
+  docker ps -q 2>/dev/null | xargs -r docker kill >/dev/null 2>&1
+  stop_servers
+  remove_tmp
+}
+trap cleanup EXIT
+
+start_registry_and_dockerd
+push_base_image
+
+# The user: a home in $T, subordinate ids (useradd adds 65536 of each where /etc/subuid exists).
+! id "$RL" >/dev/null 2>&1 || { pkill -KILL -u "$RL" 2>/dev/null; userdel "$RL"; }
+useradd -M -d "$T/home" -s /bin/sh "$RL" || { fail "useradd $RL"; exit 1; }
+grep -q "^$RL:" /etc/subuid || usermod --add-subuids 400000-465535 --add-subgids 400000-465535 "$RL"
+RL_UID=$(id -u "$RL")
+H=$T/home
+mkdir -p "$H/pd/graph" "$H/pd/run" "$H/pd/tmp"
+# The same engine settings as the rootful podman runs (tests/e2e/podman.sh), in the user's files.
+cat > "$H/pd/containers.conf" <<CONF
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+netns = "none"
+log_driver = "k8s-file"
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+tmp_dir = "$H/pd/tmp"
+CONF
+printf '[storage]\ndriver = "overlay"\ngraphroot = "%s/graph"\nrunroot = "%s/run"\n' "$H/pd" "$H/pd" > "$H/pd/storage.conf"
+printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$REG_PORT" > "$H/pd/registries.conf"
+chown -R "$RL:" "$H"
+# A command as the user, in the environment a login shell on a login node would give it.
+as_user() {
+  runuser -u "$RL" -- env -i PATH="$PATH" HOME="$H" USER="$RL" LOGNAME="$RL" SLURM_CONF="$SLURM_CONF" \
+    XDG_RUNTIME_DIR="/run/user/$RL_UID" CONTAINERS_CONF="$H/pd/containers.conf" \
+    CONTAINERS_STORAGE_CONF="$H/pd/storage.conf" CONTAINERS_REGISTRIES_CONF="$H/pd/registries.conf" \
+    ENVPIN_ENGINE=podman "$@"
+}
+# podman itself (the test's own calls) needs no session directory either: the user's own.
+as_user_podman() { as_user env -u XDG_RUNTIME_DIR podman "$@"; }
+
+step "starting a single-node Slurm cluster"
+SLURM_CONF=''
+slurm_up "$(free_ports 4)" || exit 1
+if [ "$(as_user_podman info --format '{{.Host.Security.Rootless}}' 2>"$T/info.err")" = true ]; then pass; else
+  fail "podman is not rootless for $RL"; cat "$T/info.err"; exit 1; fi
+step "rootless $(as_user_podman --version) as $RL (uid $RL_UID, $(grep "^$RL:" /etc/subuid))"
+
+P=$T/project
+mkdir -p "$P/ckpt"
+cp "$E2E_DIR/jobs/train.sh" "$P/"
+cat > "$P/envpin.yaml" <<EOF
+envpin: 1
+name: e2e-rootless
+base: $IMAGE
+os: debian12
+jobs:
+  checkpoints: {path: /checkpoints, host: ckpt}
+  logs: logs
+  restart: {max: 2, backoff: 1}
+  resume: --resume auto
+  stop_timeout: 5
+  slurm: {time: "00:10:00", warn: 60}
+EOF
+chown -R "$RL:" "$P"
+cd "$P" || exit 1
+as_user "$ENVPIN" lock >"$T/lock.out" 2>&1 && as_user "$ENVPIN" generate >/dev/null 2>&1 ||
+  { fail "envpin lock/generate as $RL"; cat "$T/lock.out"; exit 1; }
+STEPS=30 EVERY=5 DELAY=0.2
+# The digest of an uninterrupted run: train.sh is deterministic, the same on the host.
+mkdir "$T/ref"
+REF=$(ENVPIN_CHECKPOINT_DIR=$T/ref sh train.sh $STEPS $EVERY 0 | sed -n 's/^digest //p')
+
+step "one machine: the container SIGKILLed mid-run (the first run builds the image as $RL)"
+start=$(date +%s)
+as_user "$ENVPIN" run --detach --job-id killed -- sh train.sh $STEPS $EVERY $DELAY >"$T/killed.out" 2>&1 ||
+  { fail "envpin run --detach as $RL"; cat "$T/killed.out"; tail -20 logs/build.log; }
+wait_for 180 at_least_step killed 10 || { fail "no checkpoint from the rootless job"; tail -20 logs/killed.log; }
+step "first checkpoint $(( $(date +%s) - start )) s after the start (image build included)"
+as_user_podman kill -s KILL envpin-e2e-rootless-killed >/dev/null
+wait_for 60 ended killed || fail "the killed job did not end"
+expect_resumed killed "rootless podman: SIGKILL + restart"
+# --userns=keep-id: the job ran as the user's own uid, so its checkpoints are the user's (without
+# it, --user UID is a subordinate uid that cannot write the directory at all).
+if [ "$(stat -c %u ckpt/killed/checkpoint)" = "$RL_UID" ] && grep -q '^restarts=1$' logs/killed.status; then pass; else
+  fail "checkpoint owner $(stat -c %u ckpt/killed/checkpoint 2>&1) (want $RL_UID)"; cat logs/killed.status; fi
+
+step "Slurm: submitted by $RL, scontrol requeue mid-run"
+slurm_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+slurm_done() { [ "$(slurm_state "$1")" = COMPLETED ] || [ "$(slurm_state "$1")" = FAILED ]; }
+as_user "$ENVPIN" submit --job-id requeued -- sh train.sh $STEPS $EVERY $DELAY >"$T/submit.out" 2>&1 ||
+  { fail "envpin submit as $RL"; cat "$T/submit.out"; }
+id=$(sed -n 's/^submitted slurm job \([0-9]*\) .*/\1/p' "$T/submit.out")
+wait_for 90 at_least_step requeued 10 || { fail "no checkpoint from slurm job $id"; cat "logs/slurm-$id.out"; }
+if [ "$(scontrol show job "$id" | sed -n 's/.*UserId=\([^(]*\)(.*/\1/p')" = "$RL" ]; then pass; else fail "slurm job $id is not $RL's"; fi
+scontrol requeue "$id"
+wait_for 120 slurm_done "$id" || fail "slurm job $id did not finish after the requeue"
+expect_resumed requeued "rootless podman under Slurm: scontrol requeue"
+if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$(stat -c %u ckpt/requeued/checkpoint)" = "$RL_UID" ]; then pass; else
+  fail "slurm job $id: $(slurm_state "$id")"; cat "logs/slurm-$id.out"; fi
+# The job inherited the submitting session's XDG_RUNTIME_DIR (sbatch exports the environment);
+# run.sh ran podman without it.
+if grep -q "XDG_RUNTIME_DIR=/run/user/$RL_UID is not a directory of this user" "logs/slurm-$id.out"; then pass; else
+  fail "run.sh under Slurm did not say it dropped the session's XDG_RUNTIME_DIR"; cat "logs/slurm-$id.out"; fi
+
+step "envpin jobs, logs and stop as $RL"
+as_user "$ENVPIN" run --detach --job-id stopped -- sh train.sh 1000 $EVERY $DELAY >/dev/null 2>&1
+wait_for 60 at_least_step stopped 5 || fail "no checkpoint from job stopped"
+if as_user "$ENVPIN" jobs >"$T/jobs.out" 2>&1 && grep -q '^stopped  *running ' "$T/jobs.out" &&
+   grep -q '^requeued  *exited ' "$T/jobs.out"; then pass; else fail "envpin jobs as $RL"; cat "$T/jobs.out"; fi
+if as_user "$ENVPIN" logs stopped 2>&1 | grep -q '^checkpoint at step 5$'; then pass; else fail "envpin logs as $RL"; fi
+if as_user "$ENVPIN" stop stopped >"$T/stop.out" 2>&1 && wait_for 30 ended stopped && [ "$(state_of stopped)" = stopped ] &&
+   [ -z "$(as_user_podman ps -a --filter name=envpin-e2e-rootless-stopped --format '{{.Names}}')" ]; then pass; else
+  fail "envpin stop as $RL: $(state_of stopped)"; cat "$T/stop.out"; fi
+finish
