@@ -48,7 +48,10 @@ write_index() {
 }
 step "building wheels and serving a PEP 503 index"
 make_wheel envpin-dep 2.0.0 "" "dependency"
-make_wheel envpin-demo 1.0.0 '"envpin-dep==2.0.0"' "demo"
+# A "heavy" wheel by name (nvidia-*, as torch's CUDA libraries): the image installs it in a layer
+# of its own, before the others (lock::heavy_wheel).
+make_wheel nvidia-envpin-heavy 1.0.0 "" "heavy"
+make_wheel envpin-demo 1.0.0 '"envpin-dep==2.0.0", "nvidia-envpin-heavy==1.0.0"' "demo"
 write_index
 INDEX_PORT=$(free_port)
 /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$T/index" "$INDEX_PORT" >"$T/index.log" 2>&1 &
@@ -127,7 +130,7 @@ awk '$1 == "wheel"' "$T/pins.txt" | while read -r _ name version url sha; do
   curl -sf -o "$T/w.whl" "$url" && got=$(/usr/bin/python3 -m pip hash "$T/w.whl" | sed -n 's/^--hash=sha256://p')
   [ "$got" = "$sha" ] && echo ok || echo "wheel $name: lock $sha, pip hash $got"
 done > "$T/wheel-check.txt"
-if [ "$(grep -c '^ok$' "$T/wheel-check.txt")" = 2 ] && ! grep -qv '^ok$' "$T/wheel-check.txt"; then pass; else
+if [ "$(grep -c '^ok$' "$T/wheel-check.txt")" = 3 ] && ! grep -qv '^ok$' "$T/wheel-check.txt"; then pass; else
   fail "wheel sha256 (lock vs pip hash)"; cat "$T/wheel-check.txt"; fi
 
 # Without a container engine: the distribution's Packages index, requested packages only,
@@ -220,6 +223,31 @@ if awk '/^Step [0-9]+\/[0-9]+ : RUN (apt-get update|python3 -m venv|python -m pi
   fail "the rebuild after an env edit did not reuse the apt/pip layers"; cat "$P/logs/build.log" | head -40; fi
 cp "$T/before-edit.yaml" "$P/envpin.yaml"
 "$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null 2>&1
+
+# One light pin bumped (envpin-demo 1.0.0 -> 1.0.1): the heavy wheels' layer comes from the cache,
+# only the other wheels are installed again (issue 37: torch and its CUDA libraries are gigabytes).
+step "a light pin bumped: the heavy wheels' layer is reused"
+make_wheel envpin-demo 1.0.1 '"envpin-dep==2.0.0", "nvidia-envpin-heavy==1.0.0"' "demo, bumped"
+write_index
+sed -i 's/^  packages: \[envpin-demo==1.0.0\]$/  packages: [envpin-demo==1.0.1]/' "$P/envpin.yaml"
+if "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/bump-lock.out" 2>&1 && "$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null &&
+   grep -q '^nvidia-envpin-heavy==1.0.0 ' "$P/.envpin/requirements.heavy.lock" &&
+   grep -q '^envpin-demo==1.0.1 ' "$P/.envpin/requirements.rest.lock" &&
+   ! grep -q nvidia "$P/.envpin/requirements.rest.lock"; then pass; else
+  fail "lock and generate after the bump"; cat "$T/bump-lock.out"; ls "$P/.envpin"; fi
+start=$(date +%s)
+DOCKER_BUILDKIT=0 docker build --network host -t envpin-e2e-bump "$P" >"$T/bump.log" 2>&1 || { fail "docker build after the bump"; tail -20 "$T/bump.log"; }
+step "docker build after a light bump: $(( $(date +%s) - start )) s"
+if awk '/^Step [0-9]+\/[0-9]+ : RUN python -m pip .*heavy\.txt/ { heavy = 1; getline; if ($0 !~ /Using cache/) bad = 1 }
+        /^Step [0-9]+\/[0-9]+ : RUN python -m pip .*requirements\.txt/ { rest = 1; getline; if ($0 ~ /Using cache/) bad = 1 }
+        END { exit bad || !heavy || !rest }' "$T/bump.log"; then pass; else
+  fail "after a light bump: the heavy layer was not reused, or the rest not reinstalled"; grep -A1 '^Step' "$T/bump.log"; fi
+docker run --rm --network none envpin-e2e-bump python -m pip list --format=freeze > "$T/pip-bump.txt" 2>/dev/null
+if grep -qx 'envpin-demo==1.0.1' "$T/pip-bump.txt" && grep -qx 'nvidia-envpin-heavy==1.0.0' "$T/pip-bump.txt"; then pass; else
+  fail "pip list after the bump"; cat "$T/pip-bump.txt"; fi
+cp "$T/before-edit.yaml" "$P/envpin.yaml"
+"$ENVPIN" lock -f "$P/envpin.yaml" >/dev/null 2>&1 && "$ENVPIN" generate -f "$P/envpin.yaml" >/dev/null 2>&1 ||
+  fail "lock and generate back to envpin-demo 1.0.0"
 
 # --- envpin init round trip ---------------------------------------------------------------------
 # A working venv (built here from the loopback index) -> envpin init --from-python -> lock,

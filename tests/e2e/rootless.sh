@@ -4,7 +4,8 @@
 # subordinate uid ranges, on one machine and under a single-node Slurm cluster on 127.0.0.1.
 # The user's sessions carry XDG_RUNTIME_DIR=/run/user/UID, a directory this machine does not have
 # (as on a compute node that a Slurm job or `su` reaches without a login session): run.sh and
-# envpin's commands must run podman without it. Each interrupted job (container SIGKILLed, Slurm
+# envpin's commands must run podman without it. Two nodes (two slurmd on 127.0.0.1) run one job
+# with jobs.launch: srun, each node's container under the same user. Each interrupted job (container SIGKILLed, Slurm
 # requeue) must resume and end with the digest of an uninterrupted run, its checkpoints owned by
 # the user; envpin jobs, logs and stop work as that user.
 #   rootless.sh ENVPIN_BINARY
@@ -21,6 +22,7 @@ chmod 755 "$T"  # munged wants o+x on every directory above its socket; the user
 . "$(dirname "$0")/servers.sh"
 . "$(dirname "$0")/slurm.sh"
 . "$(dirname "$0")/job_checks.sh"
+. "$(dirname "$0")/podman.sh"
 RL=envpin-rootless
 cleanup() {
   scancel -u "$RL" 2>/dev/null
@@ -43,21 +45,8 @@ useradd -M -d "$T/home" -s /bin/sh "$RL" || { fail "useradd $RL"; exit 1; }
 grep -q "^$RL:" /etc/subuid || usermod --add-subuids 400000-465535 --add-subgids 400000-465535 "$RL"
 RL_UID=$(id -u "$RL")
 H=$T/home
-mkdir -p "$H/pd/graph" "$H/pd/run" "$H/pd/tmp"
 # The same engine settings as the rootful podman runs (tests/e2e/podman.sh), in the user's files.
-cat > "$H/pd/containers.conf" <<CONF
-[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
-netns = "none"
-log_driver = "k8s-file"
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-tmp_dir = "$H/pd/tmp"
-CONF
-printf '[storage]\ndriver = "overlay"\ngraphroot = "%s/graph"\nrunroot = "%s/run"\n' "$H/pd" "$H/pd" > "$H/pd/storage.conf"
-printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$REG_PORT" > "$H/pd/registries.conf"
+podman_conf "$H/pd" "$REG_PORT"
 chown -R "$RL:" "$H"
 # A command as the user, in the environment a login shell on a login node would give it.
 as_user() {
@@ -69,9 +58,9 @@ as_user() {
 # podman itself (the test's own calls) needs no session directory either: the user's own.
 as_user_podman() { as_user env -u XDG_RUNTIME_DIR podman "$@"; }
 
-step "starting a single-node Slurm cluster"
+step "starting a two-node Slurm cluster"
 SLURM_CONF=''
-slurm_up "$(free_ports 4)" || exit 1
+slurm_up "$(free_ports 4)" 2 || exit 1
 if [ "$(as_user_podman info --format '{{.Host.Security.Rootless}}' 2>"$T/info.err")" = true ]; then pass; else
   fail "podman is not rootless for $RL"; cat "$T/info.err"; exit 1; fi
 step "rootless $(as_user_podman --version) as $RL (uid $RL_UID, $(grep "^$RL:" /etc/subuid))"
@@ -142,4 +131,15 @@ if as_user "$ENVPIN" logs stopped 2>&1 | grep -q '^checkpoint at step 5$'; then 
 if as_user "$ENVPIN" stop stopped >"$T/stop.out" 2>&1 && wait_for 30 ended stopped && [ "$(state_of stopped)" = stopped ] &&
    [ -z "$(as_user_podman ps -a --filter name=envpin-e2e-rootless-stopped --format '{{.Names}}')" ]; then pass; else
   fail "envpin stop as $RL: $(state_of stopped)"; cat "$T/stop.out"; fi
+
+step "two nodes: jobs.launch: srun, one rootless container a node, each with its rank"
+sed -i 's|^jobs:$|jobs:\n  launch: srun\n  nodes: 2|' envpin.yaml
+as_user "$ENVPIN" generate >/dev/null 2>&1 || fail "generate with launch: srun, nodes: 2"
+as_user "$ENVPIN" submit --job-id ranks -- sh -c 'echo "rank $ENVPIN_NODE_RANK of $ENVPIN_NNODES as $(id -u)"' \
+  >"$T/submit-ranks.out" 2>&1 || { fail "envpin submit (launch: srun) as $RL"; cat "$T/submit-ranks.out"; }
+id=$(sed -n 's/^submitted slurm job \([0-9]*\) .*/\1/p' "$T/submit-ranks.out")
+wait_for 180 slurm_done "$id" || fail "slurm job $id (launch: srun) did not finish"
+if [ "$(slurm_state "$id")" = COMPLETED ] && grep -qx "rank 0 of 2 as $RL_UID" logs/ranks.log &&
+   grep -qx "rank 1 of 2 as $RL_UID" logs/ranks.node1.log; then pass; else
+  fail "launch: srun: $(slurm_state "$id")"; cat logs/ranks.log logs/ranks.node1.log "logs/slurm-$id.out"; fi
 finish

@@ -151,6 +151,43 @@ TEST(Lock, RequirementsLockIsPipHashFormat) {
                 std::string(64, '1') + "\n");
 }
 
+// torch and its CUDA libraries install in a layer of their own: the two files are
+// requirements.lock's lines, each once, split by lock::heavy_wheel on the normalized name.
+TEST(Lock, HeavyWheelsSplitFromTheRest) {
+  EXPECT_TRUE(heavy_wheel("torch"));
+  EXPECT_TRUE(heavy_wheel("TorchVision"));
+  EXPECT_TRUE(heavy_wheel("NVIDIA_cudnn.cu12"));
+  EXPECT_TRUE(heavy_wheel("triton"));
+  EXPECT_FALSE(heavy_wheel("torchmetrics"));
+  EXPECT_FALSE(heavy_wheel("nvidia"));
+  EXPECT_FALSE(heavy_wheel("numpy"));
+  Lock l;
+  for (const char* name : {"numpy", "nvidia-cublas-cu12", "torch", "tqdm", "triton"})
+    l.python.push_back(
+        {name, "1.0", "", {{std::string(name) + "-1.0.whl", "https://x/" + std::string(name), std::string(64, 'a')}}});
+  const std::string heavy = requirements_lock(l, true), rest = requirements_lock(l, false);
+  EXPECT_NE(heavy.find("\nnvidia-cublas-cu12==1.0 \\\n"), std::string::npos) << heavy;
+  EXPECT_NE(heavy.find("\ntorch==1.0 "), std::string::npos);
+  EXPECT_NE(heavy.find("\ntriton==1.0 "), std::string::npos);
+  EXPECT_EQ(heavy.find("numpy"), std::string::npos);
+  EXPECT_NE(rest.find("\nnumpy==1.0 "), std::string::npos);
+  EXPECT_NE(rest.find("\ntqdm==1.0 "), std::string::npos);
+  EXPECT_EQ(rest.find("torch"), std::string::npos);
+  // Together, the whole file's lines (after the one header each has).
+  const auto body = [](const std::string& t) { return t.substr(t.find('\n') + 1); };
+  std::string all = body(requirements_lock(l));
+  for (const std::string& part : {body(heavy), body(rest)})
+    for (std::size_t at = 0; at < part.size();) {
+      const std::size_t end = part.find("\n", part.find("--hash", at)) + 1;
+      const std::string entry = part.substr(at, end - at);
+      const std::size_t found = all.find(entry);
+      ASSERT_NE(found, std::string::npos) << entry;
+      all.erase(found, entry.size());
+      at = end;
+    }
+  EXPECT_EQ(all, "");
+}
+
 TEST(Lock, InputsDigestFollowsWhatAffectsResolution) {
   const auto digest = [](const std::string& yaml) {
     return inputs_digest(manifest::parse("envpin: 1\nname: x\n" + yaml, "envpin.yaml", "."));

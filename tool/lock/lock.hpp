@@ -100,6 +100,15 @@ std::string inputs_digest(const manifest::Manifest& m);
 // pip hash format: one "name==version --hash=sha256:..." line per wheel, sorted.
 std::string requirements_lock(const Lock& lock);
 
+// The wheels the image installs in a layer of their own, before the others: torch, torchvision,
+// torchaudio, triton and nvidia-* (the CUDA libraries torch's wheels depend on), hundreds of MB
+// to GBs each, which a bump of another pin must not download and install again. By normalized name.
+bool heavy_wheel(std::string_view name);
+// requirements_lock's lines of the heavy wheels (`heavy`) or of the others, in the same format.
+// The image's two install layers read these (.envpin/requirements.heavy.lock and
+// .envpin/requirements.rest.lock); together they are requirements.lock's lines.
+std::string requirements_lock(const Lock& lock, bool heavy);
+
 // requirements.lock is part of the lock: its bytes are exactly requirements_lock(lock), so
 // they are covered by lock-digest. Returns why `file_text` (the file as found; nullopt when it
 // is absent) is not that, or "" when it is (or the lock has no wheels).

@@ -162,6 +162,10 @@ struct Outputs {
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
   Located<std::string> ckpt_helper{".envpin/envpin_ckpt.py", {}};
+  // Fixed: with a lock that holds heavy wheels (torch, nvidia-*) and others, the two halves of
+  // requirements.lock the image installs in two layers, heavy first (lock::heavy_wheel).
+  Located<std::string> heavy_lock{".envpin/requirements.heavy.lock", {}};
+  Located<std::string> rest_lock{".envpin/requirements.rest.lock", {}};
   // Fixed: written when the jobs section has a kubernetes section.
   Located<std::string> kubernetes{".envpin/kubernetes.yaml", {}};
   // Fixed: with cuda, envpin's CUDA smoke program (the Dockerfile's smoke stage compiles it);

@@ -205,7 +205,8 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
   const Located<std::string>* all[] = {&m.outputs.dockerfile,    &m.outputs.devcontainer, &m.outputs.check_env,
                                        &m.outputs.dockerignore,  &m.outputs.cmake,        &m.outputs.run,
                                        &m.outputs.sbatch,        &m.outputs.ckpt_helper,  &m.outputs.record,
-                                       &m.outputs.rsync_exclude, &m.outputs.kubernetes};
+                                       &m.outputs.rsync_exclude, &m.outputs.kubernetes,   &m.outputs.heavy_lock,
+                                       &m.outputs.rest_lock};
   // Each artifact its own path, and none a directory of another.
   const auto inside = [](const std::string& file, const std::string& dir) {
     return file.size() > dir.size() && file.starts_with(dir) && file[dir.size()] == '/';

@@ -24,6 +24,7 @@ std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Env
   std::vector<Artifact> out = {dockerfile(m, env),   devcontainer(m, env),   check_env(m, env),
                                dockerignore(m, env), cmake_fragment(m, env), rsync_exclude(m, env)};
   for (Artifact& a : smoke(m, env)) out.push_back(std::move(a));
+  for (Artifact& a : requirements_layers(m, env)) out.push_back(std::move(a));
   const std::string image = job_image(m, out[0], dockerfile_inputs(m, env, out[2]));
   for (Artifact& a : jobs(m, image)) out.push_back(std::move(a));
   for (Artifact& a : kubernetes(m, env)) out.push_back(std::move(a));

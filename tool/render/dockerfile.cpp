@@ -178,8 +178,19 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       pip.flag("locked", false);
       if (locked) {
         // Exactly the locked wheels: pip checks each file's sha256 and installs nothing else.
+        // The heavy ones (torch and its CUDA libraries) in a layer of their own, first.
+        const std::vector<Artifact> layers = requirements_layers(m, env);
         Fields req;
-        req.code("source", Code::dockerfile_args({"requirements.lock", "/tmp/envpin/requirements.txt"}));
+        if (layers.empty()) {
+          req.code("source", Code::dockerfile_args({"requirements.lock", "/tmp/envpin/requirements.txt"}));
+          pip.flag("heavy", false);
+        } else {
+          Fields heavy;
+          heavy.code("source", Code::dockerfile_args({layers[0].path, "/tmp/envpin/heavy.txt"}));
+          heavy.text("file", layers[0].path);
+          pip.section("heavy", heavy);
+          req.code("source", Code::dockerfile_args({layers[1].path, "/tmp/envpin/requirements.txt"}));
+        }
         pip.section("requirements", req);
         packages.clear();
         pip.flag("locked", true);
@@ -188,8 +199,10 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
         Fields req;
         req.code("source", Code::dockerfile_args({m.python->requirements->value, "/tmp/envpin/requirements.txt"}));
         pip.section("requirements", req);
+        pip.flag("heavy", false);
       } else {
         pip.flag("requirements", false);
+        pip.flag("heavy", false);
       }
       pip.codes("packages", packages);
       pip.codes("index", index);
@@ -220,11 +233,23 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   return {m.outputs.dockerfile.value, render_template("Dockerfile.mustache", d), false};
 }
 
+std::vector<Artifact> requirements_layers(const manifest::Manifest& m, const resolve::Environment& env) {
+  if (!m.python || !env.lock || env.lock->python.empty()) return {};
+  const auto heavy = [](const lock::PythonPackage& p) { return lock::heavy_wheel(p.name); };
+  const auto& wheels = env.lock->python;
+  if (std::none_of(wheels.begin(), wheels.end(), heavy) || std::all_of(wheels.begin(), wheels.end(), heavy)) return {};
+  return {{m.outputs.heavy_lock.value, lock::requirements_lock(*env.lock, true), false},
+          {m.outputs.rest_lock.value, lock::requirements_lock(*env.lock, false), false}};
+}
+
 std::vector<Copied> dockerfile_inputs(const manifest::Manifest& m, const resolve::Environment& env,
                                       const Artifact& check_env) {
   std::vector<Copied> out;
   if (m.python && (!m.python->packages.empty() || m.python->requirements)) {
-    if (env.lock && !env.lock->python.empty())
+    const std::vector<Artifact> layers = requirements_layers(m, env);
+    if (!layers.empty())
+      for (const Artifact& a : layers) out.push_back({a.path, a.bytes});
+    else if (env.lock && !env.lock->python.empty())
       out.push_back({"requirements.lock", lock::requirements_lock(*env.lock)});
     else if (m.python->requirements)
       out.push_back({m.python->requirements->value, m.python->requirements_bytes});

@@ -38,6 +38,10 @@ std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Env
 std::string checkpoint_globs(const manifest::Jobs& j);
 std::string not_checkpoint_globs();
 
+// With a lock holding heavy wheels (lock::heavy_wheel) and others: .envpin/requirements.heavy.lock
+// and .envpin/requirements.rest.lock, the two layers the image installs them in; else none.
+std::vector<Artifact> requirements_layers(const manifest::Manifest& m, const resolve::Environment& env);
+
 // A file the Dockerfile copies into the image: its path in the build context and its bytes.
 struct Copied {
   std::string path;
