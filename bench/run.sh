@@ -176,8 +176,11 @@ pair "init (1 MiB requirements)" "<= 1 s" -- "$ENVPIN" init --force -o "$T/init/
 #     registry on loopback as the e2e scripts do); ENVPIN_BENCH_ENGINE=1 turns it on.
 if [ "${ENVPIN_BENCH_ENGINE:-0}" = 1 ] && [ "$QUICK" != 1 ]; then
   sh "$ROOT/bench/rebuild.sh" "$BUILD" || echo 1 > "$T/failed"
+  # 12. one light pin bumped beside a 500 MB heavy wheel: one pip layer against two (issue 37).
+  sh "$ROOT/bench/light_bump.sh" "$BUILD" || echo 1 > "$T/failed"
 else
   echo "rebuild after an env edit  skipped: set ENVPIN_BENCH_ENGINE=1 (root; starts dockerd and a registry on 127.0.0.1)"
+  echo "light pin bump             skipped: set ENVPIN_BENCH_ENGINE=1 (as above, and a loopback wheel index)"
 fi
 
 if [ -s "$T/failed" ]; then

@@ -164,8 +164,8 @@ std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Env
       " (jobs.kubernetes); do not edit: change the manifest and\n"
       "# run `envpin generate`. Apply with: kubectl apply -f .envpin/kubernetes.yaml\n"
       "# The image must hold the project at " +
-      m.workdir.value + " (nothing mounts it).\n# The checkpoints live on the claim " + k.claim.value + ", under " +
-      name + "/" + (indexed ? " (every pod mounts it: ReadWriteMany)" : "") +
+      m.workdir.value + " (nothing mounts it).\n# The claim " + k.claim.value + " is the job's checkpoint directory" +
+      (indexed ? " (every pod mounts it: ReadWriteMany)" : "") +
       ";\n# a pod the Job retries resumes from the newest complete checkpoint there.\n"
       "# Not carried here (run.sh's supervisor does them): jobs.notify, jobs.idle, jobs.data, the\n"
       "# jobs.restart.backoff delay (Kubernetes backs off 10 s, doubling to 6 min) and pruning after\n"
@@ -254,6 +254,13 @@ std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Env
   key_str(e, "restartPolicy", "Never");
   if (indexed) key_str(e, "subdomain", name);
   e << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value << j.stop_timeout.value;
+  // The image runs as its user (user.uid, group the same id): the claim is made that group's, so
+  // the job can write its checkpoints there (a new volume's root is root's). OnRootMismatch: a
+  // claim already the group's is not walked again at every start (GA in 1.23).
+  e << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "fsGroup" << YAML::Value << m.user.uid.value;
+  key_str(e, "fsGroupChangePolicy", "OnRootMismatch");
+  e << YAML::EndMap;
   // The fleet's compute capabilities: a node whose GPU the image's kernels were not built for is
   // never chosen. One term per capability (terms are ORed, expressions within a term ANDed).
   if (gpus > 0 && env.cuda && m.cuda && !m.cuda->gpus.empty() && !env.cuda->sms.empty()) {
@@ -342,7 +349,6 @@ std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Env
   e << YAML::BeginMap;
   key_str(e, "name", "checkpoints");
   key_str(e, "mountPath", j.checkpoints.value);
-  key_str(e, "subPath", name);
   e << YAML::EndMap;
   // PyTorch's DataLoader workers share tensors through /dev/shm, 64 MiB in a pod by default.
   e << YAML::BeginMap;
