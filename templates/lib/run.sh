@@ -179,7 +179,7 @@ podman_session() {
   [ "$engine" = podman ] && [ -n "${XDG_RUNTIME_DIR:-}" ] || return 0
   if [ ! -d "$XDG_RUNTIME_DIR" ] || [ ! -w "$XDG_RUNTIME_DIR" ] ||
      [ "$(stat -c %u "$XDG_RUNTIME_DIR" 2>/dev/null)" != "$(id -u)" ]; then
-    say "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR is not a directory of this user's here: podman runs without it"
+    say "XDG_RUNTIME_DIR=$(printf '%s' "$XDG_RUNTIME_DIR" | tr -d '\000-\037') is not a directory of this user's here: podman runs without it"
     unset XDG_RUNTIME_DIR
   fi
 }

@@ -202,6 +202,9 @@ test_podman_runs_without_an_inherited_runtime_dir_it_cannot_use() {
   podman_session 2>"$T/err"
   assertEquals 'a directory the node lacks is dropped' '' "${XDG_RUNTIME_DIR:-}"
   assertContains "$(cat "$T/err")" 'XDG_RUNTIME_DIR=/run/user/4711 is not a directory of this user'
+  XDG_RUNTIME_DIR=$(printf '/run/user/\033]0;x\007')
+  podman_session 2>"$T/err"
+  assertEquals 'no control character reaches the log' 0 "$(tr -d -c '\000-\037' < "$T/err" | tr -d '\n' | wc -c | tr -d ' ')"
   engine=docker
   XDG_RUNTIME_DIR=/run/user/4711
   podman_session
