@@ -11,6 +11,14 @@
 namespace envpin::render {
 namespace {
 
+// A lock with heavy wheels (lock::heavy_wheel) and others: they install in two layers.
+bool splits_heavy_wheels(const manifest::Manifest& m, const resolve::Environment& env) {
+  if (!m.python || !env.lock || env.lock->python.empty()) return false;
+  const auto heavy = [](const lock::PythonPackage& p) { return lock::heavy_wheel(p.name); };
+  const auto& wheels = env.lock->python;
+  return std::any_of(wheels.begin(), wheels.end(), heavy) && !std::all_of(wheels.begin(), wheels.end(), heavy);
+}
+
 // The characters the loader (and the lock reader) allow in these values.
 constexpr std::string_view kImageChars = "._/:@-";
 constexpr std::string_view kAptChars = "+.-:~=";
@@ -179,17 +187,16 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
       if (locked) {
         // Exactly the locked wheels: pip checks each file's sha256 and installs nothing else.
         // The heavy ones (torch and its CUDA libraries) in a layer of their own, first.
-        const std::vector<Artifact> layers = requirements_layers(m, env);
         Fields req;
-        if (layers.empty()) {
+        if (!splits_heavy_wheels(m, env)) {
           req.code("source", Code::dockerfile_args({"requirements.lock", "/tmp/envpin/requirements.txt"}));
           pip.flag("heavy", false);
         } else {
           Fields heavy;
-          heavy.code("source", Code::dockerfile_args({layers[0].path, "/tmp/envpin/heavy.txt"}));
-          heavy.text("file", layers[0].path);
+          heavy.code("source", Code::dockerfile_args({m.outputs.heavy_lock.value, "/tmp/envpin/heavy.txt"}));
+          heavy.text("file", m.outputs.heavy_lock.value);
           pip.section("heavy", heavy);
-          req.code("source", Code::dockerfile_args({layers[1].path, "/tmp/envpin/requirements.txt"}));
+          req.code("source", Code::dockerfile_args({m.outputs.rest_lock.value, "/tmp/envpin/requirements.txt"}));
         }
         pip.section("requirements", req);
         packages.clear();
@@ -234,10 +241,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
 }
 
 std::vector<Artifact> requirements_layers(const manifest::Manifest& m, const resolve::Environment& env) {
-  if (!m.python || !env.lock || env.lock->python.empty()) return {};
-  const auto heavy = [](const lock::PythonPackage& p) { return lock::heavy_wheel(p.name); };
-  const auto& wheels = env.lock->python;
-  if (std::none_of(wheels.begin(), wheels.end(), heavy) || std::all_of(wheels.begin(), wheels.end(), heavy)) return {};
+  if (!splits_heavy_wheels(m, env)) return {};
   return {{m.outputs.heavy_lock.value, lock::requirements_lock(*env.lock, true), false},
           {m.outputs.rest_lock.value, lock::requirements_lock(*env.lock, false), false}};
 }

@@ -584,7 +584,6 @@ run_main() {  # run.sh's arguments
   command -v "$engine" >/dev/null 2>&1 || die "container engine '$engine' is not on PATH" "install it, or name another in ENVPIN_ENGINE"
   podman_session
   "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
-  userns=$(userns_flag)
   [ -d "$ckpt_root" ] || die "the checkpoint directory $ckpt_root does not exist" \
     "create it on persistent storage (mkdir -p '$ckpt_root'), or point ENVPIN_CHECKPOINTS at one"
   mkdir -p "$logs" || die "cannot create the log directory $logs"
@@ -747,6 +746,8 @@ run_main() {  # run.sh's arguments
   fi
 
   print_before=''
+  # Asked once, by the process that runs the attempts (not by a --detach that only starts it).
+  userns=$(userns_flag)
 
   delay=$backoff
   while :; do
