@@ -55,8 +55,9 @@ own_session() {  # PID
 }
 # The job's container runs (or is paused or restarting), as the engine says. Its answer is data,
 # read as jobs::container_state reads it: two words, a status and an exit code; anything else is
-# no answer.
+# no answer. Under ch-run, as ch_running says.
 running() {
+  [ "$engine" != ch-run ] || { ch_running; return; }
   "$engine" container inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$container" 2>/dev/null | awk '
     { for (i = 1; i <= NF; i++) word[++n] = $i }
     END {
@@ -64,6 +65,71 @@ running() {
           (word[1] == "running" || word[1] == "paused" || word[1] == "restarting")) exit 0
       exit 1
     }'
+}
+# Charliecloud's ch-run has no container object: the job is a process tree. run.sh starts it in a
+# session of its own under a small shell (ch_wrapper) that records the session in <logs>/<tag>.ch-run
+# (pid=, start=, host=) and, when ch-run ends, its exit status (exit=), so that a supervisor killed
+# meanwhile leaves what `docker inspect` would have kept. The record is data: read with a grammar,
+# as envpin's jobs::container_state reads it.
+ch_read() {
+  ch_pid='' ch_start='' ch_host='' ch_exit=''
+  [ -f "$ch_file" ] && [ ! -L "$ch_file" ] && [ "$(wc -c <"$ch_file")" -le 4096 ] || return 1
+  ch_pid=$(sed -n 's/^pid=\([0-9]\{1,9\}\)$/\1/p' "$ch_file" | head -n 1)
+  ch_start=$(sed -n 's/^start=\([0-9]\{1,20\}\)$/\1/p' "$ch_file" | head -n 1)
+  ch_host=$(sed -n 's/^host=\([A-Za-z0-9._-]\{1,255\}\)$/\1/p' "$ch_file" | head -n 1)
+  ch_exit=$(sed -n 's/^exit=\([0-9]\{1,3\}\)$/\1/p' "$ch_file" | head -n 1)
+  [ -n "$ch_pid" ] && [ -n "$ch_start" ] && [ -n "$ch_host" ]
+}
+# The recorded session still has a process on this host: its leader (the same pid and start,
+# running the wrapper for this container), or, the leader gone, any process whose session is that
+# pid (the kernel does not reuse a pid while it names a session; a pid that runs again with another
+# start time means the session ended).
+ch_running() {
+  ch_read && [ -z "$ch_exit" ] && [ "$ch_host" = "$(uname -n)" ] || return 1
+  if [ -e "/proc/$ch_pid" ]; then
+    alive "$ch_pid" "$ch_start" &&
+      [ "$(tr '\000' '\n' <"/proc/$ch_pid/cmdline" 2>/dev/null | sed -n '4,5p' | paste -sd ' ' -)" = "envpin-ch-run $container" ]
+    return
+  fi
+  [ -n "$(ch_members)" ]
+}
+# The processes of the recorded session but its leader (the wrapper), one pid a line.
+ch_members() {
+  for ch_stat in /proc/[0-9]*/stat; do
+    ch_member=${ch_stat#/proc/}
+    ch_member=${ch_member%/stat}
+    [ "$ch_member" != "$ch_pid" ] || continue
+    # shellcheck disable=SC2046  # two words: the state and the session
+    set -- $(sed 's/.*) //' "$ch_stat" 2>/dev/null | cut -d' ' -f1,4)
+    if [ "${1:-Z}" != Z ] && [ "${2:-}" = "$ch_pid" ]; then echo "$ch_member"; fi
+  done
+}
+# Stops the job's container: `ENGINE stop`; under ch-run SIGTERM to its session's process group,
+# SIGKILL after the stop timeout to every process of the session but the wrapper, which then
+# records the exit status (137), as an engine keeps a killed container's.
+engine_stop() {
+  if [ "$engine" != ch-run ]; then
+    "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+    return 0
+  fi
+  ch_running || return 0
+  kill -TERM "-$ch_pid" 2>/dev/null
+  i=0
+  while [ $i -lt $((stop_timeout * 10)) ] && ch_running; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  if ch_running; then
+    # shellcheck disable=SC2046  # pids, one a line
+    kill -KILL $(ch_members) 2>/dev/null
+  fi
+}
+# Removes the job's ended container (under ch-run its record).
+engine_rm() {
+  if [ "$engine" = ch-run ]; then rm -f "$ch_file"; else "$engine" rm -f "$container" >/dev/null 2>&1; fi
+}
+engine_exists() {
+  if [ "$engine" = ch-run ]; then [ -e "$ch_file" ]; else "$engine" container inspect "$container" >/dev/null 2>&1; fi
 }
 # Whether the job its status file records as running or restarting (recorded_state, _pid,
 # _start, _host) still runs on this host, as envpin's jobs::shown judges it: its supervisor (of
@@ -191,6 +257,104 @@ userns_flag() {
     echo --userns=keep-id
 }
 
+# The job's image in the engine $1, built from the Dockerfile when the engine lacks it: the build's
+# output goes to the terminal and to <logs>/build.log, never into a job's log. A failed build ends
+# run.sh (and, when $2 is 1, the job's status says so).
+build_image() {  # ENGINE WRITE_STATUS
+  ! "$1" image inspect "$image" >/dev/null 2>&1 || return 0
+  build_log=$logs/build.log
+  say "building $image from $dockerfile (output also in $build_log)"
+  build_rc=$logs/.build-rc.$$
+  # shellcheck disable=SC2086
+  { "$1" build ${platform:+"--platform=$platform"} ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
+    tee "$build_log" >&2
+  rc=$(cat "$build_rc" 2>/dev/null || echo 1)
+  rm -f "$build_rc"
+  if [ "$rc" != 0 ]; then
+    [ "$2" = 0 ] || write_status failed 2 "the image build failed (see $build_log)"
+    die "building $image failed (exit $rc; its output is in $build_log)" \
+      "fix what the build output names; when it cannot reach a package index or registry, give the build network access (ENVPIN_BUILD_FLAGS='--network host') or the engine a proxy"
+  fi
+}
+
+# Charliecloud (ENVPIN_ENGINE=ch-run) runs a directory image: the job's image converted once into
+# ENVPIN_CH_IMAGES (default ~/.cache/envpin/ch; on a cluster, a directory every node sees), named
+# after the image, so a requeue on any node finds it. Its ch/envpin-image records the image it was
+# made from and a digest of its file list (path, type, mode, a file's size, a link's target); a
+# directory whose record is missing or does not match is refused before the job starts.
+ch_listing() {  # DIR (GNU find's -printf: a failure prints nothing)
+  ch_found=$(cd "$1" && find . -path ./ch/envpin-image -prune -o -printf '%p\t%y\t%m\t%s\t%l\n') || return 1
+  printf '%s\n' "$ch_found" |
+    awk -F '\t' 'BEGIN { OFS = "\t" } $2 == "d" { $4 = "" } { print }' | LC_ALL=C sort | sha256sum | cut -c1-64
+}
+ch_hint() { echo "remove it, and convert the job's image again where docker or podman runs: ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES=$ch_images sh .envpin/run.sh --prepare"; }
+# Makes the directory image from the engine's image (built first when missing): the container's
+# files (docker/podman export), the image's environment in ch/environment (read by ch-run
+# --set-env), the mount points of the project and the checkpoints, the record. Renamed into place
+# whole: a conversion cut off, or one racing another node's, leaves no half image under the name.
+ch_convert() {  # WRITE_STATUS
+  builder=${ENVPIN_CH_BUILDER:-}
+  if [ -z "$builder" ]; then
+    if command -v docker >/dev/null 2>&1; then builder=docker
+    elif command -v podman >/dev/null 2>&1; then builder=podman; fi
+  fi
+  { [ -n "$builder" ] && command -v "$builder" >/dev/null 2>&1; } ||
+    die "there is no Charliecloud image of $image in $ch_images, and no docker or podman here to make one" \
+      "make it once where an engine runs (a login node), into a directory every node sees: ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES=$ch_images sh .envpin/run.sh --prepare"
+  engine=$builder
+  podman_session
+  build_image "$builder" "$1"
+  engine=ch-run
+  mkdir -p "$ch_images" || die "cannot create $ch_images (ENVPIN_CH_IMAGES)"
+  ch_tmp=$(mktemp -d "$ch_images/.$ch_name.XXXXXX") || die "cannot create a directory in $ch_images"
+  say "converting $image into $ch_image for ch-run"
+  mkdir "$ch_tmp/root"
+  if ! ch_cid=$("$builder" create "$image" /bin/true 2>"$ch_tmp/err"); then
+    rm -rf "$ch_tmp"
+    die "$builder cannot create a container of $image to export" "see '$builder create $image'"
+  fi
+  "$builder" export "$ch_cid" | tar -x -C "$ch_tmp/root" --no-same-owner --exclude='dev/*' 2>"$ch_tmp/err"
+  rc=$?
+  "$builder" rm -f "$ch_cid" >/dev/null 2>&1
+  if [ "$rc" != 0 ]; then
+    say "$(head -n 3 "$ch_tmp/err")"
+    chmod -R u+w "$ch_tmp" 2>/dev/null
+    rm -rf "$ch_tmp"
+    die "exporting $image into $ch_images failed" "see the lines above; is there room in $ch_images?"
+  fi
+  mkdir -p "$ch_tmp/root/ch" "$ch_tmp/root$workdir" "$ch_tmp/root$ckpt_path"
+  "$builder" image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$image" | grep -v '^$' >"$ch_tmp/root/ch/environment"
+  ch_files=$(ch_listing "$ch_tmp/root") || die "cannot list the files in $ch_tmp/root" "run.sh lists an image's files with GNU find (findutils)"
+  {
+    echo "image=$image"
+    echo "id=$("$builder" image inspect --format '{{.Id}}' "$image")"
+    echo "files=$ch_files"
+  } >"$ch_tmp/root/ch/envpin-image"
+  mv -T "$ch_tmp/root" "$ch_image" 2>/dev/null || say "$ch_image was made meanwhile (another node's conversion): using it"
+  chmod -R u+w "$ch_tmp" 2>/dev/null
+  rm -rf "$ch_tmp"
+}
+ch_verify() {
+  ch_record=$ch_image/ch/envpin-image
+  { [ -f "$ch_record" ] && [ ! -L "$ch_record" ]; } ||
+    die "$ch_image is not an image envpin converted (no ch/envpin-image in it)" "$(ch_hint)"
+  ch_made_from=$(sed -n 's/^image=\([A-Za-z0-9._:@\/-]\{1,300\}\)$/\1/p' "$ch_record" | head -n 1)
+  [ "$ch_made_from" = "$image" ] ||
+    die "$ch_image was not converted from this job's image $image (its record names '$ch_made_from')" "$(ch_hint)"
+  ch_files=$(ch_listing "$ch_image") || die "cannot list the files in $ch_image" "run.sh lists an image's files with GNU find (findutils)"
+  [ "$ch_files" = "$(sed -n 's/^files=\([0-9a-f]\{64\}\)$/\1/p' "$ch_record" | head -n 1)" ] ||
+    die "the files in $ch_image differ from those converted from $image (a file added, removed or changed in size or mode)" "$(ch_hint)"
+}
+# The job's image, ready for the engine: built (docker, podman), or converted and verified (ch-run).
+prepare_image() {  # WRITE_STATUS
+  if [ "$engine" = ch-run ]; then
+    [ -e "$ch_image" ] || ch_convert "$1"
+    ch_verify
+  else
+    build_image "$engine" "$1"
+  fi
+}
+
 # <logs>/<job>.status, the format envpin's commands read with a grammar (jobs::parse_status):
 # one key=value a line, written to a new temporary and renamed.
 write_status() {  # STATE EXIT REASON
@@ -250,7 +414,7 @@ monitor() {
       printf '%s\n' "$reason; stopped by jobs.idle" > "$idle_stop"
       note "job $job: $reason: stopping it (jobs.idle.action: stop)"
       notify idle '' "$reason; stopping the job"
-      "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+      engine_stop
       return 0
     fi
     note "job $job: $reason (jobs.idle.action: notify)"
@@ -270,6 +434,7 @@ run_container() {  # CMD...
       --master_addr="$rdzv_host" --master_port="$rdzv_port" --rdzv_id="$job" --max_restarts=0 \
       --monitor_interval=1 --redirects=1 --tee=1 --log_dir=/tmp/envpin-torchrun --no_python "$@"
   fi
+  [ "$engine" != ch-run ] || { run_ch "$@"; return; }
   # What follows the fixed options, put together from the end: the image and CMD last.
   # shellcheck disable=SC2086,SC2090
   set -- ${gpu_flag:+"$gpu_flag"} ${gpu_value:+"$gpu_value"} ${ENVPIN_RUN_FLAGS:-} "$image" "$@"
@@ -295,6 +460,42 @@ run_container() {  # CMD...
     -e ENVPIN_CHECKPOINT="$resume_ckpt" "$@"
 }
 
+# Under ch-run: the job in the directory image, in a session of its own (setsid) under ch_wrapper,
+# which records the session and, at the end, ch-run's exit status (ch-run execs the command: its
+# status is the job's). The job gets what the engines give it: the image's environment
+# (ch/environment) and run.sh's variables. The host's environment, which ch-run passes through, is
+# dropped first, but for PATH (until the image's replaces it), USER (ch-run needs it),
+# CUDA_VISIBLE_DEVICES (the GPUs Slurm gave the job), the variables passed by name and, for a
+# distributed job, the NCCL/GLOO/TORCH ones. /tmp is the container's own (--private-tmp), as an
+# engine's is; the network is the host's. The wrapper's script is one line: ch_running reads the
+# wrapper's arguments from /proc a line each.
+# shellcheck disable=SC2016  # the wrapper's own script, expanded when it runs
+ch_wrapper='trap : TERM INT HUP; f=$2; shift 2; '\
+'t=$(mktemp "$f.XXXXXX") && printf "pid=%s\nstart=%s\nhost=%s\n" "$$" "$(sed "s/.*) //" "/proc/$$/stat" | cut -d" " -f20)" "$(uname -n)" >"$t" && mv "$t" "$f" || exit 125; '\
+'"$@"; rc=$?; '\
+'t=$(mktemp "$f.XXXXXX") && { cat "$f"; echo "exit=$rc"; } >"$t" && mv "$t" "$f"; exit "$rc"'
+run_ch() {  # CMD...
+  ch_flags=${ENVPIN_RUN_FLAGS:-}
+  # util-linux's setsid waits for the session's leader with -w (should it fork); busybox's has no -w.
+  ch_wait=-w
+  setsid -w true >/dev/null 2>&1 || ch_wait=
+  ch_bin=$(command -v ch-run)
+  ch_keep="PATH USER CUDA_VISIBLE_DEVICES $pass_names"
+  [ "$launch" = none ] || ch_keep="$ch_keep NCCL_SOCKET_IFNAME NCCL_IB_DISABLE NCCL_DEBUG NCCL_P2P_DISABLE GLOO_SOCKET_IFNAME TORCH_NCCL_ASYNC_ERROR_HANDLING TORCH_NCCL_BLOCKING_WAIT TORCH_DISTRIBUTED_DEBUG"
+  for ch_var in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
+    case " $ch_keep " in *" $ch_var "*) ;; *) unset "$ch_var" ;; esac
+  done
+  # The rank, node count and rendezvous: numbers and a host name (run_main checked them).
+  ch_launch=''
+  [ "$launch" = none ] || ch_launch="--set-env=ENVPIN_NODE_RANK=$node_rank --set-env=ENVPIN_NNODES=$nnodes --set-env=MASTER_ADDR=$rdzv_host --set-env=MASTER_PORT=$rdzv_port"
+  # shellcheck disable=SC2086
+  exec setsid $ch_wait sh -c "$ch_wrapper" envpin-ch-run "$container" "$ch_file" "$ch_bin" --env-no-expand --set-env \
+    --set-env=JOB_ID="$job" --set-env=ENVPIN_JOB_ID="$job" --set-env=ENVPIN_CHECKPOINT_DIR="$ckpt_path" \
+    --set-env=ENVPIN_RESTART_COUNT="$restarts" --set-env=ENVPIN_RESUME="$resuming" \
+    --set-env=ENVPIN_RESUME_ARGS="$resume_args" --set-env=ENVPIN_CHECKPOINT="$resume_ckpt" $ch_launch \
+    --private-tmp -b "$project:$workdir" -b "$ckpt:$ckpt_path" -c "$workdir" $ch_flags "$ch_image" -- "$@"
+}
+
 # run_container with the jobs.resume words after CMD... A shell's -c script ($shell_c) takes the
 # next word as $0: the shell's name goes there, so the words reach the script as "$@".
 run_resumed() {  # CMD...
@@ -310,7 +511,7 @@ WORDS
 on_signal() {
   stopping=1
   note "stopping job $job (SIGTERM, SIGKILL after $stop_timeout s)"
-  "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+  engine_stop
   [ -z "$child" ] || kill "$child" 2>/dev/null
 }
 
@@ -325,7 +526,7 @@ finish() {  # EXIT: the last lines reach the terminal before the tail stops
 # run.sh itself: its options, what it refuses before anything starts, the image build, then the
 # job's attempts (restarts, checkpoints, signals) until it finishes, fails or is stopped.
 run_main() {  # run.sh's arguments
-  usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]"
+  usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]  |  --prepare"
 
   project=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the project directory from $0"
   job=''
@@ -339,6 +540,7 @@ run_main() {  # run.sh's arguments
       --resume) mode=resume; shift ;;
       --continue) mode='continue'; shift ;;
       --detach) detach=1; shift ;;
+      --prepare) mode=prepare; shift ;;
       --detached) detached=1; mode='continue'; shift ;;  # the detached supervisor itself
       --) shift; break ;;
       -*) die "unknown option '$1'" "$usage" ;;
@@ -371,13 +573,31 @@ run_main() {  # run.sh's arguments
   log=$logs/$tag.log
   idle_stop=$logs/.$tag.idle-stop
   ckpt=$ckpt_root/$job
+  ch_file=$logs/$tag.ch-run
 
   # --- refuse before anything starts --------------------------------------------------------------
   engine=$(choose_engine)
   [ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
   command -v "$engine" >/dev/null 2>&1 || die "container engine '$engine' is not on PATH" "install it, or name another in ENVPIN_ENGINE"
-  podman_session
-  "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  if [ "$engine" = ch-run ]; then
+    ch-run --version >/dev/null 2>&1 || die "ch-run does not run ('ch-run --version' failed)" "install Charliecloud's runtime (Debian: charliecloud-runtime)"
+    ch_images=${ENVPIN_CH_IMAGES:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/envpin/ch}
+    case $ch_images in /*) ;; *) ch_images=$project/$ch_images ;; esac
+    ch_name=$(printf '%s' "$image" | tr '/:@' '---')
+    case $ch_name in
+      '' | .* | *[!A-Za-z0-9._-]*) die "the image name '$image' cannot name a directory image" "set ENVPIN_IMAGE to a name of letters, digits, '.', '_', '-', '/', ':' and '@'" ;;
+    esac
+    ch_image=$ch_images/$ch_name
+  else
+    podman_session
+    "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  fi
+  if [ "$mode" = prepare ]; then
+    mkdir -p "$logs" || die "cannot create the log directory $logs"
+    prepare_image 0
+    if [ "$engine" = ch-run ]; then echo "$ch_image"; else echo "$image"; fi
+    exit 0
+  fi
   [ -d "$ckpt_root" ] || die "the checkpoint directory $ckpt_root does not exist" \
     "create it on persistent storage (mkdir -p '$ckpt_root'), or point ENVPIN_CHECKPOINTS at one"
   mkdir -p "$logs" || die "cannot create the log directory $logs"
@@ -393,7 +613,7 @@ run_main() {  # run.sh's arguments
   recorded_host=$(sed -n 's/^host=//p' "$status_file" 2>/dev/null | head -n 1)
   case $mode in
     new)
-      if [ -e "$status_file" ] || [ -e "$ckpt" ] || "$engine" container inspect "$container" >/dev/null 2>&1; then
+      if [ -e "$status_file" ] || [ -e "$ckpt" ] || engine_exists; then
         die "job id '$job' is already in use ($status_file)" "choose another --job-id, or continue that job with: envpin resume $job"
       fi ;;
     resume)
@@ -447,22 +667,16 @@ run_main() {  # run.sh's arguments
   supervisor=''
   supervisor_start=''
 
-  # The image is built here, before a detached job leaves the terminal: its output goes to the
-  # terminal and to <logs>/build.log, never into a job's log.
-  build_log=$logs/build.log
-  if ! "$engine" image inspect "$image" >/dev/null 2>&1; then
-    say "building $image from $dockerfile (output also in $build_log)"
-    build_rc=$logs/.build-rc.$$
-    # shellcheck disable=SC2086
-    { "$engine" build ${platform:+"--platform=$platform"} ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
-      tee "$build_log" >&2
-    rc=$(cat "$build_rc" 2>/dev/null || echo 1)
-    rm -f "$build_rc"
-    if [ "$rc" != 0 ]; then
-      write_status failed 2 "the image build failed (see $build_log)"
-      die "building $image failed (exit $rc; its output is in $build_log)" \
-        "fix what the build output names; when it cannot reach a package index or registry, give the build network access (ENVPIN_BUILD_FLAGS='--network host') or the engine a proxy"
-    fi
+  # The image is built (or converted) here, before a detached job leaves the terminal.
+  prepare_image 1
+  # ch-run's own failures (a bind, the image) exit 1, as a job may: tried once before the job, so
+  # that they are not taken for the job's.
+  # shellcheck disable=SC2086
+  if [ "$engine" = ch-run ] &&
+     ! ch_err=$(ch-run --private-tmp -b "$project:$workdir" -b "$ckpt:$ckpt_path" -c "$workdir" ${ENVPIN_RUN_FLAGS:-} "$ch_image" -- true 2>&1); then
+    ch_err=$(printf '%s\n' "$ch_err" | head -n 1 | tr -d '\000-\037' | cut -c1-300)
+    write_status failed 125 "ch-run could not start the container: $ch_err"
+    die "ch-run cannot start a container of $ch_image: $ch_err" "check that ch-run works here (ch-checkns), and ENVPIN_RUN_FLAGS"
   fi
 
   if [ "$detach" = 1 ]; then
@@ -486,13 +700,15 @@ run_main() {  # run.sh's arguments
   # A container of this job left running (a killed supervisor, a requeued Slurm job): stopped first.
   if running; then
     say "stopping $container, left from an earlier run of job $job"
-    "$engine" stop -t "$stop_timeout" "$container" >/dev/null 2>&1
+    engine_stop
   fi
-  "$engine" rm -f "$container" >/dev/null 2>&1
+  engine_rm
 
   gpu_flag=''
   gpu_value=''
-  if [ -n "$gpus" ]; then
+  if [ -n "$gpus" ] && [ "$engine" = ch-run ]; then
+    note "warning: job $job: ch-run has no GPU option and the image has no NVIDIA driver libraries: CUDA will not find the GPUs (run GPU jobs with podman; docs/jobs.md)"
+  elif [ -n "$gpus" ]; then
     case $engine in
       *podman*) gpu_flag=--device gpu_value=nvidia.com/gpu=all ;;
       *)
@@ -575,7 +791,7 @@ run_main() {  # run.sh's arguments
       rc=$?
     done
     child=''
-    "$engine" rm -f "$container" >/dev/null 2>&1
+    engine_rm
     if [ -n "$monitor_pid" ]; then
       kill "$monitor_pid" 2>/dev/null
       wait "$monitor_pid" 2>/dev/null

@@ -8,13 +8,18 @@
 # with jobs.launch: srun, each node's container under the same user. Each interrupted job (container SIGKILLed, Slurm
 # requeue) must resume and end with the digest of an uninterrupted run, its checkpoints owned by
 # the user; envpin jobs, logs and stop work as that user.
+# Then Charliecloud (ENVPIN_ENGINE=ch-run) as the same user: the image converted once by run.sh
+# --prepare from the user's podman, then every job run by ch-run alone (podman and docker on PATH
+# are traps that record a call): SIGKILL + restart, the supervisor SIGKILLed (envpin jobs sees the
+# session run on, envpin stop ends it, envpin resume continues), Slurm requeue, two nodes, and a
+# converted image whose files changed refused before anything starts.
 #   rootless.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl podman catatonit newuidmap runuser useradd \
-  slurmctld slurmd sbatch munged /usr/bin/python3
+  slurmctld slurmd sbatch munged /usr/bin/python3 ch-run
 need_root "dockerd, slurmd and a test user" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-rootless.XXXXXX)
@@ -142,4 +147,98 @@ wait_for 180 slurm_done "$id" || fail "slurm job $id (launch: srun) did not fini
 if [ "$(slurm_state "$id")" = COMPLETED ] && grep -qx "rank 0 of 2 as $RL_UID" logs/ranks.log &&
    grep -qx "rank 1 of 2 as $RL_UID" logs/ranks.node1.log; then pass; else
   fail "launch: srun: $(slurm_state "$id")"; cat logs/ranks.log logs/ranks.node1.log "logs/slurm-$id.out"; fi
+
+step "Charliecloud: the image converted once (run.sh --prepare, from $RL's podman)"
+sed -i '/^  launch: srun$/d; /^  nodes: 2$/d' envpin.yaml
+as_user "$ENVPIN" generate >/dev/null 2>&1 || fail "generate for one node again"
+CH=$H/ch-images
+as_user env ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES="$CH" ENVPIN_CH_BUILDER=podman sh .envpin/run.sh --prepare \
+  >"$T/prepare.out" 2>"$T/prepare.err" || { fail "run.sh --prepare for ch-run"; cat "$T/prepare.err"; }
+CH_IMAGE=$(cat "$T/prepare.out")
+if [ -f "$CH_IMAGE/ch/envpin-image" ] && grep -q '^PATH=' "$CH_IMAGE/ch/environment" && [ -d "$CH_IMAGE/checkpoints" ] &&
+   [ "$(stat -c %U "$CH_IMAGE/usr/bin")" = "$RL" ]; then pass; else
+  fail "no converted image at '$CH_IMAGE'"; cat "$T/prepare.err"; ls -la "$CH_IMAGE/ch" 2>&1; fi
+step "ch-run $(as_user ch-run --version 2>&1) with $CH_IMAGE"
+# The nodes have no engine: podman and docker on PATH only record that someone called them.
+mkdir "$T/noengine"
+for e in podman docker; do
+  printf '#!/bin/sh\necho "%s $*" >>%s/engine-called\nexit 1\n' "$e" "$H" >"$T/noengine/$e"
+  chmod 755 "$T/noengine/$e"
+done
+as_ch() { as_user env PATH="$T/noengine:$PATH" ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES="$CH" "$@"; }
+ch_leader() { sed -n 's/^pid=//p' "logs/$1.ch-run" 2>/dev/null; }
+
+step "ch-run: the job SIGKILLed mid-run"
+as_ch "$ENVPIN" run --detach --job-id ch-killed -- sh train.sh $STEPS $EVERY $DELAY >"$T/ch-killed.out" 2>&1 ||
+  { fail "envpin run --detach with ch-run"; cat "$T/ch-killed.out"; }
+wait_for 60 at_least_step ch-killed 10 || { fail "no checkpoint from the ch-run job"; tail -20 logs/ch-killed.log; }
+# The job's own process (ch-run execs it), in the session run.sh recorded, not the recorder.
+pkill -KILL -s "$(ch_leader ch-killed)" -f 'train.sh' || fail "no train.sh in the ch-run session"
+wait_for 60 ended ch-killed || fail "the ch-run job did not end"
+expect_resumed ch-killed "ch-run: SIGKILL + restart"
+if [ "$(stat -c %u ckpt/ch-killed/checkpoint)" = "$RL_UID" ] && grep -q '^restarts=1$' logs/ch-killed.status &&
+   grep -q '^engine=ch-run$' logs/ch-killed.status && [ ! -e logs/ch-killed.ch-run ]; then pass; else
+  fail "ch-run job: checkpoint owner $(stat -c %u ckpt/ch-killed/checkpoint 2>&1)"; cat logs/ch-killed.status; fi
+
+step "ch-run: the supervisor SIGKILLed; envpin jobs, logs, stop and resume"
+as_ch "$ENVPIN" run --detach --job-id ch-orphan -- sh train.sh 1000 $EVERY $DELAY >/dev/null 2>&1
+wait_for 60 at_least_step ch-orphan 5 || fail "no checkpoint from job ch-orphan"
+kill -KILL "$(sed -n 's/^pid=//p' logs/ch-orphan.status)"
+sleep 1
+if as_ch "$ENVPIN" jobs >"$T/ch-jobs.out" 2>&1 && grep -q '^ch-orphan  *running ' "$T/ch-jobs.out" &&
+   grep -q '^  its supervisor is gone: the container runs on' "$T/ch-jobs.out" &&
+   grep -q '^ch-killed  *exited ' "$T/ch-jobs.out"; then pass; else fail "envpin jobs with ch-run"; cat "$T/ch-jobs.out"; fi
+if as_ch "$ENVPIN" logs --no-follow ch-orphan 2>&1 | grep -q '^checkpoint at step 5$'; then pass; else fail "envpin logs with ch-run"; fi
+step "ch-run: envpin stop, the supervisor gone"
+session_gone() { ! pgrep -s "$1" >/dev/null; }
+if as_ch "$ENVPIN" stop ch-orphan >"$T/ch-stop.out" 2>&1 && grep -q 'stopped the ch-run session of job ch-orphan' "$T/ch-stop.out" &&
+   wait_for 10 session_gone "$(ch_leader ch-orphan)"; then pass; else
+  fail "envpin stop with ch-run"; cat "$T/ch-stop.out"; ps -o pid,sid,stat,args -s "$(ch_leader ch-orphan)"; fi
+if as_ch "$ENVPIN" jobs 2>&1 | grep -q '^ch-orphan  *lost  *143 '; then pass; else
+  fail "the stopped orphan is not lost with exit 143"; as_ch "$ENVPIN" jobs 2>&1; fi
+step "ch-run: envpin resume"
+resumed_again() { grep -q '^resumed at step [1-9]' "logs/$1.log"; }
+as_ch "$ENVPIN" resume --detach ch-orphan >"$T/ch-resume.out" 2>&1
+if wait_for 30 resumed_again ch-orphan; then pass; else fail "envpin resume with ch-run"; tail -5 logs/ch-orphan.log; cat "$T/ch-resume.out"; fi
+# With its supervisor: run.sh's SIGTERM handler ends the session (SIGKILL after stop_timeout).
+leader=$(ch_leader ch-orphan)
+if [ -n "$leader" ] && as_ch "$ENVPIN" stop ch-orphan >"$T/ch-stop2.out" 2>&1 && [ "$(state_of ch-orphan)" = stopped ] &&
+   wait_for 10 session_gone "$leader"; then pass; else
+  fail "envpin stop of the resumed ch-run job: $(state_of ch-orphan)"; cat "$T/ch-stop2.out"; fi
+
+step "ch-run under Slurm: scontrol requeue mid-run"
+as_ch "$ENVPIN" submit --job-id ch-requeued -- sh train.sh $STEPS $EVERY $DELAY >"$T/ch-submit.out" 2>&1 ||
+  { fail "envpin submit with ch-run"; cat "$T/ch-submit.out"; }
+id=$(sed -n 's/^submitted slurm job \([0-9]*\) .*/\1/p' "$T/ch-submit.out")
+wait_for 90 at_least_step ch-requeued 10 || { fail "no checkpoint from slurm job $id (ch-run)"; cat "logs/slurm-$id.out"; }
+scontrol requeue "$id"
+wait_for 120 slurm_done "$id" || fail "slurm job $id (ch-run) did not finish after the requeue"
+expect_resumed ch-requeued "ch-run under Slurm: scontrol requeue"
+if [ "$(slurm_state "$id")" = COMPLETED ] && grep -q '^engine=ch-run$' logs/ch-requeued.status; then pass; else
+  fail "slurm job $id (ch-run): $(slurm_state "$id")"; cat "logs/slurm-$id.out"; fi
+
+step "ch-run on two nodes: jobs.launch: srun, each node's ch-run with its rank"
+sed -i 's|^jobs:$|jobs:\n  launch: srun\n  nodes: 2|' envpin.yaml
+as_user "$ENVPIN" generate >/dev/null 2>&1 || fail "generate with launch: srun, nodes: 2"
+# The manifest is in the image (check_env reads it): a new image, converted again where podman runs.
+as_user env ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES="$CH" ENVPIN_CH_BUILDER=podman sh .envpin/run.sh --prepare >/dev/null 2>"$T/prepare.err" ||
+  { fail "run.sh --prepare for two nodes"; cat "$T/prepare.err"; }
+as_ch "$ENVPIN" submit --job-id ch-ranks -- sh -c 'echo "rank $ENVPIN_NODE_RANK of $ENVPIN_NNODES as $(id -u) in ${CH_RUNNING:+charliecloud}"' \
+  >"$T/ch-submit-ranks.out" 2>&1 || { fail "envpin submit (ch-run, launch: srun)"; cat "$T/ch-submit-ranks.out"; }
+id=$(sed -n 's/^submitted slurm job \([0-9]*\) .*/\1/p' "$T/ch-submit-ranks.out")
+wait_for 120 slurm_done "$id" || fail "slurm job $id (ch-run, launch: srun) did not finish"
+if [ "$(slurm_state "$id")" = COMPLETED ] && grep -qx "rank 0 of 2 as $RL_UID in charliecloud" logs/ch-ranks.log &&
+   grep -qx "rank 1 of 2 as $RL_UID in charliecloud" logs/ch-ranks.node1.log; then pass; else
+  fail "ch-run, launch: srun: $(slurm_state "$id")"; cat logs/ch-ranks.log logs/ch-ranks.node1.log "logs/slurm-$id.out"; fi
+
+step "ch-run: a converted image whose files changed is refused on the node"
+sed -i '/^  launch: srun$/d; /^  nodes: 2$/d' envpin.yaml
+as_user "$ENVPIN" generate >/dev/null 2>&1
+as_user sh -c "echo planted > '$CH_IMAGE/usr/bin/planted'"
+as_ch "$ENVPIN" run --job-id ch-planted -- sh train.sh 1 1 0 >"$T/ch-planted.out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -q 'error: the files in .* differ from those converted from' "$T/ch-planted.out" &&
+   [ ! -e ckpt/ch-planted/checkpoint ]; then pass; else fail "a changed image ran (exit $rc)"; cat "$T/ch-planted.out"; fi
+rm -f "$CH_IMAGE/usr/bin/planted"
+if [ ! -e "$H/engine-called" ]; then pass; else fail "the ch-run jobs called an engine"; cat "$H/engine-called"; fi
 finish

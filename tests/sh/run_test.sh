@@ -212,5 +212,78 @@ test_podman_runs_without_an_inherited_runtime_dir_it_cannot_use() {
   unset XDG_RUNTIME_DIR
 }
 
+# ch-run: the session run.sh's wrapper records, as `docker inspect` would see a container.
+ch_session() {  # JOB-SCRIPT: the wrapper started as run_ch starts it, in the background
+  ch_wait=-w
+  setsid -w true >/dev/null 2>&1 || ch_wait=''
+  setsid $ch_wait sh -c "$ch_wrapper" envpin-ch-run "$container" "$ch_file" sh -c "$1" &
+  ch_started=$!
+  i=0
+  while [ ! -s "$ch_file" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+}
+test_ch_run_session_is_recorded_stopped_and_its_exit_kept() {
+  engine=ch-run container=envpin-demo-j1 ch_file=$T/j1.ch-run stop_timeout=2
+  ch_session 'trap "exit 143" TERM; while :; do sleep 0.1; done'
+  assertTrue 'the recorded session runs' ch_running
+  assertTrue 'it exists' engine_exists
+  engine_stop
+  wait "$ch_started"
+  assertEquals 'the wrapper exits as the job did' 143 $?
+  assertFalse 'stopped' ch_running
+  assertEquals 'its exit is kept for envpin jobs' 143 "$(sed -n 's/^exit=//p' "$ch_file")"
+  engine_rm
+  assertFalse 'removed' engine_exists
+}
+test_ch_run_session_that_ignores_sigterm_is_killed_after_the_timeout() {
+  engine=ch-run container=envpin-demo-j2 ch_file=$T/j2.ch-run stop_timeout=1
+  ch_session 'trap "" TERM; while :; do sleep 0.1; done'
+  engine_stop
+  wait "$ch_started"
+  assertFalse 'killed' ch_running
+  assertEquals 137 "$(sed -n 's/^exit=//p' "$ch_file")"
+}
+test_ch_run_record_is_data() {
+  engine=ch-run container=envpin-demo-j3 ch_file=$T/j3.ch-run
+  # This shell is alive, with its real start time, but it is not the job's wrapper.
+  printf 'pid=%s\nstart=%s\nhost=%s\n' "$$" "$(start_ticks $$)" "$(uname -n)" >"$ch_file"
+  assertFalse 'another process is not the session' ch_running
+  printf 'pid=1;reboot\nstart=1\nhost=%s\n' "$(uname -n)" >"$ch_file"
+  assertFalse 'a pid that is not a number' ch_running
+  printf 'pid=%s\nstart=%s\nhost=elsewhere\n' "$$" "$(start_ticks $$)" >"$ch_file"
+  assertFalse 'another host' ch_running
+  ln -sf /etc/passwd "$T/link.ch-run"
+  ch_file=$T/link.ch-run
+  assertFalse 'a link is not read' ch_read
+}
+test_ch_image_refused_when_its_files_or_image_differ() {
+  # busybox's find has no -printf: run.sh then refuses every image ("GNU find is needed").
+  if ! find "$T" -maxdepth 0 -printf '' 2>/dev/null; then
+    image=x ch_image=$T
+    mkdir "$T/ch" && echo "image=x" >"$T/ch/envpin-image"
+    assertContains "$( (ch_verify) 2>&1)" 'run.sh lists an image'"'"'s files with GNU find'
+    return 0
+  fi
+  image=envpin/demo:0123456789abcdef ch_images=$T/ch ch_image=$T/ch/envpin-demo-0123456789abcdef
+  mkdir -p "$ch_image/ch" "$ch_image/usr/bin"
+  echo x >"$ch_image/usr/bin/tool"
+  { echo "image=$image"; echo "id=sha256:00"; echo "files=$(ch_listing "$ch_image")"; } >"$ch_image/ch/envpin-image"
+  assertTrue 'as converted' '(ch_verify) 2>/dev/null'
+  echo planted >"$ch_image/usr/bin/planted"
+  msg=$( (ch_verify) 2>&1)
+  assertEquals 'a file added' 2 $?
+  assertContains "$msg" "the files in $ch_image differ from those converted from $image"
+  rm "$ch_image/usr/bin/planted"
+  chmod 4755 "$ch_image/usr/bin/tool"
+  assertFalse 'a mode changed' '(ch_verify) 2>/dev/null'
+  chmod 644 "$ch_image/usr/bin/tool"
+  assertTrue 'as converted again' '(ch_verify) 2>/dev/null'
+  image=envpin/demo:fedcba9876543210
+  msg=$( (ch_verify) 2>&1)
+  assertContains "$msg" "was not converted from this job's image envpin/demo:fedcba9876543210"
+  rm "$ch_image/ch/envpin-image"
+  msg=$( (ch_verify) 2>&1)
+  assertContains "$msg" 'is not an image envpin converted'
+}
+
 # shellcheck source=/dev/null
 . /usr/share/shunit2/shunit2

@@ -336,5 +336,99 @@ TEST(StillRunning, RunShAndEnvpinJudgeAJobAlike) {
   fs::remove_all(dir);
 }
 
+// Under ch-run the container is a session run.sh's wrapper records in <logs>/<job>.ch-run. Whether
+// it still runs lives twice too: run.sh's ch_running (its `running` under ch-run) and
+// jobs::container_state. Both judge the same records with the same live processes: the wrapper
+// itself, its session with the wrapper killed, another process with the recorded pid and start,
+// a record with the exit, from another host, or not in the grammar.
+TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
+  const fs::path dir = fs::temp_directory_path() / ("envpin-ch-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path record = dir / "train-1.ch-run";
+  const std::string container = "envpin-demo-train-1";
+  // The wrapper as run_ch starts it, the job a `sleep` (a member of its session).
+  const auto start_session = [&](const fs::path& file) {
+    const pid_t pid = start_process(
+        dir, {"sh", "-c", ". \"$1\"; exec setsid -w sh -c \"$ch_wrapper\" envpin-ch-run \"$2\" \"$3\" sleep 30", "sh",
+              kLibrary, container, file.string()});
+    for (int i = 0; i < 300 && !fs::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return pid;
+  };
+  const pid_t waiter = start_session(record);
+  const std::string live = io::read_file(record).value_or("");
+  const auto leader = jobs::parse_ch_record(live);
+  ASSERT_TRUE(leader) << live;
+  const fs::path orphan_record = dir / "orphan.ch-run";
+  const pid_t orphan_waiter = start_session(orphan_record);
+  const auto orphan = jobs::parse_ch_record(io::read_file(orphan_record).value_or(""));
+  ASSERT_TRUE(orphan);
+  ::kill(orphan->pid, SIGKILL);  // the wrapper only: its `sleep` runs on in the session
+  ::waitpid(orphan_waiter, nullptr, 0);
+  for (int i = 0; i < 300 && fs::exists("/proc/" + std::to_string(orphan->pid)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+  utsname u{};
+  ::uname(&u);
+  const std::string here = u.nodename;
+  const std::string me = std::to_string(::getpid());
+  struct Case {
+    std::string what, text;
+  };
+  const std::vector<Case> cases = {
+      {"the wrapper runs", live},
+      {"the wrapper killed, its job runs on", io::read_file(orphan_record).value_or("")},
+      {"ended: the exit recorded", live + "exit=0\n"},
+      {"another process with the recorded pid and start",
+       "pid=" + me + "\nstart=" + jobs::process_start(::getpid()) + "\nhost=" + here + "\n"},
+      {"the pid reused (another start)", "pid=" + std::to_string(leader->pid) + "\nstart=1\nhost=" + here + "\n"},
+      {"another host", "pid=" + std::to_string(leader->pid) + "\nstart=" + leader->start + "\nhost=elsewhere\n"},
+      {"a key twice", live + "pid=1\n"},
+      {"a pid that is not a number", "pid=1;true\nstart=1\nhost=" + here + "\n"},
+      {"no start", "pid=" + std::to_string(leader->pid) + "\nhost=" + here + "\n"},
+  };
+  ::setenv("ENVPIN_ENGINE", "ch-run", 1);
+  jobs::Project p;
+  p.m.name.value = "demo";
+  p.logs = dir;
+  int judged_running = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    io::write_atomic(dir / "case.ch-run", c.text, false);
+    fs::rename(dir / "case.ch-run", dir / "judged.ch-run");
+    const auto state = jobs::container_state(p, "judged");
+    const bool cpp = state && state->status == "running";
+    const io::ProcessResult sh =
+        io::run_process({"/bin/sh", "-c", ". \"$1\"; engine=ch-run; container=$2; ch_file=$3; running", "sh", kLibrary,
+                         "envpin-demo-judged", (dir / "judged.ch-run").string()});
+    // The container name is the judged job's: the wrapper's own name is train-1's.
+    const bool own = c.what == "the wrapper runs";
+    if (own) {
+      EXPECT_FALSE(cpp) << "another job's wrapper is not this job's container";
+      const io::ProcessResult ours =
+          io::run_process({"/bin/sh", "-c", ". \"$1\"; engine=ch-run; container=$2; ch_file=$3; running", "sh",
+                           kLibrary, container, record.string()});
+      EXPECT_EQ(ours.exit_code, 0);
+      const auto train = jobs::container_state(p, "train-1");
+      EXPECT_TRUE(train && train->status == "running");
+      judged_running += 1;
+    } else {
+      EXPECT_EQ(sh.exit_code == 0, cpp) << "run.sh says " << sh.exit_code << ", envpin "
+                                        << (state ? state->status : "none");
+      judged_running += cpp ? 1 : 0;
+    }
+    if (c.what == "ended: the exit recorded") EXPECT_TRUE(state && state->status == "exited" && state->exit == 0);
+  }
+  EXPECT_EQ(judged_running, 2);  // the wrapper, and its session without it
+  // envpin stop's way: the session, SIGKILL to all but the wrapper when SIGTERM is not enough.
+  EXPECT_TRUE(jobs::stop_ch_session(p, "train-1", 1));
+  ::waitpid(waiter, nullptr, 0);
+  const auto ended = jobs::container_state(p, "train-1");
+  EXPECT_TRUE(ended && ended->status == "exited") << io::read_file(record).value_or("");
+  ::unsetenv("ENVPIN_ENGINE");
+  ::kill(-orphan->pid, SIGKILL);
+  ::kill(-leader->pid, SIGKILL);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace envpin

@@ -248,9 +248,14 @@ int stop_job(const JobOptions& o, Streams& io) {
   // No supervisor (it was killed, or the job ran on another machine's Slurm): the container, if
   // any. The engine and the container's name come from the project and PATH, never the status.
   const std::string container = jobs::container_name(p, o.job_id);
-  const auto r = io::run_process(
-      {jobs::container_engine(), "stop", "-t", std::to_string(p.m.jobs->stop_timeout.value), container});
-  if (r.exit_code == 0) {
+  const std::string engine = jobs::container_engine();
+  if (engine == "ch-run") {
+    if (jobs::stop_ch_session(p, o.job_id, p.m.jobs->stop_timeout.value)) {
+      io.out << "stopped the ch-run session of job " << o.job_id << "\n";
+      return kOk;
+    }
+  } else if (io::run_process({engine, "stop", "-t", std::to_string(p.m.jobs->stop_timeout.value), container})
+                 .exit_code == 0) {
     io.out << "stopped container " << container << " of job " << o.job_id << "\n";
     return kOk;
   }

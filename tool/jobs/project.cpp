@@ -266,12 +266,114 @@ bool supervisor_alive(const Project& p, const Status& s) {
   return !pid.empty() && pid.size() <= 9 && is_supervisor(p, std::stoi(pid), field(s, "pid_start"));
 }
 
+std::optional<ChRecord> parse_ch_record(const std::string& text) {
+  if (text.size() > 4096) return std::nullopt;
+  ChRecord r;
+  std::set<std::string> seen;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) return std::nullopt;
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (!seen.insert(key).second) return std::nullopt;
+    if (key == "pid" && digits(value) && value.size() <= 9)
+      r.pid = std::stoi(value);
+    else if (key == "start" && digits(value) && value.size() <= 20)
+      r.start = value;
+    else if (key == "host" && !value.empty() && value.size() <= 255 && word(value))
+      r.host = value;
+    else if (key == "exit" && digits(value) && value.size() <= 3)
+      r.exit = std::stoi(value);
+    else
+      return std::nullopt;
+  }
+  if (r.pid <= 1 || r.start.empty() || r.host.empty()) return std::nullopt;
+  return r;
+}
+
+bool ch_session_alive(const ChRecord& r, const std::string& container) {
+  utsname u{};
+  ::uname(&u);
+  if (r.exit || r.host != u.nodename) return false;
+  std::error_code ec;
+  const fs::path leader = "/proc/" + std::to_string(r.pid);
+  if (fs::exists(leader, ec)) {
+    if (process_start(r.pid) != r.start) return false;  // the pid names another process now
+    std::optional<std::string> cmdline;
+    try {
+      cmdline = io::read_file(leader / "cmdline");
+    } catch (const Error&) {
+      return false;
+    }
+    // `sh -c SCRIPT envpin-ch-run CONTAINER ...`
+    std::vector<std::string> argv;
+    for (std::size_t at = 0; cmdline && at < cmdline->size() && argv.size() < 5;) {
+      const std::size_t end = std::min(cmdline->find('\0', at), cmdline->size());
+      argv.push_back(cmdline->substr(at, end - at));
+      at = end + 1;
+    }
+    return argv.size() == 5 && argv[3] == "envpin-ch-run" && argv[4] == container && process_start(r.pid) == r.start;
+  }
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!digits(name)) continue;
+    std::optional<std::string> stat;
+    try {
+      stat = io::read_file(entry.path() / "stat");
+    } catch (const Error&) {
+      continue;
+    }
+    const auto paren = stat ? stat->rfind(") ") : std::string::npos;
+    if (paren == std::string::npos) continue;
+    std::istringstream in(stat->substr(paren + 2));
+    std::string state, ppid, pgrp, session;
+    if (in >> state >> ppid >> pgrp >> session && session == std::to_string(r.pid) && state != "Z") return true;
+  }
+  return false;
+}
+
+namespace {
+
+std::optional<ChRecord> ch_record(const Project& p, const std::string& id) {
+  std::optional<std::string> text;
+  try {
+    check_job_id(id);
+    const fs::path file = p.logs / (id + ".ch-run");
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::file_size(file, ec) > 4096) return std::nullopt;
+    text = io::read_file(file);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return text ? parse_ch_record(*text) : std::nullopt;
+}
+
+}  // namespace
+
+bool stop_ch_session(const Project& p, const std::string& id, int timeout_s) {
+  const auto r = ch_record(p, id);
+  const std::string container = container_name(p, id);
+  if (!r || !ch_session_alive(*r, container)) return false;
+  ::kill(-r->pid, SIGTERM);
+  for (int i = 0; i < timeout_s * 10 && ch_session_alive(*r, container); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (ch_session_alive(*r, container)) ::kill(-r->pid, SIGKILL);
+  return true;
+}
+
 std::optional<ContainerState> container_state(const Project& p, const std::string& id) {
   std::string engine;
   try {
     engine = container_engine();
     check_job_id(id);
   } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (engine == "ch-run") {
+    const auto r = ch_record(p, id);
+    if (!r) return std::nullopt;
+    if (r->exit) return ContainerState{"exited", *r->exit};
+    if (ch_session_alive(*r, container_name(p, id))) return ContainerState{"running", 0};
     return std::nullopt;
   }
   const auto r = io::run_process(

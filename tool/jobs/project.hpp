@@ -60,12 +60,32 @@ bool is_supervisor(const Project& p, int pid, const std::string& start);
 bool supervisor_alive(const Project& p, const Status& s);
 // The job's container as the engine (ENVPIN_ENGINE, else docker or podman on PATH) sees it:
 // its status ("running", "exited", ...) and exit code; none when there is no such container or
-// no engine answers.
+// no engine answers. Under ch-run, from the job's record: "exited" with ch-run's exit status,
+// "running" while its session has a process here, else none.
 struct ContainerState {
   std::string status;
   int exit = 0;
 };
 std::optional<ContainerState> container_state(const Project& p, const std::string& id);
+// Under Charliecloud (ENVPIN_ENGINE=ch-run) there is no container object: run.sh starts the job in
+// a session of its own and records it in <logs>/<job>.ch-run (templates/lib/run.sh, ch_wrapper):
+// pid=, start= and host= of the session's leader, and exit= once ch-run ended. The file is data:
+// at most 4 KiB, those keys only, each at most once, in their charsets; anything else is none.
+struct ChRecord {
+  int pid = 0;
+  std::string start;
+  std::string host;
+  std::optional<int> exit;
+};
+std::optional<ChRecord> parse_ch_record(const std::string& text);
+// Whether the recorded session still has a process here, as run.sh's ch_running judges it: its
+// leader (same pid and start, running run.sh's wrapper for `container`), or, the leader gone, any
+// process in the session (the kernel does not reuse a pid that names a session).
+bool ch_session_alive(const ChRecord& r, const std::string& container);
+// SIGTERM to the job's ch-run session (its process group), SIGKILL after `timeout_s`; whether a
+// live session of this job was found.
+bool stop_ch_session(const Project& p, const std::string& id, int timeout_s);
+
 // A Slurm job as Slurm reports it: its state (RUNNING, COMPLETED, CANCELLED, ...) and exit code
 // ("0:9", exit status and signal). Parsed from `scontrol show job -o ID` (KEY=VALUE words) or
 // `sacct -n -X -P -o State,ExitCode -j ID` ("CANCELLED by 0|0:9"); none for anything else.

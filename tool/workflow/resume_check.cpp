@@ -486,6 +486,11 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
   std::vector<jobs::CompareItem> items;
   for (const std::string& c : o.compare) items.push_back(jobs::parse_compare(c));
   require_pinned(p);
+  // It kills the job's container and loads its checkpoints in the image with the engine: ch-run
+  // has neither a container to kill nor an image to run a comparison in.
+  if (const char* e = std::getenv("ENVPIN_ENGINE"); e && std::string_view(e) == "ch-run")
+    throw Error("resume-check runs the job under docker or podman, not ch-run (ENVPIN_ENGINE)", std::nullopt,
+                "run it where docker or podman runs (ENVPIN_ENGINE=docker or podman): the job's image is the same");
   const std::string sbatch = o.slurm ? jobs::find_sbatch() : std::string();
   const std::string engine = o.slurm ? std::string() : jobs::container_engine();
   if (!engine.empty()) ::setenv("ENVPIN_ENGINE", engine.c_str(), 1);
