@@ -2,7 +2,9 @@
 // libFuzzer target: what envpin reads back that anyone may have written (-DENVPIN_FUZZ=ON, clang).
 // The first byte picks the surface, the rest is the text:
 //   0: a job's status file (jobs::parse_status): parsed, or one located error; no value it
-//      accepts holds a control or bidi character; the error line is printable.
+//      accepts holds a control or bidi character; the error line is printable. The same text as
+//      a ch-run session record (jobs::parse_ch_record): none, or a pid above 1, a start of digits,
+//      a host of letters, digits, '.', '_' and '-', an exit below 1000.
 //   1: a smoke program's output or a report file (io::parse_bounded_json, then report::diff of it
 //      against itself and format_smoke): never a crash, however deep or odd the JSON; what is
 //      printed is printable lines.
@@ -44,6 +46,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   if (data[0] % 2 == 0) {
+    if (const auto r = envpin::jobs::parse_ch_record(text)) {
+      check(r->pid > 1 && !r->start.empty() && r->start.find_first_not_of("0123456789") == std::string::npos);
+      check(!r->host.empty() && r->host.size() <= 255 && envpin::diag::only_ascii(r->host, "._-"));
+      check(!r->exit || (*r->exit >= 0 && *r->exit < 1000));
+    }
     try {
       const envpin::jobs::Status s = envpin::jobs::parse_status(text, "logs/fz.status");
       for (const auto& [key, value] : s) {
