@@ -262,6 +262,10 @@ userns_flag() {
 # run.sh (and, when $2 is 1, the job's status says so).
 build_image() {  # ENGINE WRITE_STATUS
   ! "$1" image inspect "$image" >/dev/null 2>&1 || return 0
+  if [ -n "${ENVPIN_IMAGE_ARCHIVE:-}" ]; then
+    load_image "$1"
+    return 0
+  fi
   build_log=$logs/build.log
   say "building $image from $dockerfile (output also in $build_log)"
   build_rc=$logs/.build-rc.$$
@@ -274,6 +278,49 @@ build_image() {  # ENGINE WRITE_STATUS
     [ "$2" = 0 ] || write_status failed 2 "the image build failed (see $build_log)"
     die "building $image failed (exit $rc; its output is in $build_log)" \
       "fix what the build output names; when it cannot reach a package index or registry, give the build network access (ENVPIN_BUILD_FLAGS='--network host') or the engine a proxy"
+  fi
+}
+
+# A node that cannot reach the registries gets the image as a file: `run.sh --save FILE` where it
+# builds writes the engine's archive of it (docker/podman save) and FILE.envpin beside it (the
+# image, its id, the archive's sha256); ENVPIN_IMAGE_ARCHIVE=FILE on the node loads it instead of
+# building. Refused before loading: a record for another image or one not in its grammar, an
+# archive whose sha256 differs; after loading, an image whose id differs (it is removed).
+save_image() {  # FILE
+  build_image "$engine" 0
+  save_tmp=$(mktemp "$1.XXXXXX") || die "cannot write beside $1"
+  if ! "$engine" save -o "$save_tmp" "$image" >&2; then
+    rm -f "$save_tmp"
+    die "$engine could not save $image" "see its message above"
+  fi
+  {
+    echo "image=$image"
+    echo "id=$("$engine" image inspect --format '{{.Id}}' "$image" | sed 's/^sha256://')"
+    echo "sha256=$(sha256sum "$save_tmp" | cut -c1-64)"
+  } >"$save_tmp.envpin" || die "cannot write beside $1"
+  { mv "$save_tmp" "$1" && mv "$save_tmp.envpin" "$1.envpin"; } || die "cannot write $1"
+}
+load_image() {  # ENGINE
+  archive=$ENVPIN_IMAGE_ARCHIVE
+  load_hint="save it again where the image builds: sh .envpin/run.sh --save FILE, and copy FILE and FILE.envpin"
+  { [ -f "$archive" ] && [ -f "$archive.envpin" ] && [ ! -L "$archive.envpin" ]; } ||
+    die "ENVPIN_IMAGE_ARCHIVE: $archive and $archive.envpin are not both files" "$load_hint"
+  [ "$(wc -c <"$archive.envpin")" -le 4096 ] || die "$archive.envpin is not a record run.sh --save wrote" "$load_hint"
+  saved_image=$(sed -n 's/^image=\([A-Za-z0-9._:@\/-]\{1,300\}\)$/\1/p' "$archive.envpin" | head -n 1)
+  saved_id=$(sed -n 's/^id=\([0-9a-f]\{64\}\)$/\1/p' "$archive.envpin" | head -n 1)
+  saved_sum=$(sed -n 's/^sha256=\([0-9a-f]\{64\}\)$/\1/p' "$archive.envpin" | head -n 1)
+  { [ -n "$saved_id" ] && [ -n "$saved_sum" ]; } || die "$archive.envpin is not a record run.sh --save wrote" "$load_hint"
+  [ "$saved_image" = "$image" ] ||
+    die "$archive holds the image '$saved_image', not this job's $image" "$load_hint"
+  say "checking $archive against $archive.envpin"
+  [ "$(sha256sum "$archive" | cut -c1-64)" = "$saved_sum" ] ||
+    die "$archive does not match its record: its sha256 differs from the one written when it was saved (a partial or altered copy)" "$load_hint"
+  "$1" load -i "$archive" >/dev/null || die "$1 could not load $archive" "see its message above"
+  # The image's id (its config's sha256): docker writes it with "sha256:", podman without.
+  loaded_id=$("$1" image inspect --format '{{.Id}}' "$image" 2>/dev/null | sed 's/^sha256://')
+  if [ "$loaded_id" != "$saved_id" ]; then
+    "$1" rmi "$image" >/dev/null 2>&1
+    die "the image loaded from $archive is '${loaded_id:-none}', not the recorded $saved_id" "$load_hint"
   fi
 }
 
@@ -526,7 +573,7 @@ finish() {  # EXIT: the last lines reach the terminal before the tail stops
 # run.sh itself: its options, what it refuses before anything starts, the image build, then the
 # job's attempts (restarts, checkpoints, signals) until it finishes, fails or is stopped.
 run_main() {  # run.sh's arguments
-  usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]  |  --prepare"
+  usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]  |  --prepare  |  --save FILE"
 
   project=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the project directory from $0"
   job=''
@@ -541,6 +588,7 @@ run_main() {  # run.sh's arguments
       --continue) mode='continue'; shift ;;
       --detach) detach=1; shift ;;
       --prepare) mode=prepare; shift ;;
+      --save) [ $# -ge 2 ] || die "--save needs a file" "$usage"; mode=save save_file=$2; shift 2 ;;
       --detached) detached=1; mode='continue'; shift ;;  # the detached supervisor itself
       --) shift; break ;;
       -*) die "unknown option '$1'" "$usage" ;;
@@ -591,6 +639,13 @@ run_main() {  # run.sh's arguments
   else
     podman_session
     "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  fi
+  if [ "$mode" = save ]; then
+    [ "$engine" != ch-run ] || die "--save needs docker or podman" "run it with ENVPIN_ENGINE=docker or podman"
+    mkdir -p "$logs" || die "cannot create the log directory $logs"
+    save_image "$save_file"
+    echo "$save_file"
+    exit 0
   fi
   if [ "$mode" = prepare ]; then
     mkdir -p "$logs" || die "cannot create the log directory $logs"

@@ -8,6 +8,7 @@
 # with jobs.launch: srun, each node's container under the same user. Each interrupted job (container SIGKILLed, Slurm
 # requeue) must resume and end with the digest of an uninterrupted run, its checkpoints owned by
 # the user; envpin jobs, logs and stop work as that user.
+# A node without registry access loads the image from a file run.sh --save wrote, checked first.
 # Then Charliecloud (ENVPIN_ENGINE=ch-run) as the same user: the image converted once by run.sh
 # --prepare from the user's podman, then every job run by ch-run alone (podman and docker on PATH
 # are traps that record a call): SIGKILL + restart, the supervisor SIGKILLed (envpin jobs sees the
@@ -136,6 +137,27 @@ if as_user "$ENVPIN" logs stopped 2>&1 | grep -q '^checkpoint at step 5$'; then 
 if as_user "$ENVPIN" stop stopped >"$T/stop.out" 2>&1 && wait_for 30 ended stopped && [ "$(state_of stopped)" = stopped ] &&
    [ -z "$(as_user_podman ps -a --filter name=envpin-e2e-rootless-stopped --format '{{.Names}}')" ]; then pass; else
   fail "envpin stop as $RL: $(state_of stopped)"; cat "$T/stop.out"; fi
+
+step "a node without registry access: the image as a file (run.sh --save, ENVPIN_IMAGE_ARCHIVE)"
+as_user sh .envpin/run.sh --save "$H/job-image.tar" >"$T/save.out" 2>"$T/save.err" ||
+  { fail "run.sh --save"; cat "$T/save.err"; }
+saved=$(sed -n 's/^image=//p' "$H/job-image.tar.envpin" 2>/dev/null)
+if [ -n "$saved" ] && as_user_podman rmi "$saved" >/dev/null 2>&1; then pass; else fail "no record of the saved image"; cat "$T/save.err"; fi
+# A copy cut short on the way: refused before anything is loaded.
+as_user sh -c "head -c 100000 '$H/job-image.tar' >'$H/cut.tar' && cp '$H/job-image.tar.envpin' '$H/cut.tar.envpin'"
+as_user env ENVPIN_IMAGE_ARCHIVE="$H/cut.tar" "$ENVPIN" run --job-id from-cut -- true >"$T/cut.out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "cut.tar does not match its record: its sha256 differs" "$T/cut.out" &&
+   ! as_user_podman image exists "$saved"; then pass; else fail "a cut archive was not refused (exit $rc)"; cat "$T/cut.out"; fi
+# A record naming another image: refused.
+as_user sh -c "cp '$H/job-image.tar' '$H/other.tar' && sed 's|^image=.*|image=envpin/other:0123456789abcdef|' '$H/job-image.tar.envpin' >'$H/other.tar.envpin'"
+if ! as_user env ENVPIN_IMAGE_ARCHIVE="$H/other.tar" "$ENVPIN" run --job-id from-other -- true >"$T/other.out" 2>&1 &&
+   grep -q "holds the image 'envpin/other:0123456789abcdef', not this job's $saved" "$T/other.out"; then pass; else
+  fail "an archive of another image was not refused"; cat "$T/other.out"; fi
+as_user env ENVPIN_IMAGE_ARCHIVE="$H/job-image.tar" "$ENVPIN" run --job-id from-archive -- sh -c 'echo from the archive' \
+  >"$T/archive.out" 2>&1 || { fail "a job from the saved image"; cat "$T/archive.out"; }
+if grep -qx 'from the archive' logs/from-archive.log && ! grep -q 'building ' "$T/archive.out" &&
+   as_user_podman image exists "$saved"; then pass; else fail "the job did not run from the loaded image"; cat "$T/archive.out"; fi
 
 step "two nodes: jobs.launch: srun, one rootless container a node, each with its rank"
 sed -i 's|^jobs:$|jobs:\n  launch: srun\n  nodes: 2|' envpin.yaml
