@@ -16,7 +16,7 @@ ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 EXAMPLE=$(cd "$(dirname "$0")/../../examples/pytorch-resume" && pwd)
 E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl setsid truncate slurmctld slurmd sbatch srun munged /usr/bin/python3
+need dockerd docker docker-registry debootstrap curl setsid truncate slurmctld slurmd sbatch srun munged /usr/bin/python3 ch-run
 need_root "dockerd, debootstrap and slurmd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-torch.XXXXXX)
@@ -313,6 +313,31 @@ if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$w" = "$DDP_REF" ] &&
 else
   fail "two-node requeue: $(slurm_state "$id"), weights '$w' (uninterrupted: $DDP_REF)"
   tail -n 30 "logs/slurm-$id.out"; grep -h 'resumed\|final\|Error\|error' logs/ddp-rq.log logs/ddp-rq.node1.log | tail -n 20
+fi
+
+step "two nodes under ch-run (Charliecloud): torchrun, scontrol requeue mid-run"
+start=$(date +%s)
+CH=$T/ch-images
+# Without USER (as cron or env -i would run it): ch-run needs it, run.sh sets it.
+env -u USER ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES="$CH" ENVPIN_CH_BUILDER=docker sh .envpin/run.sh --prepare >"$T/ch-prepare.out" 2>"$T/ch-prepare.err" ||
+  { fail "run.sh --prepare for ch-run"; cat "$T/ch-prepare.err"; }
+step "the torch image converted for ch-run in $(( $(date +%s) - start )) s: $(du -sh "$(cat "$T/ch-prepare.out")" 2>/dev/null | cut -f1)"
+start=$(date +%s)
+ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES="$CH" "$ENVPIN" submit --job-id ch-rq -- python3 train.py --steps "$DDP_STEPS" --every 10 --delay 0.1 \
+  >"$T/submit-ch-rq.out" 2>&1 || { fail "envpin submit ch-rq"; cat "$T/submit-ch-rq.out"; }
+id=$(slurm_id ch-rq)
+ch_second() { [ -f checkpoints/ch-rq/ckpt-000020.pt.sha256 ]; }
+wait_for 300 ch_second || { fail "no second checkpoint from the ch-run job $id"; tail -n 20 logs/ch-rq.log; }
+scontrol requeue "$id"
+wait_for 300 slurm_done "$id" || fail "slurm job $id (ch-rq) did not finish after the requeue"
+w=$(ddp_weights ch-rq)
+if [ "$(slurm_state "$id")" = COMPLETED ] && [ "$w" = "$DDP_REF" ] && grep -q '^engine=ch-run$' logs/ch-rq.status &&
+   grep -q 'resumed from ckpt-0000[0-9]0.pt at step [1-9][0-9]* (rank 0)' logs/ch-rq.log &&
+   grep -q 'resumed from ckpt-0000[0-9]0.pt at step [1-9][0-9]* (rank 1)' logs/ch-rq.node1.log; then pass
+  step "ch-run, two nodes, requeued: $(( $(date +%s) - start )) s, the same final weights as the uninterrupted docker run: $w"
+else
+  fail "ch-run two-node requeue: $(slurm_state "$id"), weights '$w' (uninterrupted under docker: $DDP_REF)"
+  tail -n 30 "logs/slurm-$id.out"; grep -h 'resumed\|final\|Error\|error' logs/ch-rq.log logs/ch-rq.node1.log | tail -n 20
 fi
 
 step "two nodes: jobs.launch: srun, the command once per node with its rank"

@@ -840,6 +840,8 @@ run_main() {  # run.sh's arguments
   [ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
   command -v "$engine" >/dev/null 2>&1 || die "container engine '$engine' is not on PATH" "install it, or name another in ENVPIN_ENGINE"
   if [ "$engine" = ch-run ]; then
+    # ch-run refuses to start without USER, which cron, `env -i` and some batch systems leave unset.
+    [ -n "${USER:-}" ] || { USER=$(id -un 2>/dev/null || id -u); export USER; }
     ch-run --version >/dev/null 2>&1 || die "ch-run does not run ('ch-run --version' failed)" "install Charliecloud's runtime (Debian: charliecloud-runtime)"
     ch_images=${ENVPIN_CH_IMAGES:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/envpin/ch}
     case $ch_images in /*) ;; *) ch_images=$project/$ch_images ;; esac
