@@ -285,5 +285,38 @@ test_ch_image_refused_when_its_files_or_image_differ() {
   assertContains "$msg" 'is not an image envpin converted'
 }
 
+# The conversion with a stand-in engine: `export` streams a tar of $T/rootfs and then exits with
+# EXPORT_RC (an export cut off midway can still end as a valid tar stream).
+test_ch_convert_makes_a_verified_image_and_refuses_a_failed_export() {
+  find "$T" -maxdepth 0 -printf '' 2>/dev/null || startSkipping  # busybox find: no -printf
+  mkdir -p "$T/bin" "$T/rootfs/usr/bin" "$T/rootfs/etc"
+  echo tool >"$T/rootfs/usr/bin/tool"
+  cat >"$T/bin/podman" <<EOF
+#!/bin/sh
+case "\$1 \$2" in
+  'image inspect') case "\$*" in *Env*) printf 'PATH=/usr/bin\nLANG=C.UTF-8\n\n' ;; *Id*) echo sha256:feed ;; esac ;;
+  'create '*) echo cid1 ;;
+  'export '*) tar -C "$T/rootfs" -cf - . ; exit "\${EXPORT_RC:-0}" ;;
+  'rm '*) ;;
+  *) exit 9 ;;
+esac
+EOF
+  chmod 755 "$T/bin/podman"
+  image=envpin/demo:00112233aabbccdd ch_images=$T/ch ch_name=envpin-demo-00112233aabbccdd
+  ch_image=$ch_images/$ch_name engine=ch-run workdir=/workspace ckpt_path=/checkpoints logs=$T/logs
+  mkdir -p "$logs"
+  msg=$( (PATH="$T/bin:$PATH" ENVPIN_CH_BUILDER=podman EXPORT_RC=1 ch_convert 0) 2>&1)
+  assertEquals 'a failed export' 2 $?
+  assertContains "$msg" "exporting $image into $ch_images failed"
+  assertFalse 'no image under the name' "[ -e '$ch_image' ]"
+  assertEquals 'no temporary left' '' "$(ls -A "$ch_images")"
+  (PATH="$T/bin:$PATH" ENVPIN_CH_BUILDER=podman ch_convert 0) 2>/dev/null
+  assertEquals 'PATH=/usr/bin
+LANG=C.UTF-8' "$(cat "$ch_image/ch/environment")"
+  assertTrue 'the mount points' "[ -d '$ch_image/workspace' ] && [ -d '$ch_image/checkpoints' ]"
+  assertTrue 'verified' '(ch_verify) 2>/dev/null'
+  assertEquals 'only the image' "$ch_name" "$(ls -A "$ch_images")"
+}
+
 # shellcheck source=/dev/null
 . /usr/share/shunit2/shunit2

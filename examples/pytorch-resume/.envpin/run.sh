@@ -572,8 +572,11 @@ ch_convert() {  # WRITE_STATUS
     rm -rf "$ch_tmp"
     die "$builder cannot create a container of $image to export" "see '$builder create $image'"
   fi
-  "$builder" export "$ch_cid" | tar -x -C "$ch_tmp/root" --no-same-owner --exclude='dev/*' 2>"$ch_tmp/err"
+  # Both ends of the pipe must succeed: an export cut off midway can still be a valid tar stream.
+  { "$builder" export "$ch_cid"; echo $? >"$ch_tmp/export-rc"; } |
+    tar -x -C "$ch_tmp/root" --no-same-owner --exclude='dev/*' 2>"$ch_tmp/err"
   rc=$?
+  [ "$(cat "$ch_tmp/export-rc" 2>/dev/null)" = 0 ] || rc=1
   "$builder" rm -f "$ch_cid" >/dev/null 2>&1
   if [ "$rc" != 0 ]; then
     say "$(head -n 3 "$ch_tmp/err")"
