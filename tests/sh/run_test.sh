@@ -220,6 +220,9 @@ ch_session() {  # JOB-SCRIPT: the wrapper started as run_ch starts it, in the ba
   ch_started=$!
   i=0
   while [ ! -s "$ch_file" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  # and the job started (the wrapper records the session just before): a process besides the wrapper
+  ch_read
+  while [ -z "$(ch_members)" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 }
 test_ch_run_session_is_recorded_stopped_and_its_exit_kept() {
   engine=ch-run container=envpin-demo-j1 ch_file=$T/j1.ch-run stop_timeout=2

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -362,6 +363,27 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
   const pid_t orphan_waiter = start_session(orphan_record);
   const auto orphan = jobs::parse_ch_record(io::read_file(orphan_record).value_or(""));
   ASSERT_TRUE(orphan);
+  // Once the wrapper has started its `sleep` (the record is written just before): a process of the
+  // session other than its leader.
+  const auto member_runs = [&] {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      std::string stat;
+      try {
+        stat = io::read_file(entry.path() / "stat").value_or("");
+      } catch (const diag::Error&) {
+        continue;  // it ended meanwhile
+      }
+      const auto paren = stat.rfind(") ");
+      if (paren == std::string::npos || entry.path().filename() == std::to_string(orphan->pid)) continue;
+      std::istringstream in(stat.substr(paren + 2));
+      std::string state, ppid, pgrp, session;
+      if (in >> state >> ppid >> pgrp >> session && session == std::to_string(orphan->pid)) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 500 && !member_runs(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(member_runs());
   ::kill(orphan->pid, SIGKILL);  // the wrapper only: its `sleep` runs on in the session
   ::waitpid(orphan_waiter, nullptr, 0);
   for (int i = 0; i < 300 && fs::exists("/proc/" + std::to_string(orphan->pid)); ++i)
