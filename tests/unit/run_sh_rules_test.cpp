@@ -347,15 +347,18 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
   fs::create_directories(dir);
   const fs::path record = dir / "train-1.ch-run";
   const std::string container = "envpin-demo-train-1";
-  // The wrapper as run_ch starts it, the job a `sleep` (a member of its session).
-  const auto start_session = [&](const fs::path& file) {
-    const pid_t pid = start_process(
-        dir, {"sh", "-c", ". \"$1\"; exec setsid -w sh -c \"$ch_wrapper\" envpin-ch-run \"$2\" \"$3\" sleep 30", "sh",
-              kLibrary, container, file.string()});
+  // The wrapper as run_ch starts it, the job a `sleep` (a member of its session); `deaf`: one that
+  // ignores SIGTERM.
+  const auto start_session = [&](const fs::path& file, bool deaf = false) {
+    const pid_t pid =
+        start_process(dir, {"sh", "-c",
+                            std::string(deaf ? "trap '' TERM; " : "") +
+                                ". \"$1\"; exec setsid -w sh -c \"$ch_wrapper\" envpin-ch-run \"$2\" \"$3\" sleep 30",
+                            "sh", kLibrary, container, file.string()});
     for (int i = 0; i < 300 && !fs::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return pid;
   };
-  const pid_t waiter = start_session(record);
+  const pid_t waiter = start_session(record, true);
   const std::string live = io::read_file(record).value_or("");
   const auto leader = jobs::parse_ch_record(live);
   ASSERT_TRUE(leader) << live;
@@ -441,11 +444,12 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
     if (c.what == "ended: the exit recorded") EXPECT_TRUE(state && state->status == "exited" && state->exit == 0);
   }
   EXPECT_EQ(judged_running, 2);  // the wrapper, and its session without it
-  // envpin stop's way: the session, SIGKILL to all but the wrapper when SIGTERM is not enough.
+  // envpin stop's way: SIGTERM to the session, then SIGKILL to all but the wrapper, which records
+  // 137 (a SIGKILL to the whole group killed the wrapper too: no exit, shown as lost).
   EXPECT_TRUE(jobs::stop_ch_session(p, "train-1", 1));
   ::waitpid(waiter, nullptr, 0);
   const auto ended = jobs::container_state(p, "train-1");
-  EXPECT_TRUE(ended && ended->status == "exited") << io::read_file(record).value_or("");
+  EXPECT_TRUE(ended && ended->status == "exited" && ended->exit == 137) << io::read_file(record).value_or("");
   ::unsetenv("ENVPIN_ENGINE");
   ::kill(-orphan->pid, SIGKILL);
   ::kill(-leader->pid, SIGKILL);

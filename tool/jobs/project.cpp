@@ -291,6 +291,33 @@ std::optional<ChRecord> parse_ch_record(const std::string& text) {
   return r;
 }
 
+namespace {
+
+// The live processes whose session is `leader`, the leader itself left out (run.sh's ch_members).
+std::vector<int> session_members(int leader) {
+  std::vector<int> members;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!digits(name) || name.size() > 9 || name == std::to_string(leader)) continue;
+    std::optional<std::string> stat;
+    try {
+      stat = io::read_file(entry.path() / "stat");
+    } catch (const Error&) {
+      continue;  // it ended meanwhile
+    }
+    const auto paren = stat ? stat->rfind(") ") : std::string::npos;
+    if (paren == std::string::npos) continue;
+    std::istringstream in(stat->substr(paren + 2));
+    std::string state, ppid, pgrp, session;
+    if (in >> state >> ppid >> pgrp >> session && session == std::to_string(leader) && state != "Z")
+      members.push_back(std::stoi(name));
+  }
+  return members;
+}
+
+}  // namespace
+
 bool ch_session_alive(const ChRecord& r, const std::string& container) {
   utsname u{};
   ::uname(&u);
@@ -314,22 +341,7 @@ bool ch_session_alive(const ChRecord& r, const std::string& container) {
     }
     return argv.size() == 5 && argv[3] == "envpin-ch-run" && argv[4] == container && process_start(r.pid) == r.start;
   }
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!digits(name)) continue;
-    std::optional<std::string> stat;
-    try {
-      stat = io::read_file(entry.path() / "stat");
-    } catch (const Error&) {
-      continue;
-    }
-    const auto paren = stat ? stat->rfind(") ") : std::string::npos;
-    if (paren == std::string::npos) continue;
-    std::istringstream in(stat->substr(paren + 2));
-    std::string state, ppid, pgrp, session;
-    if (in >> state >> ppid >> pgrp >> session && session == std::to_string(r.pid) && state != "Z") return true;
-  }
-  return false;
+  return !session_members(r.pid).empty();
 }
 
 namespace {
@@ -357,7 +369,9 @@ bool stop_ch_session(const Project& p, const std::string& id, int timeout_s) {
   ::kill(-r->pid, SIGTERM);
   for (int i = 0; i < timeout_s * 10 && ch_session_alive(*r, container); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (ch_session_alive(*r, container)) ::kill(-r->pid, SIGKILL);
+  // All but the wrapper, which then records the exit status (137), as run.sh's engine_stop does.
+  if (ch_session_alive(*r, container))
+    for (const int pid : session_members(r->pid)) ::kill(pid, SIGKILL);
   return true;
 }
 

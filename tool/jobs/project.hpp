@@ -82,8 +82,8 @@ std::optional<ChRecord> parse_ch_record(const std::string& text);
 // leader (same pid and start, running run.sh's wrapper for `container`), or, the leader gone, any
 // process in the session (the kernel does not reuse a pid that names a session).
 bool ch_session_alive(const ChRecord& r, const std::string& container);
-// SIGTERM to the job's ch-run session (its process group), SIGKILL after `timeout_s`; whether a
-// live session of this job was found.
+// SIGTERM to the job's ch-run session (its process group), SIGKILL after `timeout_s` to its
+// processes but the wrapper (which then records 137); whether a live session of this job was found.
 bool stop_ch_session(const Project& p, const std::string& id, int timeout_s);
 
 // A Slurm job as Slurm reports it: its state (RUNNING, COMPLETED, CANCELLED, ...) and exit code
