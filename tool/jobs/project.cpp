@@ -227,22 +227,32 @@ std::string process_start(int pid) {
   return fields[19];
 }
 
-bool is_supervisor(const Project& p, int pid, const std::string& start) {
-  if (pid <= 1 || start.empty() || process_start(pid) != start) return false;
-  const std::string proc = "/proc/" + std::to_string(pid);
+namespace {
+
+// The first `most` words of process `pid`'s command line (/proc/PID/cmdline); none when it cannot
+// be read.
+std::vector<std::string> process_args(int pid, std::size_t most) {
   std::optional<std::string> cmdline;
   try {
-    cmdline = io::read_file(proc + "/cmdline");
+    cmdline = io::read_file("/proc/" + std::to_string(pid) + "/cmdline");
   } catch (const Error&) {
-    return false;
+    return {};
   }
-  if (!cmdline) return false;
   std::vector<std::string> argv;
-  for (std::size_t at = 0; at < cmdline->size() && argv.size() < 4;) {
+  for (std::size_t at = 0; cmdline && at < cmdline->size() && argv.size() < most;) {
     const std::size_t end = std::min(cmdline->find('\0', at), cmdline->size());
     argv.push_back(cmdline->substr(at, end - at));
     at = end + 1;
   }
+  return argv;
+}
+
+}  // namespace
+
+bool is_supervisor(const Project& p, int pid, const std::string& start) {
+  if (pid <= 1 || start.empty() || process_start(pid) != start) return false;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::vector<std::string> argv = process_args(pid, 4);
   // `run.sh --detach` starts it as `setsid sh run.sh ...` (or nohup): until setsid has executed
   // sh, the process (same pid, same start) is setsid with sh and the script as its arguments.
   while (!argv.empty() && (fs::path(argv[0]).filename() == "setsid" || fs::path(argv[0]).filename() == "nohup"))
@@ -326,19 +336,8 @@ bool ch_session_alive(const ChRecord& r, const std::string& container) {
   const fs::path leader = "/proc/" + std::to_string(r.pid);
   if (fs::exists(leader, ec)) {
     if (process_start(r.pid) != r.start) return false;  // the pid names another process now
-    std::optional<std::string> cmdline;
-    try {
-      cmdline = io::read_file(leader / "cmdline");
-    } catch (const Error&) {
-      return false;
-    }
     // `sh -c SCRIPT envpin-ch-run CONTAINER ...`
-    std::vector<std::string> argv;
-    for (std::size_t at = 0; cmdline && at < cmdline->size() && argv.size() < 5;) {
-      const std::size_t end = std::min(cmdline->find('\0', at), cmdline->size());
-      argv.push_back(cmdline->substr(at, end - at));
-      at = end + 1;
-    }
+    const std::vector<std::string> argv = process_args(r.pid, 5);
     return argv.size() == 5 && argv[3] == "envpin-ch-run" && argv[4] == container && process_start(r.pid) == r.start;
   }
   return !session_members(r.pid).empty();
