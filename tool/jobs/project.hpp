@@ -51,6 +51,9 @@ bool on_this_host(const Status& s);
 // When the process `pid` started, in clock ticks since boot (/proc/PID/stat, field 22); empty
 // when there is no such process or it is a zombie.
 std::string process_start(int pid);
+// The first `most` words of process `pid`'s command line (/proc/PID/cmdline); none when it cannot
+// be read.
+std::vector<std::string> process_args(int pid, std::size_t most);
 // Whether `pid` is verifiably this project's supervisor: it runs `sh RUN_SCRIPT ...` (argv[1],
 // resolved against the process's working directory, is p.run_script) and started at `start`
 // (a reused pid starts later). Only such a process is ever signalled.
@@ -85,6 +88,8 @@ bool ch_session_alive(const ChRecord& r, const std::string& container);
 // SIGTERM to the job's ch-run session (its process group), SIGKILL after `timeout_s` to its
 // processes but the wrapper (which then records 137); whether a live session of this job was found.
 bool stop_ch_session(const Project& p, const std::string& id, int timeout_s);
+// container_state under ch-run (tool/jobs/ch_run.cpp).
+std::optional<ContainerState> ch_container_state(const Project& p, const std::string& id);
 
 // A Slurm job as Slurm reports it: its state (RUNNING, COMPLETED, CANCELLED, ...) and exit code
 // ("0:9", exit status and signal). Parsed from `scontrol show job -o ID` (KEY=VALUE words) or
