@@ -18,3 +18,10 @@ expect_resumed() {  # JOB WHAT
     tail -n 20 "logs/$1.log"
   fi
 }
+# The events the notification server (jobs/notify_server.py) recorded in $T/events.jsonl.
+events_of() {  # JOB: its events, in order, "EVENT EXIT," each
+  /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(json.loads(line)["body"])
+    if e["job"] == sys.argv[2]: print(e["event"], json.dumps(e["exit"]))' "$T/events.jsonl" "$1" 2>/dev/null | tr '\n' ','
+}

@@ -14,7 +14,7 @@ ENGINE=${ENVPIN_E2E_ENGINE:-docker}
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl setsid slurmctld slurmd sbatch munged /usr/bin/python3
+need dockerd docker docker-registry debootstrap curl setsid slurmctld slurmd sbatch munged /usr/bin/python3 skopeo
 need_root "dockerd and slurmd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-jobs.XXXXXX)
@@ -291,12 +291,6 @@ gpu_run() {  # SEQUENCE JOB CMD...: the recorded utilisation, one number a line
   env PATH="$T/smi:$PATH" ENVPIN_E2E_SMI_SEQUENCE="$T/smi/$job.seq" E2E_NOTIFY_URL="$SECRET_URL" E2E_JOB_TOKEN=planted-value-9 \
     "$ENVPIN" run --job-id "$job" -- "$@" >"$T/$job.out" 2>&1
 }
-events_of() {  # JOB: its events, in order, one a line
-  /usr/bin/python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    e = json.loads(json.loads(line)["body"])
-    if e["job"] == sys.argv[2]: print(e["event"], json.dumps(e["exit"]))' "$T/events.jsonl" "$1" 2>/dev/null | tr '\n' ',' 
-}
 
 step "idle guard: 80% then 3%: the job is stopped after the window, the cause in the status and the events"
 start=$(date +%s)
@@ -349,6 +343,22 @@ if [ "$rc" = 0 ] && [ "$(state_of slow)" = exited ] && [ "$took" -lt 25 ] &&
    [ "$(grep -c 'was not delivered' logs/slow.log)" = 2 ]; then pass; else
   fail "slow notify URL: exit $rc in $took s"; cat logs/slow.log; fi
 kill "$NOTIFY_PID" 2>/dev/null
+
+step "the image as an OCI archive out of docker and into it again (run.sh --save, skopeo; ENVPIN_IMAGE_ARCHIVE)"
+start=$(date +%s)
+gpu_image=$(sed -n 's/^image=//p' logs/busy.status)
+if sh .envpin/run.sh --save "$T/gpu-image.tar" >/dev/null 2>"$T/save.err" && tar -tf "$T/gpu-image.tar" | grep -qx index.json &&
+   grep -q "^image=$gpu_image$" "$T/gpu-image.tar.envpin" && docker rmi "$gpu_image" >/dev/null; then pass; else
+  fail "run.sh --save with docker"; cat "$T/save.err"; fi
+export ENVPIN_IMAGE_ARCHIVE="$T/gpu-image.tar"
+gpu_run "80" from-archive sh -c 'echo from the archive'
+unset ENVPIN_IMAGE_ARCHIVE
+# docker's id of the loaded image is the archive's config digest, as recorded.
+if grep -qx 'from the archive' logs/from-archive.log && grep -q 'checking .*gpu-image.tar against' "$T/from-archive.out" &&
+   ! grep -q 'building ' "$T/from-archive.out" &&
+   [ "$(docker image inspect --format '{{.Id}}' "$gpu_image")" = "sha256:$(sed -n 's/^id=//p' "$T/gpu-image.tar.envpin")" ]; then pass; else
+  fail "the job did not run from the image loaded by skopeo"; cat "$T/from-archive.out"; fi
+step "saved and loaded in $(( $(date +%s) - start )) s"
 cd "$P" || exit 1
 fi
 

@@ -13,14 +13,15 @@
 # --prepare from the user's podman, then every job run by ch-run alone (podman and docker on PATH
 # are traps that record a call): SIGKILL + restart, the supervisor SIGKILLed (envpin jobs sees the
 # session run on, envpin stop ends it, envpin resume continues), Slurm requeue, two nodes, and a
-# converted image whose files changed refused before anything starts.
+# converted image whose files changed refused before anything starts; the archive unpacked by
+# umoci where no engine ever ran; notifications and the GPU-idle guard.
 #   rootless.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
 need dockerd docker docker-registry debootstrap curl podman catatonit newuidmap runuser useradd \
-  slurmctld slurmd sbatch munged /usr/bin/python3 ch-run
+  slurmctld slurmd sbatch munged /usr/bin/python3 ch-run umoci
 need_root "dockerd, slurmd and a test user" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-rootless.XXXXXX)
@@ -30,7 +31,9 @@ chmod 755 "$T"  # munged wants o+x on every directory above its socket; the user
 . "$(dirname "$0")/job_checks.sh"
 . "$(dirname "$0")/podman.sh"
 RL=envpin-rootless
+NOTIFY_PID=""
 cleanup() {
+  [ -z "$NOTIFY_PID" ] || kill "$NOTIFY_PID" 2>/dev/null
   scancel -u "$RL" 2>/dev/null
   slurm_down
   pkill -KILL -u "$RL" 2>/dev/null  # the rootless pause process and any container of the user's
@@ -142,7 +145,10 @@ step "a node without registry access: the image as a file (run.sh --save, ENVPIN
 as_user sh .envpin/run.sh --save "$H/job-image.tar" >"$T/save.out" 2>"$T/save.err" ||
   { fail "run.sh --save"; cat "$T/save.err"; }
 saved=$(sed -n 's/^image=//p' "$H/job-image.tar.envpin" 2>/dev/null)
-if [ -n "$saved" ] && as_user_podman rmi "$saved" >/dev/null 2>&1; then pass; else fail "no record of the saved image"; cat "$T/save.err"; fi
+# An OCI archive (an index, the manifest by digest), recorded with the image's environment.
+if [ -n "$saved" ] && tar -tf "$H/job-image.tar" | grep -qx index.json && grep -q '^digest=sha256:[0-9a-f]\{64\}$' "$H/job-image.tar.envpin" &&
+   grep -q '^env=PATH=' "$H/job-image.tar.envpin" && as_user_podman rmi "$saved" >/dev/null 2>&1; then pass; else
+  fail "no OCI archive or record of the saved image"; cat "$T/save.err" "$H/job-image.tar.envpin"; fi
 # A copy cut short on the way: refused before anything is loaded.
 as_user sh -c "head -c 100000 '$H/job-image.tar' >'$H/cut.tar' && cp '$H/job-image.tar.envpin' '$H/cut.tar.envpin'"
 as_user env ENVPIN_IMAGE_ARCHIVE="$H/cut.tar" "$ENVPIN" run --job-id from-cut -- true >"$T/cut.out" 2>&1
@@ -262,5 +268,51 @@ rc=$?
 if [ "$rc" = 2 ] && grep -q 'error: the files in .* differ from those converted from' "$T/ch-planted.out" &&
    [ ! -e ckpt/ch-planted/checkpoint ]; then pass; else fail "a changed image ran (exit $rc)"; cat "$T/ch-planted.out"; fi
 rm -f "$CH_IMAGE/usr/bin/planted"
+
+step "ch-run where no engine ever ran: the image unpacked from the archive (umoci), checked first"
+CH2=$H/ch-from-archive
+as_ch env ENVPIN_CH_IMAGES="$CH2" ENVPIN_IMAGE_ARCHIVE="$H/cut.tar" "$ENVPIN" run --job-id ch-cut -- true >"$T/ch-cut.out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -q 'cut.tar does not match its record: its sha256 differs' "$T/ch-cut.out" &&
+   [ -z "$(ls -A "$CH2" 2>/dev/null)" ]; then pass; else fail "a cut archive was unpacked (exit $rc)"; cat "$T/ch-cut.out"; fi
+start=$(date +%s)
+as_ch env ENVPIN_CH_IMAGES="$CH2" ENVPIN_IMAGE_ARCHIVE="$H/job-image.tar" "$ENVPIN" run --job-id ch-archive -- sh train.sh $STEPS $EVERY 0 \
+  >"$T/ch-archive.out" 2>&1 || { fail "a ch-run job from the archive"; cat "$T/ch-archive.out"; }
+CH2_IMAGE=$CH2/$(basename "$CH_IMAGE")
+# The same environment as the image converted from podman; the user's files; the job's result.
+if grep -q 'unpacking .*job-image.tar into ' "$T/ch-archive.out" && [ "$(digest_of ch-archive)" = "$REF" ] &&
+   cmp -s "$CH2_IMAGE/ch/environment" "$CH_IMAGE/ch/environment" && [ "$(stat -c %U "$CH2_IMAGE/usr/bin")" = "$RL" ] &&
+   [ "$(sed -n 's/^id=//p' "$CH2_IMAGE/ch/envpin-image")" = "$(sed -n 's/^id=//p' "$H/job-image.tar.envpin")" ]; then pass; else
+  fail "the ch-run job from the unpacked archive"; cat "$T/ch-archive.out"; diff "$CH2_IMAGE/ch/environment" "$CH_IMAGE/ch/environment"; fi
+step "unpacked and ran in $(( $(date +%s) - start )) s"
+
+step "ch-run: jobs.notify and jobs.idle (events to 127.0.0.1, the recorded nvidia-smi)"
+printf '  gpus: 1\n  notify: {url_secret: E2E_NOTIFY_URL, timeout: 2}\n  idle: {gpu_util_below: 10, for: 3s, every: 1s, action: stop}\n' >>envpin.yaml
+as_user "$ENVPIN" generate >/dev/null 2>&1 || fail "generate with notify and idle"
+as_user env ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES="$CH" ENVPIN_CH_BUILDER=podman sh .envpin/run.sh --prepare >/dev/null 2>"$T/prepare.err" ||
+  { fail "run.sh --prepare with notify and idle"; cat "$T/prepare.err"; }
+/usr/bin/python3 "$E2E_DIR/jobs/notify_server.py" "$T/notify.port" "$T/events.jsonl" >"$T/notify.log" 2>&1 &
+NOTIFY_PID=$!
+wait_for 10 test -s "$T/notify.port" || fail "the notification server did not start"
+mkdir -p "$T/smi"
+cp "$E2E_DIR/jobs/nvidia-smi" "$T/smi/"
+chmod -R a+rwX "$T/smi"
+ch_gpu_run() {  # SEQUENCE JOB CMD...
+  printf '%s\n' $1 >"$T/smi/$2.seq"
+  job=$2
+  shift 2
+  as_ch env PATH="$T/smi:$T/noengine:$PATH" ENVPIN_E2E_SMI_SEQUENCE="$T/smi/$job.seq" \
+    E2E_NOTIFY_URL="http://127.0.0.1:$(cat "$T/notify.port")/hook" "$ENVPIN" run --job-id "$job" -- "$@" >"$T/$job.out" 2>&1
+}
+ch_gpu_run "80 80 3" ch-idle sh train.sh 200 5 0.2
+if [ "$(state_of ch-idle)" = stopped ] && grep -q '^reason=GPU utilisation below 10% for [0-9]* s (jobs.idle; last sample 3%); stopped by jobs.idle$' logs/ch-idle.status &&
+   grep -q 'ch-run has no GPU option' logs/ch-idle.log; then pass; else fail "ch-run idle job: $(state_of ch-idle)"; cat logs/ch-idle.status; tail -5 logs/ch-idle.log; fi
+ch_gpu_run "3 3 80" ch-busy sh train.sh $STEPS $EVERY 0.2
+wait_for 10 sh -c "grep -q '\"finished' '$T/events.jsonl'"
+case $(events_of ch-idle) in "started null,"*"idle null,stopped "*) pass ;; *) fail "ch-run idle job events: $(events_of ch-idle)" ;; esac
+case $(events_of ch-busy) in "started null,checkpoint null,"*"finished 0,") pass ;; *) fail "ch-run busy job events: $(events_of ch-busy)" ;; esac
+if [ "$(state_of ch-busy)" = exited ] && [ "$(digest_of ch-busy)" = "$REF" ]; then pass; else fail "ch-run busy job: $(state_of ch-busy)"; fi
+kill "$NOTIFY_PID" 2>/dev/null
+
 if [ ! -e "$H/engine-called" ]; then pass; else fail "the ch-run jobs called an engine"; cat "$H/engine-called"; fi
 finish

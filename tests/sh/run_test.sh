@@ -321,5 +321,46 @@ LANG=C.UTF-8' "$(cat "$ch_image/ch/environment")"
   assertEquals 'only the image' "$ch_name" "$(ls -A "$ch_images")"
 }
 
+# An OCI archive (what run.sh --save writes) unpacked for ch-run where no engine runs: umoci makes a
+# real one here. The record is checked first; a record naming another manifest leaves nothing.
+test_ch_unpack_makes_a_verified_image_from_a_checked_archive() {
+  { command -v umoci >/dev/null 2>&1 && find "$T" -maxdepth 0 -printf '' 2>/dev/null; } || startSkipping  # busybox find: no -printf
+  image=envpin/demo:00112233aabbccdd ch_images=$T/ch ch_name=envpin-demo-00112233aabbccdd
+  ch_image=$ch_images/$ch_name engine=ch-run workdir=/workspace ckpt_path=/checkpoints
+  mkdir -p "$T/src/usr/bin"
+  echo tool >"$T/src/usr/bin/tool"
+  { umoci init --layout "$T/L" && umoci new --image "$T/L:$image" &&
+    umoci insert --rootless --image "$T/L:$image" "$T/src/usr" /usr &&
+    umoci config --image "$T/L:$image" --config.env 'PATH=/usr/bin' --config.env 'A=b c'; } >/dev/null 2>&1
+  tar -C "$T/L" -cf "$T/a.tar" oci-layout index.json blobs
+  manifest=$(archive_digest "$T/a.tar" index.json manifests)
+  id=$(archive_digest "$T/a.tar" "blobs/sha256/$manifest" config)
+  assertEquals 'the manifest in the index' "$(sed 's/.*"digest":"sha256:\([0-9a-f]*\)".*/\1/' "$T/L/index.json")" "$manifest"
+  assertEquals 'the config is the id' 64 "${#id}"
+  record() {  # DIGEST
+    printf 'image=%s\ndigest=sha256:%s\nid=%s\nsha256=%s\nenv=PATH=/usr/bin\nenv=A=b c\nenv=no name\nenv=B=\001\n' \
+      "$image" "$1" "$id" "$(sha256sum "$T/a.tar" | cut -c1-64)" >"$T/a.tar.envpin"
+  }
+  record 0000000000000000000000000000000000000000000000000000000000000000
+  msg=$( (ENVPIN_IMAGE_ARCHIVE=$T/a.tar ch_unpack) 2>&1)
+  assertEquals 'another manifest' 2 $?
+  assertContains "$msg" 'is not the recorded manifest sha256:0000000000000000000000000000000000000000000000000000000000000000'
+  assertEquals 'nothing left' '' "$(ls -A "$ch_images")"
+  record "$manifest"
+  (ENVPIN_IMAGE_ARCHIVE=$T/a.tar ch_unpack) 2>/dev/null
+  assertEquals 'the files' tool "$(cat "$ch_image/usr/bin/tool")"
+  assertEquals 'the environment: names and printable values only' 'PATH=/usr/bin
+A=b c' "$(cat "$ch_image/ch/environment")"
+  assertTrue 'the mount points' "[ -d '$ch_image/workspace' ] && [ -d '$ch_image/checkpoints' ]"
+  assertEquals "id=$id" "$(grep '^id=' "$ch_image/ch/envpin-image")"
+  assertTrue 'verified' '(ch_verify) 2>/dev/null'
+  assertEquals 'only the image' "$ch_name" "$(ls -A "$ch_images")"
+  rm -rf "$ch_image"
+  echo >>"$T/a.tar"
+  msg=$( (ENVPIN_IMAGE_ARCHIVE=$T/a.tar ch_unpack) 2>&1)
+  assertContains "$msg" 'a.tar does not match its record: its sha256 differs'
+  assertFalse 'not unpacked' "[ -e '$ch_images' ] && [ -n \"\$(ls -A '$ch_images')\" ]"
+}
+
 # shellcheck source=/dev/null
 . /usr/share/shunit2/shunit2

@@ -494,45 +494,89 @@ build_image() {  # ENGINE WRITE_STATUS
 }
 
 # A node that cannot reach the registries gets the image as a file: `run.sh --save FILE` where it
-# builds writes the engine's archive of it (docker/podman save) and FILE.envpin beside it (the
-# image, its id, the archive's sha256); ENVPIN_IMAGE_ARCHIVE=FILE on the node loads it instead of
-# building. Refused before loading: a record for another image or one not in its grammar, an
-# archive whose sha256 differs; after loading, an image whose id differs (it is removed).
+# builds writes an OCI archive of it (podman save --format oci-archive; for docker, skopeo copies
+# it out of the daemon) and FILE.envpin beside it: the image, its manifest's digest, its id (the
+# config's digest), the archive's sha256 and the image's environment (for a ch-run node, which has
+# no engine to ask). ENVPIN_IMAGE_ARCHIVE=FILE on the node loads it instead of building (podman
+# load; skopeo into docker; umoci unpacks it for ch-run). Refused before loading: a record for
+# another image or one not in its grammar, an archive whose sha256 differs; after loading, an
+# image whose id differs (it is removed); unpacked for ch-run, one whose manifest is another.
+archive_hint="save it again where the image builds: sh .envpin/run.sh --save FILE, and copy FILE and FILE.envpin"
+# skopeo's docker-daemon transport ignores DOCKER_HOST: it gets the daemon by a flag. Its signature
+# policy is for images from registries; these copies are of the image built here, so no policy.
+skopeo_docker() {  # src|dest ARGS...
+  flag=$1
+  shift
+  if [ -n "${DOCKER_HOST:-}" ]; then
+    skopeo --insecure-policy copy --quiet "--$flag-daemon-host" "$DOCKER_HOST" "$@"
+  else
+    skopeo --insecure-policy copy --quiet "$@"
+  fi
+}
+# The digest of one blob of the OCI archive $1 that the JSON blob $2 (a path in the archive) names
+# under $3 ("manifests": an index's first; "config": a manifest's), as podman and skopeo write
+# them: one line of JSON, a descriptor's mediaType before its digest. Prints nothing otherwise.
+archive_digest() {  # ARCHIVE MEMBER KEY
+  tar -xOf "$1" "$2" 2>/dev/null | head -c 65536 |
+    sed -n "s/.*\"$3\":\\[\\{0,1\\}{\"mediaType\":\"[a-z0-9./+-]*\",\"digest\":\"sha256:\([0-9a-f]\{64\}\)\".*/\1/p" | head -n 1
+}
 save_image() {  # FILE
   build_image "$engine" 0
   save_tmp=$(mktemp "$1.XXXXXX") || die "cannot write beside $1"
-  if ! "$engine" save -o "$save_tmp" "$image" >&2; then
+  if [ "$engine" = docker ]; then
+    command -v skopeo >/dev/null 2>&1 ||
+      { rm -f "$save_tmp"; die "saving docker's image as an OCI archive needs skopeo" "install it (Debian: apt-get install skopeo), or save with ENVPIN_ENGINE=podman"; }
     rm -f "$save_tmp"
-    die "$engine could not save $image" "see its message above"
-  fi
+    skopeo_docker src "docker-daemon:$image" "oci-archive:$save_tmp:$image" >&2
+  else
+    rm -f "$save_tmp"
+    "$engine" save --format oci-archive -o "$save_tmp" "$image" >&2
+  fi || { rm -f "$save_tmp"; die "$engine could not save $image" "see its message above"; }
+  save_manifest=$(archive_digest "$save_tmp" index.json manifests)
+  save_id=$(archive_digest "$save_tmp" "blobs/sha256/$save_manifest" config)
+  { [ -n "$save_manifest" ] && [ -n "$save_id" ]; } ||
+    { rm -f "$save_tmp"; die "$engine wrote an archive of $image without one OCI manifest in it" "see '$engine save --help'"; }
   {
     echo "image=$image"
-    echo "id=$("$engine" image inspect --format '{{.Id}}' "$image" | sed 's/^sha256://')"
+    echo "digest=sha256:$save_manifest"
+    echo "id=$save_id"
     echo "sha256=$(sha256sum "$save_tmp" | cut -c1-64)"
+    "$engine" image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$image" | grep -v '^$' | sed 's/^/env=/'
   } >"$save_tmp.envpin" || die "cannot write beside $1"
   { mv "$save_tmp" "$1" && mv "$save_tmp.envpin" "$1.envpin"; } || die "cannot write $1"
 }
-load_image() {  # ENGINE
+# Reads ENVPIN_IMAGE_ARCHIVE's record into saved_* and checks the archive's sha256 against it.
+check_archive() {
   archive=$ENVPIN_IMAGE_ARCHIVE
-  load_hint="save it again where the image builds: sh .envpin/run.sh --save FILE, and copy FILE and FILE.envpin"
   { [ -f "$archive" ] && [ -f "$archive.envpin" ] && [ ! -L "$archive.envpin" ]; } ||
-    die "ENVPIN_IMAGE_ARCHIVE: $archive and $archive.envpin are not both files" "$load_hint"
-  [ "$(wc -c <"$archive.envpin")" -le 4096 ] || die "$archive.envpin is not a record run.sh --save wrote" "$load_hint"
+    die "ENVPIN_IMAGE_ARCHIVE: $archive and $archive.envpin are not both files" "$archive_hint"
+  [ "$(wc -c <"$archive.envpin")" -le 65536 ] || die "$archive.envpin is not a record run.sh --save wrote" "$archive_hint"
   saved_image=$(sed -n 's/^image=\([A-Za-z0-9._:@\/-]\{1,300\}\)$/\1/p' "$archive.envpin" | head -n 1)
+  saved_digest=$(sed -n 's/^digest=sha256:\([0-9a-f]\{64\}\)$/\1/p' "$archive.envpin" | head -n 1)
   saved_id=$(sed -n 's/^id=\([0-9a-f]\{64\}\)$/\1/p' "$archive.envpin" | head -n 1)
   saved_sum=$(sed -n 's/^sha256=\([0-9a-f]\{64\}\)$/\1/p' "$archive.envpin" | head -n 1)
-  { [ -n "$saved_id" ] && [ -n "$saved_sum" ]; } || die "$archive.envpin is not a record run.sh --save wrote" "$load_hint"
+  { [ -n "$saved_digest" ] && [ -n "$saved_id" ] && [ -n "$saved_sum" ]; } ||
+    die "$archive.envpin is not a record run.sh --save wrote (an OCI archive's)" "$archive_hint"
   [ "$saved_image" = "$image" ] ||
-    die "$archive holds the image '$saved_image', not this job's $image" "$load_hint"
+    die "$archive holds the image '$saved_image', not this job's $image" "$archive_hint"
   say "checking $archive against $archive.envpin"
   [ "$(sha256sum "$archive" | cut -c1-64)" = "$saved_sum" ] ||
-    die "$archive does not match its record: its sha256 differs from the one written when it was saved (a partial or altered copy)" "$load_hint"
-  "$1" load -i "$archive" >/dev/null || die "$1 could not load $archive" "see its message above"
+    die "$archive does not match its record: its sha256 differs from the one written when it was saved (a partial or altered copy)" "$archive_hint"
+}
+load_image() {  # ENGINE
+  check_archive
+  if [ "$1" = docker ]; then
+    command -v skopeo >/dev/null 2>&1 ||
+      die "loading an OCI archive into docker needs skopeo" "install it (Debian: apt-get install skopeo), or run the job with ENVPIN_ENGINE=podman"
+    skopeo_docker dest "oci-archive:$archive:$image" "docker-daemon:$image" >&2
+  else
+    "$1" load -i "$archive" >/dev/null
+  fi || die "$1 could not load $archive" "see its message above"
   # The image's id (its config's sha256): docker writes it with "sha256:", podman without.
   loaded_id=$("$1" image inspect --format '{{.Id}}' "$image" 2>/dev/null | sed 's/^sha256://')
   if [ "$loaded_id" != "$saved_id" ]; then
     "$1" rmi "$image" >/dev/null 2>&1
-    die "the image loaded from $archive is '${loaded_id:-none}', not the recorded $saved_id" "$load_hint"
+    die "the image loaded from $archive is '${loaded_id:-none}', not the recorded $saved_id" "$archive_hint"
   fi
 }
 
@@ -564,32 +608,65 @@ ch_convert() {  # WRITE_STATUS
   podman_session
   build_image "$builder" "$1"
   engine=ch-run
-  mkdir -p "$ch_images" || die "cannot create $ch_images (ENVPIN_CH_IMAGES)"
-  ch_tmp=$(mktemp -d "$ch_images/.$ch_name.XXXXXX") || die "cannot create a directory in $ch_images"
+  ch_workspace
   say "converting $image into $ch_image for ch-run"
   mkdir "$ch_tmp/root"
-  if ! ch_cid=$("$builder" create "$image" /bin/true 2>"$ch_tmp/err"); then
-    rm -rf "$ch_tmp"
-    die "$builder cannot create a container of $image to export" "see '$builder create $image'"
-  fi
+  ch_cid=$("$builder" create "$image" /bin/true 2>"$ch_tmp/err") ||
+    ch_abandon "$builder cannot create a container of $image to export" "see '$builder create $image'"
   # Both ends of the pipe must succeed: an export cut off midway can still be a valid tar stream.
   { "$builder" export "$ch_cid"; echo $? >"$ch_tmp/export-rc"; } |
     tar -x -C "$ch_tmp/root" --no-same-owner --exclude='dev/*' 2>"$ch_tmp/err"
   rc=$?
   [ "$(cat "$ch_tmp/export-rc" 2>/dev/null)" = 0 ] || rc=1
   "$builder" rm -f "$ch_cid" >/dev/null 2>&1
-  if [ "$rc" != 0 ]; then
-    say "$(head -n 3 "$ch_tmp/err")"
-    chmod -R u+w "$ch_tmp" 2>/dev/null
-    rm -rf "$ch_tmp"
-    die "exporting $image into $ch_images failed" "see the lines above; is there room in $ch_images?"
-  fi
-  mkdir -p "$ch_tmp/root/ch" "$ch_tmp/root$workdir" "$ch_tmp/root$ckpt_path"
+  [ "$rc" = 0 ] || ch_abandon "exporting $image into $ch_images failed" "see the lines above; is there room in $ch_images?"
+  mkdir -p "$ch_tmp/root/ch"
   "$builder" image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$image" | grep -v '^$' >"$ch_tmp/root/ch/environment"
-  ch_files=$(ch_listing "$ch_tmp/root") || die "cannot list the files in $ch_tmp/root" "run.sh lists an image's files with GNU find (findutils)"
+  ch_finish "$("$builder" image inspect --format '{{.Id}}' "$image" | sed 's/^sha256://')"
+}
+# The directory image from ENVPIN_IMAGE_ARCHIVE, where no engine runs: umoci unpacks the checked
+# OCI archive's layers as this user, and the image's environment comes from the archive's record.
+ch_unpack() {
+  command -v umoci >/dev/null 2>&1 ||
+    die "there is no Charliecloud image of $image in $ch_images, and making one from $ENVPIN_IMAGE_ARCHIVE needs umoci" \
+      "install umoci (Debian: apt-get install umoci), or convert the image where an engine runs: ENVPIN_ENGINE=ch-run ENVPIN_CH_IMAGES=$ch_images sh .envpin/run.sh --prepare"
+  check_archive
+  ch_workspace
+  say "unpacking $archive into $ch_image for ch-run"
+  mkdir "$ch_tmp/layout"
+  tar -x -C "$ch_tmp/layout" --no-same-owner -f "$archive" 2>"$ch_tmp/err" ||
+    ch_abandon "$archive is not a tar archive" "$archive_hint"
+  # podman names the image localhost/NAME in its archives, skopeo NAME as given.
+  ch_ref=$image
+  ! umoci ls --layout "$ch_tmp/layout" 2>/dev/null | grep -qFx "localhost/$image" || ch_ref=localhost/$image
+  umoci unpack --rootless --image "$ch_tmp/layout:$ch_ref" "$ch_tmp/bundle" >/dev/null 2>"$ch_tmp/err" ||
+    ch_abandon "umoci could not unpack $image from $archive" "see the lines above; is there room in $ch_images? $archive_hint"
+  grep -q "\"digest\":\"sha256:$saved_digest\"" "$ch_tmp/bundle/umoci.json" ||
+    ch_abandon "the image unpacked from $archive is not the recorded manifest sha256:$saved_digest" "$archive_hint"
+  mv "$ch_tmp/bundle/rootfs" "$ch_tmp/root"
+  mkdir -p "$ch_tmp/root/ch"
+  sed -n 's/^env=\([A-Za-z_][A-Za-z0-9_]*=[^[:cntrl:]]*\)$/\1/p' "$archive.envpin" >"$ch_tmp/root/ch/environment"
+  ch_finish "$saved_id"
+}
+# A directory to build the image in, in ENVPIN_CH_IMAGES: ch_finish renames it into place whole.
+ch_workspace() {
+  mkdir -p "$ch_images" || die "cannot create $ch_images (ENVPIN_CH_IMAGES)"
+  ch_tmp=$(mktemp -d "$ch_images/.$ch_name.XXXXXX") || die "cannot create a directory in $ch_images"
+}
+ch_abandon() {  # WHAT HINT
+  say "$(head -n 3 "$ch_tmp/err")"
+  chmod -R u+w "$ch_tmp" 2>/dev/null
+  rm -rf "$ch_tmp"
+  die "$1" "$2"
+}
+# The image in $ch_tmp/root gets the mount points of the project and the checkpoints and its
+# record (the image, its id, the digest of its file list), and is renamed into place.
+ch_finish() {  # ID
+  mkdir -p "$ch_tmp/root$workdir" "$ch_tmp/root$ckpt_path"
+  ch_files=$(ch_listing "$ch_tmp/root") || ch_abandon "cannot list the files in $ch_tmp/root" "run.sh lists an image's files with GNU find (findutils)"
   {
     echo "image=$image"
-    echo "id=$("$builder" image inspect --format '{{.Id}}' "$image")"
+    echo "id=$1"
     echo "files=$ch_files"
   } >"$ch_tmp/root/ch/envpin-image"
   mv -T "$ch_tmp/root" "$ch_image" 2>/dev/null || say "$ch_image was made meanwhile (another node's conversion): using it"
@@ -610,7 +687,9 @@ ch_verify() {
 # The job's image, ready for the engine: built (docker, podman), or converted and verified (ch-run).
 prepare_image() {  # WRITE_STATUS
   if [ "$engine" = ch-run ]; then
-    [ -e "$ch_image" ] || ch_convert "$1"
+    if [ -e "$ch_image" ]; then :
+    elif [ -n "${ENVPIN_IMAGE_ARCHIVE:-}" ]; then ch_unpack
+    else ch_convert "$1"; fi
     ch_verify
   else
     build_image "$engine" "$1"
