@@ -447,15 +447,28 @@ ch_abandon() {  # WHAT HINT
   rm -rf "$ch_tmp"
   die "$1" "$2"
 }
-# The image in $ch_tmp/root gets the mount points of the project and the checkpoints and its
-# record (the image, its id, the digest of its file list), and is renamed into place.
+# The image in $ch_tmp/root gets the mount points of the project and the checkpoints, with
+# ENVPIN_CH_GPU=nvidia this node's NVIDIA driver files (Charliecloud's ch-fromhost --nvidia, before
+# the file list is taken), and its record (the image, its id, the digest of its file list, the
+# GPU files), and is renamed into place.
 ch_finish() {  # ID
   mkdir -p "$ch_tmp/root$workdir" "$ch_tmp/root$ckpt_path"
+  case ${ENVPIN_CH_GPU:-} in
+    '') ;;
+    nvidia)
+      command -v ch-fromhost >/dev/null 2>&1 ||
+        ch_abandon "ENVPIN_CH_GPU=nvidia needs Charliecloud's ch-fromhost" "install it (Debian: charliecloud-builders), on a GPU node with the driver the jobs' nodes have"
+      say "adding this node's NVIDIA driver files with ch-fromhost --nvidia"
+      ch-fromhost --nvidia "$ch_tmp/root" >&2 2>"$ch_tmp/err" ||
+        ch_abandon "ch-fromhost --nvidia could not add the driver files to $image" "run --prepare with ENVPIN_CH_GPU=nvidia on a GPU node (it reads the driver with nvidia-container-cli)" ;;
+    *) ch_abandon "ENVPIN_CH_GPU='$ENVPIN_CH_GPU' is not a GPU kind run.sh knows" "set ENVPIN_CH_GPU=nvidia, or unset it" ;;
+  esac
   ch_files=$(ch_listing "$ch_tmp/root") || ch_abandon "cannot list the files in $ch_tmp/root" "run.sh lists an image's files with GNU find (findutils)"
   {
     echo "image=$image"
     echo "id=$1"
     echo "files=$ch_files"
+    [ -z "${ENVPIN_CH_GPU:-}" ] || echo "gpu=$ENVPIN_CH_GPU"
   } >"$ch_tmp/root/ch/envpin-image"
   mv -T "$ch_tmp/root" "$ch_image" 2>/dev/null || say "$ch_image was made meanwhile (another node's conversion): using it"
   chmod -R u+w "$ch_tmp" 2>/dev/null
@@ -846,7 +859,8 @@ run_main() {  # run.sh's arguments
   gpu_flag=''
   gpu_value=''
   if [ -n "$gpus" ] && [ "$engine" = ch-run ]; then
-    note "warning: job $job: ch-run has no GPU option and the image has no NVIDIA driver libraries: CUDA will not find the GPUs (run GPU jobs with podman; docs/jobs.md)"
+    grep -qx 'gpu=nvidia' "$ch_image/ch/envpin-image" ||
+      note "warning: job $job: ch-run has no GPU option and $ch_image has no NVIDIA driver files: CUDA will not find the GPUs (convert it with ENVPIN_CH_GPU=nvidia on a GPU node, or run GPU jobs with podman; docs/jobs.md)"
   elif [ -n "$gpus" ]; then
     case $engine in
       *podman*) gpu_flag=--device gpu_value=nvidia.com/gpu=all ;;

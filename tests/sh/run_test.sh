@@ -319,6 +319,23 @@ LANG=C.UTF-8' "$(cat "$ch_image/ch/environment")"
   assertTrue 'the mount points' "[ -d '$ch_image/workspace' ] && [ -d '$ch_image/checkpoints' ]"
   assertTrue 'verified' '(ch_verify) 2>/dev/null'
   assertEquals 'only the image' "$ch_name" "$(ls -A "$ch_images")"
+  assertFalse 'no GPU files asked for' "grep -q '^gpu=' '$ch_image/ch/envpin-image'"
+  # ENVPIN_CH_GPU=nvidia: ch-fromhost (a stand-in) adds the driver files before the file list is
+  # taken, so the image verifies with them; a failed ch-fromhost leaves nothing.
+  rm -rf "$ch_image"
+  printf '#!/bin/sh\n[ "$1" = --nvidia ] || exit 9\n[ -z "${FROMHOST_FAILS:-}" ] || { echo "nvidia-container-cli: no driver" >&2; exit 1; }\nmkdir -p "$2/usr/lib64" && echo driver >"$2/usr/lib64/libcuda.so.1"\n' >"$T/bin/ch-fromhost"
+  chmod 755 "$T/bin/ch-fromhost"
+  msg=$( (PATH="$T/bin:$PATH" ENVPIN_CH_BUILDER=podman ENVPIN_CH_GPU=nvidia FROMHOST_FAILS=1 ch_convert 0) 2>&1)
+  assertEquals 'ch-fromhost failed' 2 $?
+  assertContains "$msg" 'ch-fromhost --nvidia could not add the driver files'
+  assertEquals 'nothing left' '' "$(ls -A "$ch_images")"
+  (PATH="$T/bin:$PATH" ENVPIN_CH_BUILDER=podman ENVPIN_CH_GPU=nvidia ch_convert 0) 2>/dev/null
+  assertEquals 'the driver file' driver "$(cat "$ch_image/usr/lib64/libcuda.so.1" 2>&1)"
+  assertTrue 'recorded' "grep -qx 'gpu=nvidia' '$ch_image/ch/envpin-image'"
+  assertTrue 'verified with the driver files' '(ch_verify) 2>/dev/null'
+  rm -rf "$ch_image"
+  msg=$( (PATH="$T/bin:$PATH" ENVPIN_CH_BUILDER=podman ENVPIN_CH_GPU=amd ch_convert 0) 2>&1)
+  assertContains "$msg" "ENVPIN_CH_GPU='amd' is not a GPU kind run.sh knows"
 }
 
 # An OCI archive (what run.sh --save writes) unpacked for ch-run where no engine runs: umoci makes a
