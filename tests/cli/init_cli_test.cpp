@@ -67,7 +67,7 @@ TEST_F(InitCli, CudaNeedsTheFleetAndNothingIsWrittenOnError) {
   EXPECT_FALSE(fs::exists(dir_ / "envpin.yaml"));
   r = run("init --gpu A100 --gpu H100 --name research");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("CUDA 12.1.1 (nvidia/cuda:12.1.1-runtime-ubuntu22.04)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CUDA 12.1.1 (nvidia/cuda:12.1.1-base-ubuntu22.04)"), std::string::npos) << r.out;
   EXPECT_EQ(run("cuda").code, 0);
 }
 
@@ -233,8 +233,8 @@ TEST_F(InitCli, ProbeTakesThisMachinesGpusAndDriver) {
                       "  driver: \">=550.54.15\"  # --probe: this machine's\n"),
             std::string::npos)
       << yaml;
-  // Driver 550.54.15 runs CUDA 12.4 fully, and torch 2.4.1 has cu124 wheels.
-  EXPECT_NE(r.out.find("CUDA 12.4.1 (nvidia/cuda:12.4.1-runtime-ubuntu22.04)"), std::string::npos) << r.out;
+  // Driver 550.54.15 runs CUDA 12.4 fully, and torch 2.4.1 has cu124 wheels (which bring the CUDA libraries: base).
+  EXPECT_NE(r.out.find("CUDA 12.4.1 (nvidia/cuda:12.4.1-base-ubuntu22.04)"), std::string::npos) << r.out;
   fs::remove(dir_ / "envpin.yaml");
   r = run("init --probe", "ENVPIN_NVML_LIBRARY=/nonexistent ENVPIN_NVIDIA_PROC_VERSION=/nonexistent PATH=/nonexistent");
   EXPECT_EQ(r.code, 1);

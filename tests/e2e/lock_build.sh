@@ -101,12 +101,12 @@ lock = tomllib.load(open(sys.argv[1], "rb"))
 recorded = lock.pop("lock-digest")
 digest = "sha256:" + hashlib.sha256(json.dumps(lock, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
 assert digest == recorded, (digest, recorded)
-print("image", lock["image"]["digest"], lock["image"]["platform-manifests"][0]["config"])
+print("image", lock["image"]["digest"], lock["image"]["platform-manifests"][0]["config"], lock["image"]["platform-manifests"][0].get("size", "none"))
 for p in lock["apt"]:
     print("apt", p["name"], p["version"], p["sha256"], p["size"])
 for p in lock["python"]:
     for f in p["files"]:
-        print("wheel", p["name"], p["version"], f["url"], f["sha256"])
+        print("wheel", p["name"], p["version"], f["url"], f["sha256"], f.get("size", "none"))
 EOF
 # The image digest: curl's HEAD header and sha256sum of the GET body.
 ACCEPT='Accept: application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json'
@@ -115,6 +115,12 @@ head_digest=$(curl -sfI -H "$ACCEPT" "http://127.0.0.1:$REG_PORT/v2/envpin/bookw
 body_digest=sha256:$(curl -sf -H "$ACCEPT" "http://127.0.0.1:$REG_PORT/v2/envpin/bookworm/manifests/12" | sha256sum | cut -d' ' -f1)
 if [ "$locked_digest" = "$head_digest" ] && [ "$locked_digest" = "$body_digest" ]; then pass; else
   fail "image digest: lock $locked_digest, registry header $head_digest, body $body_digest"; fi
+# The bytes a node pulls: the layers' sizes in the registry's manifest, summed by Python.
+locked_size=$(awk '$1 == "image" { print $4 }' "$T/pins.txt")
+layers_size=$(curl -sf -H "$ACCEPT" "http://127.0.0.1:$REG_PORT/v2/envpin/bookworm/manifests/12" |
+  /usr/bin/python3 -c 'import json, sys; print(sum(l["size"] for l in json.load(sys.stdin)["layers"]))')
+if [ -n "$layers_size" ] && [ "$locked_size" = "$layers_size" ]; then pass; else
+  fail "image size: lock $locked_size, the registry's layers $layers_size"; fi
 # Every .deb: apt-get download inside the pinned image, then sha256sum.
 awk '$1 == "apt" { print $2 "=" $3 }' "$T/pins.txt" > "$T/apt-pins.txt"
 awk '$1 == "apt" { print $4 "  " $2 }' "$T/pins.txt" > "$T/apt-sums.txt"
@@ -125,13 +131,14 @@ docker run --rm --network host -v "$T:/x" --entrypoint sh "$IMAGE@$locked_digest
   for f in *.deb; do n=${f%%_*}; echo "$(sha256sum "$f" | cut -d" " -f1)  $n"; done' > "$T/apt-actual.txt" 2>"$T/apt-dl.err"
 if [ "$apt_count" -ge 3 ] && [ "$(sort "$T/apt-sums.txt")" = "$(sort "$T/apt-actual.txt")" ]; then pass; else
   fail "apt .deb sha256 (lock vs apt-get download + sha256sum)"; diff "$T/apt-sums.txt" "$T/apt-actual.txt" | head; cat "$T/apt-dl.err" | head; fi
-# Every wheel: downloaded with curl, hashed by pip.
-awk '$1 == "wheel"' "$T/pins.txt" | while read -r _ name version url sha; do
+# Every wheel: downloaded with curl, hashed by pip, its size by stat.
+awk '$1 == "wheel"' "$T/pins.txt" | while read -r _ name version url sha size; do
   curl -sf -o "$T/w.whl" "$url" && got=$(/usr/bin/python3 -m pip hash "$T/w.whl" | sed -n 's/^--hash=sha256://p')
-  [ "$got" = "$sha" ] && echo ok || echo "wheel $name: lock $sha, pip hash $got"
+  bytes=$(stat -c %s "$T/w.whl")
+  { [ "$got" = "$sha" ] && [ "$bytes" = "$size" ] && echo ok; } || echo "wheel $name: lock $sha $size, pip hash $got, $bytes bytes"
 done > "$T/wheel-check.txt"
 if [ "$(grep -c '^ok$' "$T/wheel-check.txt")" = 3 ] && ! grep -qv '^ok$' "$T/wheel-check.txt"; then pass; else
-  fail "wheel sha256 (lock vs pip hash)"; cat "$T/wheel-check.txt"; fi
+  fail "wheel sha256 and size (lock vs pip hash, stat)"; cat "$T/wheel-check.txt"; fi
 
 # Without a container engine: the distribution's Packages index, requested packages only,
 # and the lock says the closure is partial. Each .deb hash checked with curl + sha256sum.

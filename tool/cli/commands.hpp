@@ -32,6 +32,7 @@ Command validate_command();
 Command cuda_command();
 Command lock_command();
 Command verify_command();
+Command size_command();
 Command context_command();
 Command scan_command();
 Command report_command();

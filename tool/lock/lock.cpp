@@ -83,8 +83,11 @@ json project(const Lock& l, bool for_digest) {
   if (!for_digest) j["lock-digest"] = l.lock_digest;
   const auto image = [](const Image& i) {
     json pm = json::array();
-    for (const auto& p : i.platforms)
-      pm.push_back({{"platform", p.platform}, {"manifest", p.manifest}, {"config", p.config}});
+    for (const auto& p : i.platforms) {
+      json e = {{"platform", p.platform}, {"manifest", p.manifest}, {"config", p.config}};
+      if (p.size > 0) e["size"] = p.size;  // locks written before sizes were recorded keep their digest
+      pm.push_back(e);
+    }
     return json{{"requested", i.requested},
                 {"reference", i.reference},
                 {"digest", i.digest},
@@ -118,7 +121,11 @@ json project(const Lock& l, bool for_digest) {
     j["python"] = json::array();
     for (const auto& p : l.python) {
       json files = json::array();
-      for (const auto& f : p.files) files.push_back({{"name", f.name}, {"url", f.url}, {"sha256", f.sha256}});
+      for (const auto& f : p.files) {
+        json e = {{"name", f.name}, {"url", f.url}, {"sha256", f.sha256}};
+        if (f.size > 0) e["size"] = f.size;
+        files.push_back(e);
+      }
       json e = {{"name", p.name}, {"version", p.version}, {"files", files}};
       if (!p.requested.empty()) e["requested"] = p.requested;
       j["python"].push_back(e);
@@ -174,6 +181,15 @@ class Reader {
     if (!j.contains(key) || !j[key].is_number_integer())
       throw Error(entry + ": '" + key + "' must be an integer", diag::Location{file_, 0, 0}, kHint);
     return j[key].get<std::int64_t>();
+  }
+  // A size envpin recorded, or 0 where none was: a whole number from 1 to 2^40 (1 TiB).
+  std::int64_t size(const json& j, const std::string& entry) const {
+    if (!j.contains("size")) return 0;
+    const std::int64_t v = integer(j, "size", entry);
+    if (v < 1 || v > (std::int64_t{1} << 40))
+      throw Error(entry + ": 'size' " + std::to_string(v) + " is not a size envpin records (1 byte to 1 TiB)",
+                  diag::Location{file_, 0, 0}, kHint);
+    return v;
   }
   const json& array(const json& j, const char* key, const std::string& entry) const {
     static const json empty = json::array();
@@ -264,7 +280,7 @@ std::string to_toml(const Lock& l) {
     w.raw("platform-manifests = [\n");
     for (const auto& p : (*i)->platforms)
       w.raw("  { platform = " + quoted(p.platform) + ", manifest = " + quoted(p.manifest) +
-            ", config = " + quoted(p.config) + " },\n");
+            ", config = " + quoted(p.config) + (p.size > 0 ? ", size = " + std::to_string(p.size) : "") + " },\n");
     w.raw("]\n");
   }
   if (l.cuda) {
@@ -297,7 +313,8 @@ std::string to_toml(const Lock& l) {
     w.key_if("requested", p.requested);
     w.raw("files = [\n");
     for (const auto& f : p.files)
-      w.raw("  { name = " + quoted(f.name) + ", url = " + quoted(f.url) + ", sha256 = " + quoted(f.sha256) + " },\n");
+      w.raw("  { name = " + quoted(f.name) + ", url = " + quoted(f.url) + ", sha256 = " + quoted(f.sha256) +
+            (f.size > 0 ? ", size = " + std::to_string(f.size) : "") + " },\n");
     w.raw("]\n");
   }
   for (const auto& f : l.files) {
@@ -346,9 +363,9 @@ Lock parse(const std::string& text, const std::string& file) {
     image.digest = r.str(i, "digest", name);
     image.media_type = r.str(i, "media-type", name);
     for (const auto& p : r.array(i, "platform-manifests", name))
-      image.platforms.push_back({r.str(p, "platform", name + " platform-manifests"),
-                                 r.str(p, "manifest", name + " platform-manifests"),
-                                 r.str(p, "config", name + " platform-manifests")});
+      image.platforms.push_back(
+          {r.str(p, "platform", name + " platform-manifests"), r.str(p, "manifest", name + " platform-manifests"),
+           r.str(p, "config", name + " platform-manifests"), r.size(p, name + " platform-manifests")});
     *target = image;
   }
   if (j.contains("cuda")) {
@@ -380,7 +397,8 @@ Lock parse(const std::string& text, const std::string& file) {
     py.version = r.str(p, "version", entry);
     py.requested = r.str(p, "requested", entry, true);
     for (const auto& f : r.array(p, "files", entry))
-      py.files.push_back({r.str(f, "name", entry), r.str(f, "url", entry), r.str(f, "sha256", entry)});
+      py.files.push_back(
+          {r.str(f, "name", entry), r.str(f, "url", entry), r.str(f, "sha256", entry), r.size(f, entry)});
     l.python.push_back(py);
   }
   for (const auto& f : r.array(j, "file", "the lock")) {

@@ -18,6 +18,7 @@ inline constexpr const char* kLockVersion = "1.0";
 
 struct PlatformManifest {
   std::string platform, manifest, config;
+  std::int64_t size = 0;  // the compressed bytes of its layers, what a node pulls; 0: not recorded
 };
 
 struct Image {
@@ -47,6 +48,7 @@ struct AptPackage {
 
 struct WheelFile {
   std::string name, url, sha256;
+  std::int64_t size = 0;  // bytes, as the index served it; 0: not recorded (the index did not say)
 };
 
 struct PythonPackage {

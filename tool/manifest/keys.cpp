@@ -18,7 +18,9 @@ constexpr KeyDoc kKeys[] = {
     {"base", S::value, true, "an image to build on instead of the OS's (refused with cuda:)"},
     {"cuda", S::section, true, "the CUDA toolkit, chosen for the fleet"},
     {"cuda.version", S::value, true, "x.y, x.y.z or auto: the toolkit (auto: the newest the fleet runs)"},
-    {"cuda.flavor", S::value, true, "base, runtime or devel: the nvidia/cuda image flavor"},
+    {"cuda.flavor", S::value, true,
+     "base, runtime or devel: the nvidia/cuda image flavor (default: base with torch from pip, which brings the "
+     "CUDA libraries; else runtime)"},
     {"cuda.cudnn", S::value, true, "true: the cuDNN image of the flavor"},
     {"cuda.gpus", S::list, true, "the fleet's GPUs, by product name or compute capability"},
     {"cuda.driver", S::value, true, "the fleet's lowest driver, e.g. '>=535.104.05'"},

@@ -155,6 +155,20 @@ std::string config_digest(const json& manifest, const std::string& url) {
   return manifest["config"]["digest"].get<std::string>();
 }
 
+// The bytes a node pulls for an image manifest: its layers' sizes, as the manifest states them
+// (the registry's data: each a whole number up to 1 TiB, at most 1000 layers), else 0.
+std::int64_t layers_size(const json& manifest) {
+  if (!manifest.contains("layers") || !manifest["layers"].is_array() || manifest["layers"].size() > 1000) return 0;
+  std::int64_t sum = 0;
+  for (const json& layer : manifest["layers"]) {
+    if (!layer.is_object() || !layer.contains("size") || !layer["size"].is_number_integer()) return 0;
+    const std::int64_t n = layer["size"].get<std::int64_t>();
+    if (n < 0 || n > (std::int64_t{1} << 40)) return 0;
+    sum += n;
+  }
+  return sum <= (std::int64_t{1} << 40) ? sum : 0;
+}
+
 // host[:port]: dot-separated labels of letters, digits and '-', or "localhost", then an optional
 // numeric port.
 bool is_registry_host(std::string_view h) {
@@ -301,7 +315,8 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
       const std::string m_digest = (*it)["digest"].get<std::string>();
       const std::string m_path = "/manifests/" + m_digest;
       const json platform_manifest = json::parse(get_verified(client, m_path, m_digest, true));
-      out.platforms.push_back({want, m_digest, config_digest(platform_manifest, client.url(m_path))});
+      out.platforms.push_back(
+          {want, m_digest, config_digest(platform_manifest, client.url(m_path)), layers_size(platform_manifest)});
     }
     return out;
   }
@@ -322,7 +337,7 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
                   std::nullopt,
                   "use a multi-platform tag, or build for " + actual_platform +
                       " (running it elsewhere ends in 'exec format error')");
-  for (const std::string& want : platforms) out.platforms.push_back({want, actual, config});
+  for (const std::string& want : platforms) out.platforms.push_back({want, actual, config, layers_size(manifest)});
   return out;
 }
 

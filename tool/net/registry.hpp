@@ -25,9 +25,10 @@ struct ImageReference {
 ImageReference parse_image_reference(std::string_view text);
 
 struct PlatformManifest {
-  std::string platform;  // "linux/amd64"
-  std::string manifest;  // sha256:... of that platform's image manifest
-  std::string config;    // sha256:... of its config blob
+  std::string platform;   // "linux/amd64"
+  std::string manifest;   // sha256:... of that platform's image manifest
+  std::string config;     // sha256:... of its config blob
+  std::int64_t size = 0;  // the sum of its layers' compressed sizes; 0: the manifest did not say
 };
 
 struct ResolvedImage {

@@ -571,6 +571,14 @@ class Policy {
              req_.driver->origin.where});
         break;
     }
+    if (!req_.flavor_why.empty()) d.reasons.push_back(req_.flavor_why);
+    if (d.torch && (req_.flavor_given || req_.cudnn) && req_.flavor != "base")
+      d.warnings.push_back(
+          {"cuda.flavor: " + req_.flavor + (req_.cudnn ? " with cuda.cudnn" : "") +
+               " carries CUDA libraries (cuBLAS, NCCL, cuFFT" + (req_.cudnn ? ", cuDNN" : "") +
+               ", ...) that torch's wheels bring again: two copies in the image, about 2-3 GB (envpin size lists them "
+               "once locked); torch loads its own, so the base flavor is enough unless other code loads the system's",
+           std::nullopt});
     if (d.torch) {
       const auto& t = *d.torch;
       std::string line = "torch " + t.version + ": " + t.variant + " wheels from " + t.index_url + " (kernels for " +

@@ -41,6 +41,8 @@ struct CudaRequest {
   std::vector<Input<manifest::Arch>> platforms;     // empty: linux/amd64
   std::optional<Input<std::string>> ubuntu;         // "22.04"; unset: 22.04 where published
   std::string flavor = "runtime";                   // base, runtime, devel
+  bool flavor_given = false;                        // cuda.flavor set in the manifest
+  std::string flavor_why;                           // why the flavor, when envpin chose it (a reason line)
   bool cudnn = false;
   std::optional<Input<bool>> forward_compat;  // cuda.forward_compat: true
   std::optional<Input<bool>> require_off;     // cuda.require_check: off (the image's start gate bypassed)

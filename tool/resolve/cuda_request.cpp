@@ -4,6 +4,7 @@
 
 #include "diag/cursor.hpp"
 #include "diag/error.hpp"
+#include "manifest/requirement.hpp"
 #include "resolve/cuda_policy.hpp"
 
 namespace envpin::resolve {
@@ -23,6 +24,41 @@ std::string pytorch_index_variant(std::string_view url) {
   const std::string variant(url.substr(start, c.at - start));
   c.eat("/");
   return c.done() ? variant : "";
+}
+
+// A Python requirement that loads CUDA libraries from the system (an nvidia/cuda runtime image or
+// LD_LIBRARY_PATH) instead of bringing them as nvidia-* wheels: with one, the image keeps the
+// runtime flavor. Sources (docs/cuda.md): onnxruntime-gpu ships no cuBLAS/cuDNN, its
+// [cuda,cudnn] extras bring them from 1.21 (microsoft/onnxruntime#20745, #23659); CuPy wants a
+// CUDA Toolkit unless its [ctk] extra installs the wheels (cupy-cuda12x's PyPI page, cupy#9444);
+// TensorFlow finds system CUDA/cuDNN unless [and-cuda] (tensorflow#60646, its pip install page);
+// jax's cuda12_local extra uses a local CUDA (docs.jax.dev installation).
+std::optional<std::pair<std::string, std::string>> system_cuda_user(const manifest::Manifest& m) {
+  if (!m.python) return std::nullopt;
+  for (const auto* list : {&m.python->packages, &m.python->requirement_lines})
+    for (const auto& located : *list) {
+      const manifest::Requirement& r = located.value;
+      const auto has = [&](std::string_view extra) {
+        for (const auto& e : r.extras)  // extras compare as names do (PEP 685)
+          if (manifest::normalize_name(e) == manifest::normalize_name(extra)) return true;
+        return false;
+      };
+      const std::string& n = r.normalized;
+      if (n == "onnxruntime-gpu" && !(has("cuda") && has("cudnn")))
+        return std::pair{r.name,
+                         "its CUDA provider loads cuBLAS and cuDNN from the system (the [cuda,cudnn] extras, "
+                         "onnxruntime-gpu 1.21 and later, bring them as wheels)"};
+      if (n.starts_with("cupy-cuda") && !has("ctk"))
+        return std::pair{r.name,
+                         "it loads the CUDA Toolkit's libraries from the system (its [ctk] extra brings them "
+                         "as wheels)"};
+      if ((n == "tensorflow" && !has("and-cuda")) || n == "tensorflow-gpu")
+        return std::pair{r.name, "it finds CUDA and cuDNN on the system (tensorflow[and-cuda] brings them as wheels)"};
+      for (const char* local : {"cuda11_local", "cuda12_local", "cuda13_local"})
+        if ((n == "jax" || n == "jaxlib") && has(local))
+          return std::pair{r.name + "[" + local + "]", "it uses the CUDA installed on the system"};
+    }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -59,6 +95,7 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
              : c.flavor.value == manifest::CudaFlavor::devel ? "devel"
                                                              : "runtime";
   r.cudnn = c.cudnn.value;
+  r.flavor_given = c.flavor.where.line != 0;
   if (c.repository) r.repository = c.repository->value;
   if (c.require_check && !c.require_check->value)
     r.require_off = Input<bool>{true, {"cuda.require_check", c.require_check->where}};
@@ -84,6 +121,21 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
     r.torch = t;
   }
   if (m.python) r.python = Input<std::string>{m.python->version.value, {"python.version", m.python->version.where}};
+  // torch's wheels bring every CUDA library it loads (nvidia-* wheels, or inside torch/lib for
+  // the bundled builds) and find them through their RPATH: the runtime flavor's cuBLAS, cuFFT,
+  // NCCL, ... would be a second copy of gigabytes. Without cuda.flavor, such a project gets the
+  // base flavor (CUDA runtime and cuda-compat only), unless another package wants the system's.
+  if (!r.flavor_given && !r.cudnn && (r.torch || r.torch_range)) {
+    if (const auto user = system_cuda_user(m))
+      r.flavor_why = "flavor: runtime, as " + user->first + " needs: " + user->second;
+    else {
+      r.flavor = "base";
+      r.flavor_why =
+          "flavor: base (the CUDA runtime and cuda-compat): torch's wheels bring cuBLAS, cuDNN, NCCL and the other "
+          "libraries it loads, which the runtime flavor would carry a second time; set cuda.flavor: runtime for code "
+          "that loads the system's";
+    }
+  }
   if (m.python) {
     std::vector<std::pair<std::string, const manifest::Located<std::string>*>> all;
     if (m.python->index) all.emplace_back("python.index", &*m.python->index);

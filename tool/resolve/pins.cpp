@@ -97,7 +97,7 @@ Image resolve_image(const std::string& reference, const resolve::Environment& en
   image.reference = reference.substr(0, reference.find('@')) + "@" + r.digest;
   image.digest = r.digest;
   image.media_type = r.media_type;
-  for (const auto& p : r.platforms) image.platforms.push_back({p.platform, p.manifest, p.config});
+  for (const auto& p : r.platforms) image.platforms.push_back({p.platform, p.manifest, p.config, p.size});
   return image;
 }
 
@@ -224,6 +224,41 @@ void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, c
                   a.where, "pin a version the image's sources still carry");
 }
 
+// Each wheel's size, for `envpin size` and the layers by weight: a HEAD of its URL, eight at a
+// time, each given 10 s and one try. Content-Length is the server's word, so it is only taken as
+// a whole number of bytes up to 1 TiB; a wheel whose server does not say (or refuses a HEAD,
+// or needs credentials) keeps size 0, and `envpin size` counts it as unknown.
+void record_wheel_sizes(std::vector<PythonPackage>& packages) {
+  std::vector<lock::WheelFile*> files;
+  for (auto& p : packages)
+    for (auto& f : p.files) files.push_back(&f);
+  net::HttpOptions http;
+  http.stall_s = std::min<long>(10, net::network_timeout_s());
+  http.connect_timeout_s = 10;
+  http.timeout_s = 30;
+  http.attempts = 1;
+  const auto size_of = [&](const std::string& url) -> std::int64_t {
+    try {
+      const net::Response r = net::fetch({"HEAD", url, {}, {}, true}, http);
+      const std::string length = r.header("content-length");
+      if (r.status != 200 || length.empty() || length.size() > 13 ||
+          length.find_first_not_of("0123456789") != std::string::npos)
+        return 0;
+      const std::int64_t n = std::stoll(length);
+      return n <= (std::int64_t{1} << 40) ? n : 0;
+    } catch (const Error&) {
+      return 0;
+    }
+  };
+  constexpr std::size_t kParallel = 8;
+  for (std::size_t from = 0; from < files.size(); from += kParallel) {
+    std::vector<std::future<std::int64_t>> sizes;
+    for (std::size_t i = from; i < std::min(files.size(), from + kParallel); ++i)
+      sizes.push_back(std::async(std::launch::async, size_of, files[i]->url));
+    for (std::size_t i = 0; i < sizes.size(); ++i) files[from + i]->size = sizes[i].get();
+  }
+}
+
 void resolve_python(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o, Lock& lock) {
   const manifest::Python& py = *m.python;
   std::string python = o.python;
@@ -290,6 +325,8 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
   const auto report = io::read_file(scratch / "report.json");
   if (!report) throw Error("pip wrote no report (" + (scratch / "report.json").string() + ")");
   lock.python = parse_pip_report(*report);
+  if (o.progress) o.progress("asking the index for the size of each wheel");
+  record_wheel_sizes(lock.python);
   for (auto& p : lock.python)
     for (const auto* list : {&py.packages, &py.requirement_lines})
       for (const auto& req : *list)

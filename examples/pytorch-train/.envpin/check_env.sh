@@ -14,7 +14,7 @@
 # The library defines every check; this manifest calls those it needs.
 # shellcheck disable=SC2317
 # The manifest's values; the library below checks them.
-manifest_sha256='a57d69acdecea54ce0d5ed018bcf379b7c73122a81bcd272e0e6f529e4c64c37'
+manifest_sha256='d7cc021026e6bef2010606d903c8f1e8a8d67f7910880cb195481db18c9e5f07'
 manifest_default='envpin.yaml'
 platform_hint='build and run the image for linux/amd64'
 lock_digest=

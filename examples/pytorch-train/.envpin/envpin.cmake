@@ -3,7 +3,7 @@
 # time, when no envpin executable can be run yet (FetchContent, a fresh clone). Commit it.
 set(ENVPIN_FRAGMENT_VERSION 1)
 set(ENVPIN_MANIFEST_NAME "envpin.yaml")
-set(ENVPIN_MANIFEST_SHA256 "a57d69acdecea54ce0d5ed018bcf379b7c73122a81bcd272e0e6f529e4c64c37")
+set(ENVPIN_MANIFEST_SHA256 "d7cc021026e6bef2010606d903c8f1e8a8d67f7910880cb195481db18c9e5f07")
 set(ENVPIN_CHECK_ENV "${CMAKE_CURRENT_LIST_DIR}/check_env.sh")
 set(ENVPIN_CUDA_TOOLKIT "12.4.1")
 set(ENVPIN_CUDA_ARCHITECTURES "80-real;90")
