@@ -208,6 +208,39 @@ TEST_F(LockCli, VerifyStaleExitsTwo) {
   EXPECT_EQ(listing(), (std::vector<std::string>{"envpin.lock", "envpin.yaml", "requirements.lock"}));
 }
 
+// envpin size reads the lock alone: its sizes where recorded, the others counted; an edited lock
+// is refused as verify refuses it; a stale one still has sizes to show, with a warning.
+TEST_F(LockCli, SizeReadsTheLocksSizes) {
+  write("envpin.yaml", kManifest);
+  EXPECT_EQ(run("size").err,
+            "envpin: error: envpin.lock: cannot read envpin.lock\n"
+            "envpin: hint: run 'envpin lock': the sizes come from the lock\n");
+  write_locked();
+  Result r = run("size");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  apt      2 .debs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("200.9 kB"), std::string::npos) << r.out;          // 64432 + 136460
+  EXPECT_NE(r.out.find("3 without a size"), std::string::npos) << r.out;  // the image and both wheels
+  EXPECT_EQ(r.err, "");
+  r = run("size --json");
+  EXPECT_NE(r.out.find("\"total_bytes\": 200892"), std::string::npos) << r.out;
+  write("envpin.yaml", std::string(kManifest).replace(std::string(kManifest).find("[jq, "), 5, "[jq, git, "));
+  r = run("size");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(
+      r.err.rfind(
+          "envpin: warning: envpin.lock is stale (envpin.yaml changed after it was locked): these are its sizes", 0),
+      0u)
+      << r.err;
+  write("envpin.yaml", kManifest);
+  std::string text = *io::read_file(dir_ / "envpin.lock");
+  text.replace(text.find("size = 136460"), 13, "size = 136461");
+  write("envpin.lock", text);
+  r = run("size");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+}
+
 TEST_F(LockCli, MissingOrNewerLock) {
   write("envpin.yaml", kManifest);
   EXPECT_EQ(run("verify").err,
