@@ -142,7 +142,8 @@ TEST(Flavor, APackageThatLoadsTheSystemsKeepsRuntime) {
        std::vector<std::pair<std::string, std::string>>{{"onnxruntime-gpu==1.20.1", "onnxruntime-gpu"},
                                                         {"cupy-cuda12x", "cupy-cuda12x"},
                                                         {"tensorflow==2.16.1", "tensorflow"},
-                                                        {"'jax[cuda12_local]'", "jax[cuda12_local]"}}) {
+                                                        {"'jax[cuda12_local]'", "jax[cuda12_local]"},
+                                                        {"paddlepaddle-gpu==2.5.2", "paddlepaddle-gpu"}}) {
     const auto e = decided("python: {version: '3.11', packages: [torch==2.4.1, " + package + "]}\n");
     EXPECT_EQ(e.cuda->base_image, "nvidia/cuda:12.4.1-runtime-ubuntu22.04") << package;
     EXPECT_NE(reasons(e).find("flavor: runtime, as " + named + " needs: "), std::string::npos) << reasons(e);

@@ -32,7 +32,8 @@ std::string pytorch_index_variant(std::string_view url) {
 // [cuda,cudnn] extras bring them from 1.21 (microsoft/onnxruntime#20745, #23659); CuPy wants a
 // CUDA Toolkit unless its [ctk] extra installs the wheels (cupy-cuda12x's PyPI page, cupy#9444);
 // TensorFlow finds system CUDA/cuDNN unless [and-cuda] (tensorflow#60646, its pip install page);
-// jax's cuda12_local extra uses a local CUDA (docs.jax.dev installation).
+// jax's cuda12_local extra uses a local CUDA (docs.jax.dev installation); paddlepaddle-gpu before
+// 2.6 needs the system's (PaddlePaddle/Paddle#54923, #60841 for 2.6).
 std::optional<std::pair<std::string, std::string>> system_cuda_user(const manifest::Manifest& m) {
   if (!m.python) return std::nullopt;
   for (const auto* list : {&m.python->packages, &m.python->requirement_lines})
@@ -54,6 +55,10 @@ std::optional<std::pair<std::string, std::string>> system_cuda_user(const manife
                          "as wheels)"};
       if ((n == "tensorflow" && !has("and-cuda")) || n == "tensorflow-gpu")
         return std::pair{r.name, "it finds CUDA and cuDNN on the system (tensorflow[and-cuda] brings them as wheels)"};
+      if (n == "paddlepaddle-gpu")  // kept on runtime whatever the version: a range may allow the old ones
+        return std::pair{r.name,
+                         "before 2.6 it loads CUDA and cuDNN from the system (PaddlePaddle/Paddle#54923; 2.6 "
+                         "and later bring them as wheels: set cuda.flavor: base for those)"};
       for (const char* local : {"cuda11_local", "cuda12_local", "cuda13_local"})
         if ((n == "jax" || n == "jaxlib") && has(local))
           return std::pair{r.name + "[" + local + "]", "it uses the CUDA installed on the system"};
