@@ -72,8 +72,9 @@ TEST(Size, CudaLibrariesTheFlavorAndTheWheelsBothCarry) {
   EXPECT_NE(text.find("hint: set cuda.flavor: base and remove cuda.cudnn"), std::string::npos) << text;
   // The runtime flavor: the same but cuDNN; base and a non-CUDA image: nothing twice.
   EXPECT_EQ(size_report(torch_lock("nvidia/cuda:12.4.1-runtime-ubuntu22.04")).duplicates.size(), 2u);
-  EXPECT_EQ(size_report(torch_lock("mirror.example/nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04")).duplicates.size(),
-            3u);
+  const SizeReport devel = size_report(torch_lock("mirror.example/nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04"));
+  EXPECT_EQ(devel.duplicates.size(), 3u);
+  EXPECT_EQ(size_text(devel).find("hint: set cuda.flavor: base"), std::string::npos) << "devel is for nvcc";
   for (const char* image : {"nvidia/cuda:12.4.1-base-ubuntu22.04", "python:3.11-slim", "example/cuda:12.4.1-runtime"}) {
     const SizeReport none = size_report(torch_lock(image));
     EXPECT_TRUE(none.duplicates.empty()) << image;
@@ -154,7 +155,39 @@ TEST(Flavor, APackageThatLoadsTheSystemsKeepsRuntime) {
       "nvidia/cuda:12.4.1-base-ubuntu22.04");
 }
 
+// WhisperX's pyproject lists torch and ctranslate2 (tests/init/corpus/whisperx): CTranslate2
+// loads cuBLAS and cuDNN from the system, so runtime, and the missing cuDNN is said.
+TEST(Flavor, ALibraryTheImageLacksIsSaid) {
+  const auto whisperx = decided("python: {version: '3.11', packages: [torch==2.4.1, 'ctranslate2>=4.5.0']}\n");
+  EXPECT_EQ(whisperx.cuda->base_image, "nvidia/cuda:12.4.1-runtime-ubuntu22.04");
+  EXPECT_NE(warnings(whisperx).find("ctranslate2 loads cuDNN from the system, and the image has none"),
+            std::string::npos)
+      << warnings(whisperx);
+  EXPECT_NE(warnings(whisperx).find("set cuda.cudnn: true"), std::string::npos) << warnings(whisperx);
+  const auto cudnn =
+      resolve::resolve(manifest::parse("envpin: 1\nname: f\ncuda: {version: '12.4', gpus: [A100], cudnn: true}\n"
+                                       "python: {version: '3.11', packages: [torch==2.4.1, 'faster-whisper>=1.1']}\n",
+                                       "envpin.yaml", "."));
+  EXPECT_EQ(cudnn.cuda->base_image, "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04");
+  EXPECT_EQ(warnings(cudnn), "") << "the cuDNN image is what faster-whisper needs: no second-copy warning";
+  const auto base =
+      resolve::resolve(manifest::parse("envpin: 1\nname: f\ncuda: {version: '12.4', gpus: [A100], flavor: base}\n"
+                                       "python: {version: '3.11', packages: [torch==2.4.1, cupy-cuda12x]}\n",
+                                       "envpin.yaml", "."));
+  EXPECT_NE(warnings(base).find("cupy-cuda12x loads CUDA libraries from the system, and the image has none"),
+            std::string::npos)
+      << warnings(base);
+  EXPECT_NE(warnings(base).find("set cuda.flavor: runtime"), std::string::npos) << warnings(base);
+}
+
 TEST(Flavor, AFlavorAskedForIsKeptWithTheCostNamed) {
+  // devel is asked for nvcc (OpenFold and detectron2 build their CUDA extensions in the image):
+  // no advice to drop it.
+  EXPECT_EQ(warnings(resolve::resolve(manifest::parse("envpin: 1\nname: f\ncuda: {version: '12.4', gpus: [A100], "
+                                                      "flavor: devel}\npython: {version: '3.11', packages: "
+                                                      "[torch==2.4.1]}\n",
+                                                      "envpin.yaml", "."))),
+            "");
   const auto runtime =
       resolve::resolve(manifest::parse("envpin: 1\nname: f\ncuda: {version: '12.4', gpus: [A100], flavor: runtime}\n"
                                        "python: {version: '3.11', packages: [torch==2.4.1]}\n",

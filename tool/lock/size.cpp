@@ -175,9 +175,14 @@ std::string size_text(const SizeReport& r) {
     out += "  the wheels' copies are " + bytes_text(twice) +
            "; torch loads those (its libraries' RPATH), so the image's are dead weight unless other code loads "
            "the system CUDA libraries\n";
-    out += "  hint: set cuda.flavor: base" +
-           std::string(r.flavor.starts_with("cudnn-") ? " and remove cuda.cudnn" : "") +
-           " in envpin.yaml, then envpin lock\n";
+    if (r.flavor.ends_with("devel"))
+      out +=
+          "  (a devel image is for nvcc: where nothing in the image is compiled against CUDA, the base flavor "
+          "carries neither copy)\n";
+    else
+      out += "  hint: set cuda.flavor: base" +
+             std::string(r.flavor.starts_with("cudnn-") ? " and remove cuda.cudnn" : "") +
+             " in envpin.yaml, then envpin lock\n";
   }
   return out;
 }

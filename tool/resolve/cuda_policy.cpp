@@ -572,7 +572,13 @@ class Policy {
         break;
     }
     if (!req_.flavor_why.empty()) d.reasons.push_back(req_.flavor_why);
-    if (d.torch && (req_.flavor_given || req_.cudnn) && req_.flavor != "base")
+    if (!req_.system_libraries_missing.empty())
+      d.warnings.push_back({req_.system_libraries_missing + ": set " +
+                                (req_.flavor == "base" ? std::string("cuda.flavor: runtime") : "cuda.cudnn: true") +
+                                ", or install its wheels as the reason says",
+                            std::nullopt});
+    // (devel is chosen for nvcc, to build extensions in the image, not for its libraries: not said.)
+    if (d.torch && (req_.flavor_given || req_.cudnn) && req_.flavor == "runtime" && req_.system_user.empty())
       d.warnings.push_back(
           {"cuda.flavor: " + req_.flavor + (req_.cudnn ? " with cuda.cudnn" : "") +
                " carries CUDA libraries (cuBLAS, NCCL, cuFFT" + (req_.cudnn ? ", cuDNN" : "") +

@@ -43,6 +43,8 @@ struct CudaRequest {
   std::string flavor = "runtime";                   // base, runtime, devel
   bool flavor_given = false;                        // cuda.flavor set in the manifest
   std::string flavor_why;                           // why the flavor, when envpin chose it (a reason line)
+  std::string system_user;                          // a requirement that loads the system's CUDA libraries
+  std::string system_libraries_missing;             // a requirement loads CUDA libraries the image lacks (a warning)
   bool cudnn = false;
   std::optional<Input<bool>> forward_compat;  // cuda.forward_compat: true
   std::optional<Input<bool>> require_off;     // cuda.require_check: off (the image's start gate bypassed)

@@ -28,13 +28,20 @@ std::string pytorch_index_variant(std::string_view url) {
 
 // A Python requirement that loads CUDA libraries from the system (an nvidia/cuda runtime image or
 // LD_LIBRARY_PATH) instead of bringing them as nvidia-* wheels: with one, the image keeps the
-// runtime flavor. Sources (docs/cuda.md): onnxruntime-gpu ships no cuBLAS/cuDNN, its
-// [cuda,cudnn] extras bring them from 1.21 (microsoft/onnxruntime#20745, #23659); CuPy wants a
-// CUDA Toolkit unless its [ctk] extra installs the wheels (cupy-cuda12x's PyPI page, cupy#9444);
-// TensorFlow finds system CUDA/cuDNN unless [and-cuda] (tensorflow#60646, its pip install page);
-// jax's cuda12_local extra uses a local CUDA (docs.jax.dev installation); paddlepaddle-gpu before
-// 2.6 needs the system's (PaddlePaddle/Paddle#54923, #60841 for 2.6).
-std::optional<std::pair<std::string, std::string>> system_cuda_user(const manifest::Manifest& m) {
+// runtime flavor, and one that loads cuDNN too needs cuda.cudnn. Sources (docs/cuda.md):
+// onnxruntime-gpu ships no cuBLAS/cuDNN, its [cuda,cudnn] extras bring them from 1.21
+// (microsoft/onnxruntime#20745, #23659); CTranslate2 (and faster-whisper on it) loads cuBLAS and
+// cuDNN from the system or LD_LIBRARY_PATH (SYSTRAN/faster-whisper#153, its README's GPU
+// section); CuPy wants a CUDA Toolkit unless its [ctk] extra installs the wheels (cupy-cuda12x's
+// PyPI page, cupy#9444), cuDNN optional; TensorFlow finds system CUDA/cuDNN unless [and-cuda]
+// (tensorflow#60646, its pip install page); jax's cuda12_local extra uses a local CUDA and cuDNN
+// (docs.jax.dev installation); paddlepaddle-gpu before 2.6 needs the system's CUDA and cuDNN
+// (PaddlePaddle/Paddle#54923, #60841 for 2.6).
+struct SystemCudaUser {
+  std::string name, why;
+  bool cudnn = false;  // it loads cuDNN from the system too
+};
+std::optional<SystemCudaUser> system_cuda_user(const manifest::Manifest& m) {
   if (!m.python) return std::nullopt;
   for (const auto* list : {&m.python->packages, &m.python->requirement_lines})
     for (const auto& located : *list) {
@@ -46,22 +53,30 @@ std::optional<std::pair<std::string, std::string>> system_cuda_user(const manife
       };
       const std::string& n = r.normalized;
       if (n == "onnxruntime-gpu" && !(has("cuda") && has("cudnn")))
-        return std::pair{r.name,
-                         "its CUDA provider loads cuBLAS and cuDNN from the system (the [cuda,cudnn] extras, "
-                         "onnxruntime-gpu 1.21 and later, bring them as wheels)"};
+        return SystemCudaUser{r.name,
+                              "its CUDA provider loads cuBLAS and cuDNN from the system (the [cuda,cudnn] extras, "
+                              "onnxruntime-gpu 1.21 and later, bring them as wheels)",
+                              true};
+      if (n == "ctranslate2" || n == "faster-whisper")
+        return SystemCudaUser{r.name,
+                              "CTranslate2 loads cuBLAS and cuDNN from the system or LD_LIBRARY_PATH, not from "
+                              "torch's wheels",
+                              true};
       if (n.starts_with("cupy-cuda") && !has("ctk"))
-        return std::pair{r.name,
-                         "it loads the CUDA Toolkit's libraries from the system (its [ctk] extra brings them "
-                         "as wheels)"};
+        return SystemCudaUser{
+            r.name, "it loads the CUDA Toolkit's libraries from the system (its [ctk] extra brings them as wheels)",
+            false};
       if ((n == "tensorflow" && !has("and-cuda")) || n == "tensorflow-gpu")
-        return std::pair{r.name, "it finds CUDA and cuDNN on the system (tensorflow[and-cuda] brings them as wheels)"};
+        return SystemCudaUser{
+            r.name, "it finds CUDA and cuDNN on the system (tensorflow[and-cuda] brings them as wheels)", true};
       if (n == "paddlepaddle-gpu")  // kept on runtime whatever the version: a range may allow the old ones
-        return std::pair{r.name,
-                         "before 2.6 it loads CUDA and cuDNN from the system (PaddlePaddle/Paddle#54923; 2.6 "
-                         "and later bring them as wheels: set cuda.flavor: base for those)"};
+        return SystemCudaUser{r.name,
+                              "before 2.6 it loads CUDA and cuDNN from the system (PaddlePaddle/Paddle#54923; 2.6 "
+                              "and later bring them as wheels: set cuda.flavor: base for those)",
+                              true};
       for (const char* local : {"cuda11_local", "cuda12_local", "cuda13_local"})
         if ((n == "jax" || n == "jaxlib") && has(local))
-          return std::pair{r.name + "[" + local + "]", "it uses the CUDA installed on the system"};
+          return SystemCudaUser{r.name + "[" + local + "]", "it uses the CUDA and cuDNN installed on the system", true};
     }
   return std::nullopt;
 }
@@ -130,9 +145,14 @@ CudaRequest request_from_manifest(const manifest::Manifest& m) {
   // the bundled builds) and find them through their RPATH: the runtime flavor's cuBLAS, cuFFT,
   // NCCL, ... would be a second copy of gigabytes. Without cuda.flavor, such a project gets the
   // base flavor (CUDA runtime and cuda-compat only), unless another package wants the system's.
+  const auto user = system_cuda_user(m);
+  if (user) r.system_user = user->name;
+  if (user && (r.flavor == "base" || (user->cudnn && !r.cudnn)))
+    r.system_libraries_missing = user->name + (r.flavor == "base" ? " loads CUDA libraries" : " loads cuDNN") +
+                                 " from the system, and the image has none (" + user->why + ")";
   if (!r.flavor_given && !r.cudnn && (r.torch || r.torch_range)) {
-    if (const auto user = system_cuda_user(m))
-      r.flavor_why = "flavor: runtime, as " + user->first + " needs: " + user->second;
+    if (user)
+      r.flavor_why = "flavor: runtime, as " + user->name + " needs: " + user->why;
     else {
       r.flavor = "base";
       r.flavor_why =
