@@ -144,7 +144,8 @@ TEST(Flavor, APackageThatLoadsTheSystemsKeepsRuntime) {
                                                         {"cupy-cuda12x", "cupy-cuda12x"},
                                                         {"tensorflow==2.16.1", "tensorflow"},
                                                         {"'jax[cuda12_local]'", "jax[cuda12_local]"},
-                                                        {"paddlepaddle-gpu==2.5.2", "paddlepaddle-gpu"}}) {
+                                                        {"paddlepaddle-gpu==2.5.2", "paddlepaddle-gpu"},
+                                                        {"cuml-cu11", "cuml-cu11"}}) {
     const auto e = decided("python: {version: '3.11', packages: [torch==2.4.1, " + package + "]}\n");
     EXPECT_EQ(e.cuda->base_image, "nvidia/cuda:12.4.1-runtime-ubuntu22.04") << package;
     EXPECT_NE(reasons(e).find("flavor: runtime, as " + named + " needs: "), std::string::npos) << reasons(e);

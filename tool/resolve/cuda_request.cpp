@@ -36,7 +36,8 @@ std::string pytorch_index_variant(std::string_view url) {
 // PyPI page, cupy#9444), cuDNN optional; TensorFlow finds system CUDA/cuDNN unless [and-cuda]
 // (tensorflow#60646, its pip install page); jax's cuda12_local extra uses a local CUDA and cuDNN
 // (docs.jax.dev installation); paddlepaddle-gpu before 2.6 needs the system's CUDA and cuDNN
-// (PaddlePaddle/Paddle#54923, #60841 for 2.6).
+// (PaddlePaddle/Paddle#54923, #60841 for 2.6); RAPIDS' cudf/cuml/cugraph pip wheels a CUDA
+// Toolkit (NVIDIA/cudf#12772; dinov2 lists cuml-cu11: tests/init/corpus/dinov2).
 struct SystemCudaUser {
   std::string name, why;
   bool cudnn = false;  // it loads cuDNN from the system too
@@ -69,6 +70,12 @@ std::optional<SystemCudaUser> system_cuda_user(const manifest::Manifest& m) {
       if ((n == "tensorflow" && !has("and-cuda")) || n == "tensorflow-gpu")
         return SystemCudaUser{
             r.name, "it finds CUDA and cuDNN on the system (tensorflow[and-cuda] brings them as wheels)", true};
+      for (const char* rapids : {"cudf-cu", "cuml-cu", "cugraph-cu"})
+        if (n.starts_with(rapids))
+          return SystemCudaUser{r.name,
+                                "RAPIDS' pip wheels wanted a CUDA Toolkit on the system (NVIDIA/cudf#12772); "
+                                "kept for any version",
+                                false};
       if (n == "paddlepaddle-gpu")  // kept on runtime whatever the version: a range may allow the old ones
         return SystemCudaUser{r.name,
                               "before 2.6 it loads CUDA and cuDNN from the system (PaddlePaddle/Paddle#54923; 2.6 "
