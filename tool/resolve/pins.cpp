@@ -227,7 +227,8 @@ void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, c
 // Each wheel's size, for `envpin size` and the layers by weight: a HEAD of its URL, eight at a
 // time, each given 10 s and one try. Content-Length is the server's word, so it is only taken as
 // a whole number of bytes up to 1 TiB; a wheel whose server does not say (or refuses a HEAD,
-// or needs credentials) keeps size 0, and `envpin size` counts it as unknown.
+// or needs credentials), or that is not asked once a minute has passed, keeps size 0, and
+// `envpin size` counts it as unknown.
 void record_wheel_sizes(std::vector<PythonPackage>& packages) {
   std::vector<lock::WheelFile*> files;
   for (auto& p : packages)
@@ -251,7 +252,9 @@ void record_wheel_sizes(std::vector<PythonPackage>& packages) {
     }
   };
   constexpr std::size_t kParallel = 8;
-  for (std::size_t from = 0; from < files.size(); from += kParallel) {
+  // The index's answers are not worth more than a minute of the lock: the rest stay unknown.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (std::size_t from = 0; from < files.size() && std::chrono::steady_clock::now() < deadline; from += kParallel) {
     std::vector<std::future<std::int64_t>> sizes;
     for (std::size_t i = from; i < std::min(files.size(), from + kParallel); ++i)
       sizes.push_back(std::async(std::launch::async, size_of, files[i]->url));
