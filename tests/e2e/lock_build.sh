@@ -132,13 +132,19 @@ docker run --rm --network host -v "$T:/x" --entrypoint sh "$IMAGE@$locked_digest
 if [ "$apt_count" -ge 3 ] && [ "$(sort "$T/apt-sums.txt")" = "$(sort "$T/apt-actual.txt")" ]; then pass; else
   fail "apt .deb sha256 (lock vs apt-get download + sha256sum)"; diff "$T/apt-sums.txt" "$T/apt-actual.txt" | head; cat "$T/apt-dl.err" | head; fi
 # Every wheel: downloaded with curl, hashed by pip, its size by stat.
-awk '$1 == "wheel"' "$T/pins.txt" | while read -r _ name version url sha size; do
+awk '$1 == "wheel"' "$T/pins.txt" | while read -r _ name _ url sha size; do
   curl -sf -o "$T/w.whl" "$url" && got=$(/usr/bin/python3 -m pip hash "$T/w.whl" | sed -n 's/^--hash=sha256://p')
   bytes=$(stat -c %s "$T/w.whl")
   { [ "$got" = "$sha" ] && [ "$bytes" = "$size" ] && echo ok; } || echo "wheel $name: lock $sha $size, pip hash $got, $bytes bytes"
 done > "$T/wheel-check.txt"
 if [ "$(grep -c '^ok$' "$T/wheel-check.txt")" = 3 ] && ! grep -qv '^ok$' "$T/wheel-check.txt"; then pass; else
   fail "wheel sha256 and size (lock vs pip hash, stat)"; cat "$T/wheel-check.txt"; fi
+# envpin size: its total is the lock's image layers, .debs and wheels, summed here by Python.
+want_total=$(/usr/bin/python3 -c 'import sys, tomllib
+l = tomllib.load(open(sys.argv[1], "rb"))
+print(l["image"]["platform-manifests"][0]["size"] + sum(a["size"] for a in l["apt"]) + sum(f["size"] for p in l["python"] for f in p["files"]))' "$P/envpin.lock")
+got_total=$("$ENVPIN" size -f "$P/envpin.yaml" --json 2>"$T/size.err" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["total_bytes"])')
+if [ -n "$want_total" ] && [ "$got_total" = "$want_total" ]; then pass; else fail "envpin size: total $got_total, the lock's sizes $want_total"; cat "$T/size.err"; fi
 
 # Without a container engine: the distribution's Packages index, requested packages only,
 # and the lock says the closure is partial. Each .deb hash checked with curl + sha256sum.
