@@ -190,6 +190,13 @@ TEST(Lock, HeavyWheelsSplitFromTheRest) {
   EXPECT_FALSE(heavy_wheel("torchmetrics"));
   EXPECT_FALSE(heavy_wheel("nvidia"));
   EXPECT_FALSE(heavy_wheel("numpy"));
+  // Any wheel of 100 MB or more by the lock's sizes; one without a recorded size goes by its name.
+  EXPECT_TRUE(heavy_wheel(
+      PythonPackage{"tensorflow", "2.16.1", "", {{"tf.whl", "https://x/tf", std::string(64, 'a'), 589000000}}}));
+  EXPECT_FALSE(
+      heavy_wheel(PythonPackage{"pandas", "2.2.3", "", {{"pd.whl", "https://x/pd", std::string(64, 'a'), 13000000}}}));
+  EXPECT_FALSE(
+      heavy_wheel(PythonPackage{"tensorflow", "2.16.1", "", {{"tf.whl", "https://x/tf", std::string(64, 'a')}}}));
   Lock l;
   for (const char* name : {"numpy", "nvidia-cublas-cu12", "torch", "tqdm", "triton"})
     l.python.push_back(

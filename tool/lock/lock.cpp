@@ -478,8 +478,14 @@ bool heavy_wheel(std::string_view name) {
   return n == "torch" || n == "torchvision" || n == "torchaudio" || n == "triton" || n.starts_with("nvidia-");
 }
 
+bool heavy_wheel(const PythonPackage& p) {
+  std::int64_t bytes = 0;
+  for (const WheelFile& f : p.files) bytes += f.size;
+  return heavy_wheel(p.name) || bytes >= kHeavyWheelBytes;
+}
+
 std::string requirements_lock(const Lock& l, bool heavy) {
-  return requirement_lines(l, [heavy](const PythonPackage& p) { return heavy_wheel(p.name) == heavy; });
+  return requirement_lines(l, [heavy](const PythonPackage& p) { return heavy_wheel(p) == heavy; });
 }
 
 std::string requirements_lock_problem(const Lock& lock, const std::optional<std::string>& file_text) {

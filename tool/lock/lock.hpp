@@ -106,6 +106,10 @@ std::string requirements_lock(const Lock& lock);
 // torchaudio, triton and nvidia-* (the CUDA libraries torch's wheels depend on), hundreds of MB
 // to GBs each, which a bump of another pin must not download and install again. By normalized name.
 bool heavy_wheel(std::string_view name);
+// Those, and any other wheel of at least kHeavyWheelBytes by the sizes the lock records (a
+// TensorFlow, jaxlib or onnxruntime-gpu wheel is hundreds of MB too).
+inline constexpr std::int64_t kHeavyWheelBytes = 100'000'000;
+bool heavy_wheel(const PythonPackage& package);
 // requirements_lock's lines of the heavy wheels (`heavy`) or of the others, in the same format.
 // The image's two install layers read these (.envpin/requirements.heavy.lock and
 // .envpin/requirements.rest.lock); together they are requirements.lock's lines.

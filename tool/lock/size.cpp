@@ -103,7 +103,7 @@ SizeReport size_report(const Lock& lock) {
   }
   for (const AptPackage& a : lock.apt) add(r.apt, a.size);
   for (const PythonPackage& p : lock.python) {
-    Part& part = heavy_wheel(p.name) ? r.heavy : r.light;
+    Part& part = heavy_wheel(p) ? r.heavy : r.light;
     ++part.count;
     part.bytes += wheel_bytes(p, part.unknown);
   }

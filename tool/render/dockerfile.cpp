@@ -14,7 +14,7 @@ namespace {
 // A lock with heavy wheels (lock::heavy_wheel) and others: they install in two layers.
 bool splits_heavy_wheels(const manifest::Manifest& m, const resolve::Environment& env) {
   if (!m.python || !env.lock || env.lock->python.empty()) return false;
-  const auto heavy = [](const lock::PythonPackage& p) { return lock::heavy_wheel(p.name); };
+  const auto heavy = [](const lock::PythonPackage& p) { return lock::heavy_wheel(p); };
   const auto& wheels = env.lock->python;
   return std::any_of(wheels.begin(), wheels.end(), heavy) && !std::all_of(wheels.begin(), wheels.end(), heavy);
 }
