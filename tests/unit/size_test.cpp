@@ -181,6 +181,23 @@ TEST(Flavor, ALibraryTheImageLacksIsSaid) {
   EXPECT_NE(warnings(base).find("set cuda.flavor: runtime"), std::string::npos) << warnings(base);
 }
 
+// What the requirements pull in: a project that asks only for whisperx gets the base image, and
+// the lock then holds ctranslate2 (whisperx -> faster-whisper -> ctranslate2): envpin lock says so.
+TEST(Flavor, TheLockedClosureIsJudgedToo) {
+  Lock l = torch_lock("nvidia/cuda:12.4.1-base-ubuntu22.04");
+  EXPECT_EQ(resolve::system_cuda_in_closure(l), "");
+  l.python.push_back(wheel("ctranslate2", "4.5.0", 38000000));
+  const std::string w = resolve::system_cuda_in_closure(l);
+  EXPECT_EQ(w.rfind("envpin: warning: ctranslate2 4.5.0, in the lock, needs CUDA libraries that the base image "
+                    "nvidia/cuda:12.4.1-base-ubuntu22.04 has none of: CTranslate2 loads cuBLAS and cuDNN",
+                    0),
+            0u)
+      << w;
+  EXPECT_NE(w.find("set cuda.flavor: runtime (and cuda.cudnn: true for cuDNN) and lock again"), std::string::npos) << w;
+  l.image->requested = "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04";
+  EXPECT_EQ(resolve::system_cuda_in_closure(l), "") << "the runtime image has them";
+}
+
 TEST(Flavor, AFlavorAskedForIsKeptWithTheCostNamed) {
   // devel is asked for nvcc (OpenFold and detectron2 build their CUDA extensions in the image):
   // no advice to drop it.

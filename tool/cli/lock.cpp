@@ -62,6 +62,8 @@ int lock(const LockOptions& o, Streams& io) {
     io.err << "envpin: lock phases: " << line << "\n";
   }
   resolve::check_locked_python(m, l);
+  if (const std::string w = resolve::system_cuda_in_closure(l); !w.empty())
+    io.err << diag::paint_diagnostic(io.err_term, w);
   // Written only now, complete: a failed resolution above leaves the old lock in place.
   const fs::path path = lock_path(m, o.lock);
   // The pair is one unit: both files are replaced, or neither (a kill between two renames

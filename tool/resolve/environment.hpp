@@ -53,4 +53,10 @@ inline std::string torch_range_minor(const Environment& env) {
 // package in `l`'s apt closure is the version the manifest asks for.
 void check_locked_python(const manifest::Manifest& m, const lock::Lock& l);
 
+// A warning (diag::format_warning's line) when the locked wheels, dependencies included, hold a
+// package that loads CUDA libraries from the system while the image is nvidia/cuda's base
+// flavor, which has none; "" otherwise. The manifest's own requirements are judged before the
+// lock (the flavor decision); this sees what they pull in (whisperx -> faster-whisper -> ctranslate2).
+std::string system_cuda_in_closure(const lock::Lock& l);
+
 }  // namespace envpin::resolve
