@@ -70,6 +70,14 @@ TEST(Size, CudaLibrariesTheFlavorAndTheWheelsBothCarry) {
   EXPECT_EQ(r.duplicates[2].soname, "libnvToolsExt.so.1");  // NVTX's soname is not its wheel's major
   const std::string text = size_text(r);
   EXPECT_NE(text.find("hint: set cuda.flavor: base and remove cuda.cudnn"), std::string::npos) << text;
+  // A locked wheel that loads the system's libraries explains the image's copies: no hint.
+  Lock with_ort = torch_lock("nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04");
+  with_ort.python.push_back(wheel("onnxruntime-gpu", "1.20.1", 280000000));
+  const std::string kept = size_text(size_report(with_ort));
+  EXPECT_EQ(kept.find("hint: set cuda.flavor: base"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("  kept: onnxruntime-gpu: its CUDA provider loads cuBLAS and cuDNN from the system"),
+            std::string::npos)
+      << kept;
   // The runtime flavor: the same but cuDNN; base and a non-CUDA image: nothing twice.
   EXPECT_EQ(size_report(torch_lock("nvidia/cuda:12.4.1-runtime-ubuntu22.04")).duplicates.size(), 2u);
   const SizeReport devel = size_report(torch_lock("mirror.example/nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04"));

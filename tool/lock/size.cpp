@@ -91,6 +91,18 @@ std::string cuda_flavor(std::string_view image) {
   return flavor.empty() ? "" : (cudnn ? "cudnn-" : "") + flavor;
 }
 
+std::string system_cuda_reason(std::string_view n) {
+  if (n == "ctranslate2")
+    return "CTranslate2 loads cuBLAS and cuDNN from the system or LD_LIBRARY_PATH (SYSTRAN/faster-whisper#153)";
+  if (n == "tensorflow-gpu" || n == "paddlepaddle-gpu") return "it loads CUDA and cuDNN from the system";
+  if (n.starts_with("cudf-cu") || n.starts_with("cuml-cu") || n.starts_with("cugraph-cu"))
+    return "RAPIDS' pip wheels wanted a CUDA Toolkit on the system (NVIDIA/cudf#12772)";
+  if (n == "onnxruntime-gpu")
+    return "its CUDA provider loads cuBLAS and cuDNN from the system unless it was installed with its [cuda,cudnn] "
+           "extras (1.21 and later)";
+  return {};
+}
+
 SizeReport size_report(const Lock& lock) {
   SizeReport r;
   r.platform = lock.platforms.empty() ? "linux/amd64" : lock.platforms.front();
@@ -107,6 +119,9 @@ SizeReport size_report(const Lock& lock) {
     ++part.count;
     part.bytes += wheel_bytes(p, part.unknown);
   }
+  for (const PythonPackage& p : lock.python)
+    if (const std::string why = system_cuda_reason(manifest::normalize_name(p.name)); !why.empty() && r.system_user.empty())
+      r.system_user = p.name + ": " + why;
   r.flavor = cuda_flavor(r.image);
   const bool libraries = r.flavor.ends_with("runtime") || r.flavor.ends_with("devel");
   const bool cudnn = r.flavor.starts_with("cudnn-");
@@ -173,9 +188,11 @@ std::string size_text(const SizeReport& r) {
       twice += d.bytes;
     }
     out += "  the wheels' copies are " + bytes_text(twice) +
-           "; torch loads those (its libraries' RPATH), so the image's are dead weight unless other code loads "
-           "the system CUDA libraries\n";
-    if (r.flavor.ends_with("devel"))
+           "; torch loads those (its libraries' RPATH), so the image's serve only code that loads the system's "
+           "CUDA libraries\n";
+    if (!r.system_user.empty())
+      out += "  kept: " + r.system_user + "\n";
+    else if (r.flavor.ends_with("devel"))
       out +=
           "  (a devel image is for nvcc: where nothing in the image is compiled against CUDA, the base flavor "
           "carries neither copy)\n";

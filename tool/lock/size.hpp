@@ -35,11 +35,17 @@ struct SizeReport {
   Part apt, heavy, light;
   std::string flavor;  // of an nvidia/cuda base: "base", "runtime", "devel", with "cudnn-" before; else ""
   std::vector<Duplicate> duplicates;
+  std::string system_user;  // a locked wheel that needs the image's CUDA libraries: "name: why"
   std::int64_t total() const { return base.bytes + apt.bytes + heavy.bytes + light.bytes; }
   int unknown() const { return base.unknown + apt.unknown + heavy.unknown + light.unknown; }
 };
 
 SizeReport size_report(const Lock& lock);
+
+// Why a locked wheel (by its normalized name) loads CUDA libraries from the system rather than
+// from torch's nvidia-* wheels, whatever extras it was installed with; "" for the others. The
+// sources are at resolve's system_cuda_user (cuda_request.cpp), which also reads extras.
+std::string system_cuda_reason(std::string_view normalized_name);
 
 // The nvidia/cuda flavor in an image reference's tag ("12.4.1-cudnn-runtime-ubuntu22.04" ->
 // "cudnn-runtime"), or "" for another repository or a tag of another form.

@@ -166,22 +166,10 @@ void check_locked_python(const Manifest& m, const lock::Lock& l) {
 
 std::string system_cuda_in_closure(const lock::Lock& l) {
   if (!l.image || lock::cuda_flavor(l.image->requested) != "base") return {};
-  // Those that load the system's libraries whatever extras they were installed with (the
-  // sources are at system_cuda_user in cuda_request.cpp); onnxruntime-gpu's [cuda,cudnn] extras
-  // cannot be told from torch's nvidia-* wheels in a lock, so it is named with its way out.
+  // onnxruntime-gpu's [cuda,cudnn] extras cannot be told from torch's nvidia-* wheels in a lock,
+  // so it is named with its way out (lock::system_cuda_reason).
   for (const lock::PythonPackage& p : l.python) {
-    const std::string n = manifest::normalize_name(p.name);
-    std::string why;
-    if (n == "ctranslate2")
-      why = "CTranslate2 loads cuBLAS and cuDNN from the system or LD_LIBRARY_PATH (SYSTRAN/faster-whisper#153)";
-    else if (n == "tensorflow-gpu" || n == "paddlepaddle-gpu")
-      why = "it loads CUDA and cuDNN from the system";
-    else if (n.starts_with("cudf-cu") || n.starts_with("cuml-cu") || n.starts_with("cugraph-cu"))
-      why = "RAPIDS' pip wheels wanted a CUDA Toolkit on the system (NVIDIA/cudf#12772)";
-    else if (n == "onnxruntime-gpu")
-      why =
-          "its CUDA provider loads cuBLAS and cuDNN from the system unless it was installed with its [cuda,cudnn] "
-          "extras (1.21 and later)";
+    const std::string why = lock::system_cuda_reason(manifest::normalize_name(p.name));
     if (!why.empty())
       return diag::format_warning(
           p.name + " " + p.version + ", in the lock, needs CUDA libraries that the base image " + l.image->requested +
