@@ -120,7 +120,8 @@ SizeReport size_report(const Lock& lock) {
     part.bytes += wheel_bytes(p, part.unknown);
   }
   for (const PythonPackage& p : lock.python)
-    if (const std::string why = system_cuda_reason(manifest::normalize_name(p.name)); !why.empty() && r.system_user.empty())
+    if (const std::string why = system_cuda_reason(manifest::normalize_name(p.name));
+        !why.empty() && r.system_user.empty())
       r.system_user = p.name + ": " + why;
   r.flavor = cuda_flavor(r.image);
   const bool libraries = r.flavor.ends_with("runtime") || r.flavor.ends_with("devel");
