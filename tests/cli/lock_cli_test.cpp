@@ -282,6 +282,61 @@ TEST_F(LockCli, GenerateEmitsThePinnedArtifacts) {
   EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), before);
 }
 
+TEST_F(LockCli, GenerateFromAMirrorUsesItAlone) {
+  write_locked();
+  ASSERT_EQ(run("generate").code, 0);
+  const std::string online = *io::read_file(dir_ / "Dockerfile");
+  Result r = run("generate --mirror http://127.0.0.1:8001/ --mirror-registry 127.0.0.1:5001");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string dockerfile = *io::read_file(dir_ / "Dockerfile");
+  // FROM the mirror's registry by the platform manifest's digest: the lock's pin, another host.
+  EXPECT_NE(dockerfile.find("FROM --platform=linux/amd64 127.0.0.1:5001/envpin/bookworm@" +
+                            lock_.image->platforms.front().manifest + "\n"),
+            std::string::npos)
+      << dockerfile;
+  EXPECT_NE(dockerfile.find("RUN echo 'deb [trusted=yes] http://127.0.0.1:8001/apt ./' > /tmp/envpin-apt.list \\\n"
+                            " && apt-get -o Dir::Etc::SourceList=/tmp/envpin-apt.list -o "
+                            "Dir::Etc::SourceParts=/tmp/envpin-apt.d update \\\n"),
+            std::string::npos)
+      << dockerfile;
+  EXPECT_NE(dockerfile.find("--require-hashes --no-deps \\\n      --no-index --find-links "
+                            "'http://127.0.0.1:8001/wheels/' \\\n      -r /tmp/envpin/requirements.txt\n"),
+            std::string::npos)
+      << dockerfile;
+  // No other server is named but in the label that records where the base came from.
+  EXPECT_EQ(dockerfile.find("127.0.0.1:8000"), std::string::npos) << dockerfile;
+  const auto label = dockerfile.find("      org.opencontainers.image.base.name=\"127.0.0.1:5000/");
+  EXPECT_NE(label, std::string::npos) << dockerfile;
+  EXPECT_EQ(dockerfile.find("127.0.0.1:5000"), label + 42) << dockerfile;
+  EXPECT_EQ(dockerfile.find("127.0.0.1:5000", label + 43), std::string::npos) << dockerfile;
+  EXPECT_EQ(dockerfile.find("--index-url"), std::string::npos);
+  // Without --mirror, the same bytes as before.
+  ASSERT_EQ(run("generate").code, 0);
+  EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), online);
+
+  // What a mirror cannot build: no registry for a lock with an image, a URL that is not the web,
+  // no lock at all. Each one line, nothing written.
+  r = run("generate --mirror http://127.0.0.1:8001");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("envpin: error: generate --mirror needs --mirror-registry", 0), 0u) << r.err;
+  r = run("generate --mirror file:///srv/mirror --mirror-registry 127.0.0.1:5001");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--mirror must be the http:// or https:// URL"), std::string::npos) << r.err;
+  r = run("generate --mirror http://127.0.0.1:8001 --mirror-registry 127.0.0.1:5001/evil");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--mirror-registry must be a registry host[:port]"), std::string::npos) << r.err;
+  EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), online);
+  std::filesystem::remove(dir_ / "envpin.lock");
+  r = run("generate --mirror http://127.0.0.1:8001 --mirror-registry 127.0.0.1:5001");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("generate --mirror needs envpin.lock"), std::string::npos) << r.err;
+  // envpin mirror without a current lock: one error, no directory.
+  r = run("mirror out");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("run 'envpin lock' first"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out"));
+}
+
 TEST_F(LockCli, AptLookupReadsPlainAndCompressedIndexes) {
   const std::string snippet = std::string(ENVPIN_SOURCE_DIR) + "/tests/fakes/recorded/Packages-snippet";
   ASSERT_EQ(std::system(("gzip -c " + snippet + " > " + (dir_ / "Packages.gz").string()).c_str()), 0);

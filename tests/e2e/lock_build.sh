@@ -10,14 +10,17 @@
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl sha256sum /usr/bin/python3
+need dockerd docker docker-registry debootstrap curl sha256sum skopeo /usr/bin/python3
 need_root "dockerd and debootstrap" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-lock.XXXXXX)
 INDEX_PID=""
 . "$(dirname "$0")/servers.sh"
+MREG_PID="" MHTTP_PID=""
 cleanup() {
-  [ -z "$INDEX_PID" ] || kill "$INDEX_PID" 2>/dev/null
+  [ -z "$INDEX_PID" ] || kill -CONT "$INDEX_PID" 2>/dev/null
+  [ -z "$REGISTRY_PID" ] || kill -CONT "$REGISTRY_PID" 2>/dev/null
+  for pid in $INDEX_PID $MREG_PID $MHTTP_PID; do kill "$pid" 2>/dev/null; done
   stop_servers
   remove_tmp
 }
@@ -289,6 +292,85 @@ if [ "$here" = "1.0.0 2.0.0" ] && [ "$there" = "$here" ]; then pass; else fail "
 if docker run --rm --network none envpin-e2e-roundtrip envpin-check-env >"$T/rt-check.log" 2>&1; then pass; else
   fail "check_env in the round-trip image"; cat "$T/rt-check.log"; fi
 
+# --- offline: envpin mirror, then a build from the mirror alone ---------------------------------
+# Everything the lock names into one directory; a second registry (empty) gets the mirror's image
+# by skopeo (digest kept); the directory is served on another port. The original registry and index are stopped
+# (SIGSTOP: any request to them hangs) and the build runs without its cache: FROM, apt and pip
+# can only have come from the mirror, and apt's log names no other source.
+step "envpin mirror, and a build from the mirror alone"
+M="$T/mirror"
+start=$(date +%s)
+if "$ENVPIN" mirror "$M" -f "$P/envpin.yaml" >"$T/mirror.out" 2>"$T/mirror.err" &&
+   [ -f "$M/images/image/manifest.json" ] && [ -f "$M/apt/Packages" ] && [ -f "$M/wheels/index.html" ] &&
+   [ "$(ls "$M"/apt/*.deb | wc -l)" = "$apt_count" ] && [ "$(ls "$M"/wheels/*.whl | wc -l)" = 3 ]; then pass; else
+  fail "envpin mirror"; cat "$T/mirror.out" "$T/mirror.err"; ls -R "$M" | head -30; fi
+step "envpin mirror took $(( $(date +%s) - start )) s: $(head -n 1 "$T/mirror.out")"
+# Each file is what the lock names: debs and wheels by their sha256, the image's manifest by the
+# lock's digest and each blob by the manifest's.
+/usr/bin/python3 - "$P/envpin.lock" "$M" > "$T/mirror-check.txt" 2>&1 <<'EOF'
+import hashlib, json, os, sys, tomllib
+lock, m = tomllib.load(open(sys.argv[1], "rb")), sys.argv[2]
+sha = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
+for a in lock["apt"]:
+    assert sha(os.path.join(m, "apt", os.path.basename(a["filename"]))) == a["sha256"], a["name"]
+for p in lock["python"]:
+    for f in p["files"]:
+        assert sha(os.path.join(m, "wheels", f["name"])) == f["sha256"], f["name"]
+image = os.path.join(m, "images", "image")
+assert "sha256:" + sha(os.path.join(image, "manifest.json")) == lock["image"]["platform-manifests"][0]["manifest"]
+blob = lambda d: os.path.join(image, d[7:])
+manifest = json.load(open(os.path.join(image, "manifest.json")))
+for d in [manifest["config"]] + manifest["layers"]:
+    assert "sha256:" + sha(blob(d["digest"])) == d["digest"] and os.path.getsize(blob(d["digest"])) == d["size"]
+print("ok")
+EOF
+if [ "$(cat "$T/mirror-check.txt")" = ok ]; then pass; else fail "the mirror's files against the lock"; cat "$T/mirror-check.txt"; fi
+# A second run keeps what is there; a file changed in the mirror is fetched again.
+for w in "$M"/wheels/envpin_dep-*.whl; do printf 'x' >> "$w"; done
+if "$ENVPIN" mirror "$M" -f "$P/envpin.yaml" >"$T/mirror2.out" 2>&1 && grep -q 'wheel envpin_dep-' "$T/mirror2.out" &&
+   ! grep -q 'wheel envpin_demo-\|deb \|blob ' "$T/mirror2.out" && grep -q 'kept' "$T/mirror2.out" &&
+   [ "$(sha256sum "$M"/wheels/envpin_dep-*.whl | cut -d' ' -f1)" = "$(awk '$1 == "wheel" && $2 == "envpin-dep" { print $5 }' "$T/pins.txt")" ]; then
+  pass; else fail "a second envpin mirror"; cat "$T/mirror2.out"; fi
+
+MREG_PORT=$(free_port)
+sed "s|$T/registry|$T/mirror-registry|; s|127.0.0.1:$REG_PORT|127.0.0.1:$MREG_PORT|" "$T/registry.yml" > "$T/mirror-registry.yml"
+docker-registry serve "$T/mirror-registry.yml" >"$T/mirror-registry.log" 2>&1 &
+MREG_PID=$!
+MHTTP_PORT=$(free_port)
+/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$M" "$MHTTP_PORT" >"$T/mirror-http.log" 2>&1 &
+MHTTP_PID=$!
+wait_for 20 curl -sf "http://127.0.0.1:$MREG_PORT/v2/" && wait_for 20 curl -sf "http://127.0.0.1:$MHTTP_PORT/apt/Packages" ||
+  { fail "the mirror's servers did not start"; cat "$T/mirror-registry.log"; }
+if skopeo copy -q --preserve-digests --dest-tls-verify=false "dir:$M/images/image" \
+     "docker://127.0.0.1:$MREG_PORT/envpin/bookworm:12" >"$T/skopeo.log" 2>&1; then pass; else
+  fail "skopeo copy of the mirror's image into the second registry"; cat "$T/skopeo.log"; fi
+kill -STOP "$REGISTRY_PID" "$INDEX_PID"
+O="$T/offline"
+mkdir -p "$O"
+cp "$P/envpin.yaml" "$P/envpin.lock" "$P/requirements.lock" "$O/"
+if "$ENVPIN" generate -f "$O/envpin.yaml" --mirror "http://127.0.0.1:$MHTTP_PORT" --mirror-registry "127.0.0.1:$MREG_PORT" >"$T/gen-mirror.out" 2>&1 &&
+   grep -q "^FROM --platform=linux/amd64 127.0.0.1:$MREG_PORT/envpin/bookworm@$locked_digest\$" "$O/Dockerfile" &&
+   grep -q -- "--no-index --find-links 'http://127.0.0.1:$MHTTP_PORT/wheels/'" "$O/Dockerfile" &&
+   ! grep -v 'org.opencontainers.image.base.name=' "$O/Dockerfile" | grep -q "127.0.0.1:$REG_PORT\|127.0.0.1:$INDEX_PORT"; then pass; else
+  fail "generate --mirror"; cat "$T/gen-mirror.out"; cat "$O/Dockerfile"; fi
+start=$(date +%s)
+if DOCKER_BUILDKIT=0 timeout 600 docker build --no-cache --network host -t envpin-e2e-offline "$O" >"$T/offline.log" 2>&1; then pass; else
+  fail "docker build from the mirror"; tail -30 "$T/offline.log"; fi
+step "docker build from the mirror (no cache): $(( $(date +%s) - start )) s"
+# apt fetched from the mirror alone: every Get/Hit/Ign line names it.
+if grep -q "^Get:[0-9]* http://127.0.0.1:$MHTTP_PORT/apt" "$T/offline.log" &&
+   ! grep -E '^(Get|Hit|Ign|Err):' "$T/offline.log" | grep -qv "http://127.0.0.1:$MHTTP_PORT/apt"; then pass; else
+  fail "apt in the offline build used another source"; grep -E '^(Get|Hit|Ign|Err):' "$T/offline.log" | head; fi
+if docker run --rm --network none envpin-e2e-offline envpin-check-env >"$T/offline-check.log" 2>&1; then pass; else
+  fail "check_env in the image built from the mirror"; cat "$T/offline-check.log"; fi
+kill -CONT "$REGISTRY_PID" "$INDEX_PID"
+kill "$MREG_PID" "$MHTTP_PID" 2>/dev/null
+# generate --mirror refuses what a mirror cannot give.
+"$ENVPIN" generate -f "$O/envpin.yaml" --mirror "http://127.0.0.1:$MHTTP_PORT" >"$T/gen-noreg.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "needs --mirror-registry" "$T/gen-noreg.out"; then pass; else
+  fail "generate --mirror without a registry: exit $rc"; cat "$T/gen-noreg.out"; fi
+
 # --- what a lock must refuse --------------------------------------------------------------------
 step "negative cases"
 # A wheel replaced on the index (same name and version, different bytes): pip's hash check fails.
@@ -299,6 +381,14 @@ if DOCKER_BUILDKIT=0 docker build --no-cache --network host -t envpin-e2e-bad "$
   fail "build succeeded with a changed wheel"
 elif grep -q "THESE PACKAGES DO NOT MATCH THE HASHES" "$T/build-bad.log"; then pass; else
   fail "build with a changed wheel failed without pip's hash error"; tail -20 "$T/build-bad.log"; fi
+# envpin mirror refuses the changed wheel: exit 1 naming its URL, and no file of it in the mirror
+# (a copy of the good mirror without that wheel: the rest is kept, the wheel fetched).
+cp -a "$M" "$T/mirror-bad" && rm -f "$T"/mirror-bad/wheels/envpin_dep-*
+"$ENVPIN" mirror "$T/mirror-bad" -f "$P/envpin.yaml" >"$T/mirror-bad.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "envpin: error: http://127.0.0.1:$INDEX_PORT/packages/envpin_dep-2.0.0-py3-none-any.whl served [0-9]* bytes hashing to sha256:[0-9a-f]*, not the locked" "$T/mirror-bad.out" &&
+   ! ls "$T"/mirror-bad/wheels/envpin_dep-* >/dev/null 2>&1; then pass; else
+  fail "envpin mirror of a changed wheel: exit $rc"; cat "$T/mirror-bad.out"; ls -R "$T/mirror-bad" | head; fi
 # A wrong digest in FROM.
 sed "s/@sha256:[0-9a-f]*/@sha256:$(printf '0%.0s' $(seq 64))/" "$P/Dockerfile" > "$P/Dockerfile.bad"
 if DOCKER_BUILDKIT=0 docker build --network host -f "$P/Dockerfile.bad" "$P" >"$T/build-digest.log" 2>&1; then

@@ -1,87 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // net::fetch against two real HTTP servers on loopback (two ports: two origins): a redirect to
-// another origin never carries credentials or the request's body.
-#include <arpa/inet.h>
+// another origin never carries credentials or the request's body. net::download: only the
+// locked bytes become a file.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <mutex>
+#include <filesystem>
+#include <fstream>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "diag/error.hpp"
+#include "loopback_server.hpp"
 #include "net/http.hpp"
+#include "test_dir.hpp"
 
 namespace envpin::net {
 namespace {
 
-// Answers every connection with `answer(port)` and keeps what each request said. Bounded: it
-// stops with the test (the destructor closes the socket and joins).
-class Server {
- public:
-  explicit Server(std::string answer) : answer_(std::move(answer)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 8);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~Server() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
-  void answer(std::string a) {
-    std::lock_guard<std::mutex> l(mutex_);
-    answer_ = std::move(a);
-  }
-  std::vector<std::string> requests() {
-    std::lock_guard<std::mutex> l(mutex_);
-    return requests_;
-  }
-
- private:
-  void serve() {
-    for (int served = 0; served < 50; ++served) {
-      const int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string in;
-      char buf[4096];
-      for (ssize_t n; (n = ::read(c, buf, sizeof buf)) > 0;) {
-        in.append(buf, static_cast<std::size_t>(n));
-        const auto end = in.find("\r\n\r\n");
-        if (end == std::string::npos) continue;
-        const auto cl = in.find("Content-Length: ");
-        const std::size_t body = cl == std::string::npos ? 0 : std::stoul(in.substr(cl + 16));
-        if (in.size() >= end + 4 + body) break;
-      }
-      std::string out;
-      {
-        std::lock_guard<std::mutex> l(mutex_);
-        requests_.push_back(in);
-        out = answer_;
-      }
-      const bool sent = ::write(c, out.data(), out.size()) == static_cast<ssize_t>(out.size());
-      ::close(c);
-      if (!sent) continue;  // the client went away
-    }
-  }
-  int fd_ = -1;
-  int port_ = 0;
-  std::string answer_;
-  std::vector<std::string> requests_;
-  std::mutex mutex_;
-  std::thread thread_;
-};
+using test::Server;
 
 std::string redirect(int code, const std::string& to) {
   return "HTTP/1.1 " + std::to_string(code) + " Moved\r\nLocation: " + to +
@@ -135,6 +70,84 @@ TEST(Http, SameOriginRedirectsKeepTheRequestAndAreBounded) {
   EXPECT_EQ(same.requests().size(), 6u);  // /here, then /there five times: all the same origin
   EXPECT_NE(same.requests()[1].find("GET /there "), std::string::npos);
   EXPECT_NE(same.requests()[1].find("Authorization: Bearer keep"), std::string::npos);
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path d = test_dir(name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string answer(int status, const std::string& body, std::size_t length) {
+  return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(length) +
+         "\r\nConnection: close\r\n\r\n" + body;
+}
+// sha256("ok"): the body kOk serves.
+const std::string kOkSha = "2689367b205c16ce32ed4200942b8b8b1e262dfc70d9bc9fbc77c49699a4f1df";
+
+TEST(Download, WritesTheFileOnlyWhenItsBytesAreTheLocked) {
+  const auto dir = fresh_dir("download");
+  const auto to = dir / "f.whl";
+  Server s(kOk);
+  EXPECT_EQ(download(Request{"GET", s.url("/f.whl")}, to, Expected{kOkSha, 2}), 2);
+  EXPECT_EQ(slurp(to), "ok");
+  EXPECT_FALSE(std::filesystem::exists(dir / "f.whl.partial"));
+
+  // Other bytes than the lock's: an error naming both, and no file (nor a partial one) left.
+  std::filesystem::remove(to);
+  s.answer(answer(200, "ko", 2));
+  try {
+    download(Request{"GET", s.url("/f.whl")}, to, Expected{kOkSha, 2});
+    FAIL() << "accepted other bytes";
+  } catch (const diag::Error& e) {
+    EXPECT_NE(e.message().find(s.url("/f.whl") + " served 2 bytes hashing to sha256:"), std::string::npos)
+        << e.message();
+    EXPECT_NE(e.message().find("not the locked 2 bytes, sha256:" + kOkSha), std::string::npos) << e.message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(to));
+  EXPECT_FALSE(std::filesystem::exists(dir / "f.whl.partial"));
+
+  // An error status is not a file.
+  s.answer(answer(404, "no", 2));
+  EXPECT_THROW(download(Request{"GET", s.url("/f.whl")}, to, Expected{"6e6f", 0}), diag::Error);
+  EXPECT_FALSE(std::filesystem::exists(to));
+}
+
+TEST(Download, AServerThatSendsMoreThanTheLockedSizeIsCutOff) {
+  const auto dir = fresh_dir("download-big");
+  const auto to = dir / "layer";
+  const std::string big(1 << 20, 'x');
+  Server s(answer(200, big, big.size()));
+  try {
+    download(Request{"GET", s.url("/blob")}, to, Expected{kOkSha, 2});
+    FAIL() << "accepted a megabyte for two bytes";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), s.url("/blob") + " sent more than the 2 bytes expected; stopped there");
+  }
+  EXPECT_FALSE(std::filesystem::exists(to));
+  EXPECT_FALSE(std::filesystem::exists(dir / "layer.partial"));
+  // Without a known size, max_size bounds it.
+  EXPECT_THROW(download(Request{"GET", s.url("/blob")}, to, Expected{kOkSha, 0, 1000}), diag::Error);
+  EXPECT_FALSE(std::filesystem::exists(to));
+}
+
+TEST(Download, OnlyTheWebIsFetched) {
+  // A lock's URL is data: file:// must not read this machine's files into a mirror.
+  const auto dir = fresh_dir("download-file");
+  std::ofstream(dir / "secret") << "ok";
+  EXPECT_THROW(download(Request{"GET", "file://" + (dir / "secret").string()}, dir / "copy", Expected{kOkSha, 2}),
+               diag::Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "copy"));
+  // Nor a redirect to it.
+  Server s(redirect(302, "file://" + (dir / "secret").string()));
+  EXPECT_THROW(download(Request{"GET", s.url("/f")}, dir / "copy", Expected{kOkSha, 2}), diag::Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "copy"));
 }
 
 }  // namespace

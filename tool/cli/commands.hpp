@@ -33,6 +33,7 @@ Command cuda_command();
 Command lock_command();
 Command verify_command();
 Command size_command();
+Command mirror_command();
 Command context_command();
 Command scan_command();
 Command report_command();

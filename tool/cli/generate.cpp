@@ -58,7 +58,18 @@ Command generate_command() {
                            "the lock to pin from (default: envpin.lock next to the manifest, if any)");
             app.add_option("-o,--output-dir", o->output_dir,
                            "write (or --check) the artifacts under this directory instead of the manifest's");
-            return [o](Streams& io) { return generate(*o, io); };
+            auto files = std::make_shared<std::string>();
+            auto registry = std::make_shared<std::string>();
+            app.add_option("--mirror", *files,
+                           "build offline from an 'envpin mirror' directory served at this URL (apt, pip, and with "
+                           "--mirror-registry the images): no other server");
+            app.add_option("--mirror-registry", *registry,
+                           "the registry host[:port] holding the mirror's images (FROM by digest)")
+                ->needs(app.get_option("--mirror"));
+            return [o, files, registry](Streams& io) {
+              if (!files->empty()) o->mirror = resolve::Mirror{*files, *registry};
+              return generate(*o, io);
+            };
           }};
 }
 

@@ -17,6 +17,7 @@ struct LibArchive {
   decltype(&::archive_##name) name = lib.function<decltype(::archive_##name)>("archive_" #name)
   ENVPIN_ARCHIVE_FN(entry_free);
   ENVPIN_ARCHIVE_FN(entry_new);
+  ENVPIN_ARCHIVE_FN(entry_pathname);
   ENVPIN_ARCHIVE_FN(entry_set_filetype);
   ENVPIN_ARCHIVE_FN(entry_set_gid);
   ENVPIN_ARCHIVE_FN(entry_set_mtime);
@@ -30,9 +31,12 @@ struct LibArchive {
   ENVPIN_ARCHIVE_FN(read_free);
   ENVPIN_ARCHIVE_FN(read_new);
   ENVPIN_ARCHIVE_FN(read_next_header);
+  ENVPIN_ARCHIVE_FN(read_open_filename);
   ENVPIN_ARCHIVE_FN(read_open_memory);
   ENVPIN_ARCHIVE_FN(read_support_filter_all);
+  ENVPIN_ARCHIVE_FN(read_support_format_ar);
   ENVPIN_ARCHIVE_FN(read_support_format_raw);
+  ENVPIN_ARCHIVE_FN(read_support_format_tar);
   ENVPIN_ARCHIVE_FN(write_close);
   ENVPIN_ARCHIVE_FN(write_data);
   ENVPIN_ARCHIVE_FN(write_free);

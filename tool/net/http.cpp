@@ -6,14 +6,21 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "io/shared_library.hpp"
+#include "pin/sha256.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace envpin::net {
 namespace {
@@ -49,9 +56,22 @@ const Curl& curl_api() {
 }
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
-  return size * n;
+  // A short count makes libcurl stop with CURLE_WRITE_ERROR.
+  return static_cast<BodySink*>(user)->write(std::string_view(data, size * n)) ? size * n : 0;
 }
+
+class StringSink final : public BodySink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  void reset() override { out_.clear(); }
+  bool write(std::string_view piece) override {
+    out_.append(piece);
+    return true;
+  }
+
+ private:
+  std::string& out_;
+};
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto& headers = *static_cast<std::map<std::string, std::string>*>(user);
@@ -99,7 +119,7 @@ long network_timeout_s() {
 namespace {
 
 // One request, redirects not followed: a 3xx comes back with its target in redirect_url.
-Response fetch_once(const Request& request, const HttpOptions& options, std::string& redirect_url) {
+Response fetch_once(const Request& request, const HttpOptions& options, BodySink& sink, std::string& redirect_url) {
   const Curl& api = curl_api();
   long delay_ms = options.backoff_ms;
   std::string last_error;
@@ -111,11 +131,15 @@ Response fetch_once(const Request& request, const HttpOptions& options, std::str
     std::unique_ptr<CURL, decltype(&::curl_easy_cleanup)> curl(api.easy_init(), api.easy_cleanup);
     if (!curl) throw diag::Error("cannot start an HTTP client (curl_easy_init failed)");
     Response response;
+    sink.reset();
     char error[CURL_ERROR_SIZE] = {};
     curl_slist* headers = nullptr;
     for (const auto& h : request.headers) headers = api.slist_append(headers, h.c_str());
     std::unique_ptr<curl_slist, decltype(&::curl_slist_free_all)> header_list(headers, api.slist_free_all);
     api.easy_setopt(curl.get(), CURLOPT_URL, request.url.c_str());
+    // URLs come from locks, manifests and servers: never file://, ftp:// or anything but the web.
+    api.easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+    api.easy_setopt(curl.get(), CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     api.easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
     api.easy_setopt(curl.get(), CURLOPT_NOBODY, request.method == "HEAD" ? 1L : 0L);
     if (request.method == "POST") {
@@ -131,7 +155,7 @@ Response fetch_once(const Request& request, const HttpOptions& options, std::str
     api.easy_setopt(curl.get(), CURLOPT_LOW_SPEED_TIME, options.stall_s);
     api.easy_setopt(curl.get(), CURLOPT_USERAGENT, "envpin");
     api.easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, on_body);
-    api.easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response.body);
+    api.easy_setopt(curl.get(), CURLOPT_WRITEDATA, static_cast<BodySink*>(&sink));
     api.easy_setopt(curl.get(), CURLOPT_HEADERFUNCTION, on_header);
     api.easy_setopt(curl.get(), CURLOPT_HEADERDATA, &response.headers);
     api.easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
@@ -149,6 +173,11 @@ Response fetch_once(const Request& request, const HttpOptions& options, std::str
         delay_ms = std::max(delay_ms, std::stol(retry_after) * 1000);
     } else {
       last_error = error[0] ? error : api.easy_strerror(code);
+      // The sink refused more bytes: no retry would get fewer.
+      if (code == CURLE_WRITE_ERROR) throw diag::Error(request.url + ": " + last_error);
+      if (code == CURLE_UNSUPPORTED_PROTOCOL)
+        throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(request.url),
+                          std::nullopt, "name the file by its web address");
       // A host that accepts and then says nothing (or never accepts) would only make the user
       // wait again. The time is what was waited: the connect timeout or the stall limit.
       if (code == CURLE_OPERATION_TIMEDOUT)
@@ -202,10 +231,18 @@ constexpr int kMaxRedirects = 5;
 }  // namespace
 
 Response fetch(const Request& request, const HttpOptions& options) {
+  Response out;
+  StringSink sink(out.body);
+  Response r = fetch(request, sink, options);
+  r.body = std::move(out.body);
+  return r;
+}
+
+Response fetch(const Request& request, BodySink& sink, const HttpOptions& options) {
   Request current = request;
   for (int hop = 0;; ++hop) {
     std::string next;
-    Response response = fetch_once(current, options, next);
+    Response response = fetch_once(current, options, sink, next);
     const long s = response.status;
     if (s < 300 || s > 399 || next.empty()) return response;
     if (hop == kMaxRedirects)
@@ -231,6 +268,93 @@ Response fetch(const Request& request, const HttpOptions& options) {
     }
     current.url = next;
   }
+}
+
+namespace {
+
+// The body into a file, hashed as it is written, cut off past `limit` bytes.
+class FileSink final : public BodySink {
+ public:
+  FileSink(const std::filesystem::path& path, std::int64_t limit) : path_(path), limit_(limit) {}
+  ~FileSink() override {
+    if (file_) std::fclose(file_);
+  }
+  void reset() override {
+    if (file_) std::fclose(file_);
+    file_ = nullptr;
+    // A new file of its own: whatever was at that name (a link planted there) is not followed.
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) file_ = ::fdopen(fd, "wb");
+    if (!file_) {
+      if (fd >= 0) ::close(fd);
+      throw diag::Error("cannot write " + path_.string() + ": " + std::strerror(errno));
+    }
+    hash_ = std::make_unique<pin::Sha256>();
+    bytes_ = 0;
+  }
+  bool write(std::string_view piece) override {
+    if (bytes_ + static_cast<std::int64_t>(piece.size()) > limit_) {
+      over_ = true;
+      return false;
+    }
+    if (std::fwrite(piece.data(), 1, piece.size(), file_) != piece.size()) return false;
+    hash_->update(piece.data(), piece.size());
+    bytes_ += static_cast<std::int64_t>(piece.size());
+    return true;
+  }
+  // Closes the file; the hash of what was written.
+  std::string finish() {
+    const bool flushed = file_ && std::fflush(file_) == 0 && ::fsync(fileno(file_)) == 0;
+    if (file_) std::fclose(file_);
+    file_ = nullptr;
+    if (!flushed) throw diag::Error("cannot write " + path_.string() + ": " + std::strerror(errno));
+    return hash_->hex();
+  }
+  std::int64_t bytes() const { return bytes_; }
+  bool over() const { return over_; }
+
+ private:
+  std::filesystem::path path_;
+  std::int64_t limit_;
+  std::FILE* file_ = nullptr;
+  std::unique_ptr<pin::Sha256> hash_;
+  std::int64_t bytes_ = 0;
+  bool over_ = false;
+};
+
+}  // namespace
+
+std::int64_t download(const Request& request, const std::filesystem::path& to, const Expected& expected,
+                      const HttpOptions& options) {
+  std::filesystem::path partial = to;
+  partial += ".partial";
+  const std::int64_t limit = expected.size > 0 ? expected.size : expected.max_size;
+  FileSink sink(partial, limit);
+  std::error_code ignored;
+  try {
+    const Response r = fetch(request, sink, options);
+    const std::string got = sink.finish();
+    if (r.status != 200)
+      throw diag::Error("cannot download " + request.url + " (HTTP " + std::to_string(r.status) + ")", std::nullopt,
+                        "check that the server still has it; the lock names it by its sha256");
+    if ((expected.size > 0 && sink.bytes() != expected.size) || got != expected.sha256)
+      throw diag::Error(
+          request.url + " served " + std::to_string(sink.bytes()) + " bytes hashing to sha256:" + got +
+              ", not the locked " + (expected.size > 0 ? std::to_string(expected.size) + " bytes, " : "") +
+              "sha256:" + expected.sha256,
+          std::nullopt,
+          "the server changed the file since the lock: do not use it; run 'envpin lock' if the change is meant");
+  } catch (const diag::Error& e) {
+    std::filesystem::remove(partial, ignored);
+    if (sink.over())
+      throw diag::Error(request.url + " sent more than the " + std::to_string(limit) + " bytes expected; stopped there",
+                        std::nullopt, "the server changed the file since the lock: do not use it");
+    throw;
+  }
+  std::filesystem::rename(partial, to);
+  return sink.bytes();
 }
 
 }  // namespace envpin::net

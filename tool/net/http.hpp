@@ -3,6 +3,8 @@
 // failures, and errors that name the URL.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -50,5 +52,29 @@ struct HttpOptions {
 // see Request). Returns the final response (any status); throws diag::Error when the server
 // cannot be reached after all attempts ("connection refused", "timed out", ...).
 Response fetch(const Request& request, const HttpOptions& options = {});
+
+// Where a body goes instead of Response::body: reset() before each attempt (a retry starts the
+// file and its hash again), write() for each piece; false stops the transfer (too many bytes).
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual void reset() = 0;
+  virtual bool write(std::string_view piece) = 0;
+};
+// fetch() with the body streamed into `sink` (Response::body stays empty).
+Response fetch(const Request& request, BodySink& sink, const HttpOptions& options = {});
+
+// A file whose bytes are known: what a mirror downloads. sha256 is lowercase hex.
+struct Expected {
+  std::string sha256;
+  std::int64_t size = 0;  // the exact size when known (> 0); else max_size bounds the transfer
+  std::int64_t max_size = std::int64_t{1} << 40;
+};
+// GETs `request` into `to`, hashing while it writes: written as to + ".partial", renamed into place
+// only when the status is 200 and the bytes hash to expected.sha256 (and are expected.size long);
+// else the partial file is removed and diag::Error names the URL and what differed. A server that
+// sends more bytes than expected is cut off there. Returns the bytes written.
+std::int64_t download(const Request& request, const std::filesystem::path& to, const Expected& expected,
+                      const HttpOptions& options = {});
 
 }  // namespace envpin::net

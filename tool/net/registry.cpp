@@ -8,6 +8,7 @@
 #include "diag/cursor.hpp"
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "io/atomic_file.hpp"
 #include "pin/sha256.hpp"
 
 namespace envpin::net {
@@ -93,6 +94,18 @@ class Client {
   }
 
   std::string url(const std::string& path) const { return base_ + path; }
+
+  // GET of a blob into a file, verified (net::download); authenticated first by a HEAD.
+  std::int64_t download_blob(const std::string& digest, const std::filesystem::path& to, std::int64_t size) {
+    const std::string path = "/blobs/" + digest;
+    const Response head = get("HEAD", path, false);
+    if (head.status != 200 && head.status != 307 && head.status != 302)
+      throw Error("cannot fetch " + url(path) + " (HTTP " + std::to_string(head.status) + ")", std::nullopt,
+                  "the registry no longer has the locked image; mirror from where 'envpin lock' resolved it");
+    Request request{"GET", url(path), {}, {}, true};
+    if (!token_.empty()) request.headers.push_back("Authorization: Bearer " + token_);
+    return download(request, to, Expected{digest.substr(7), size}, options_.http);
+  }
 
  private:
   void authenticate(const std::string& challenge) {
@@ -338,6 +351,93 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
                   "use a multi-platform tag, or build for " + actual_platform +
                       " (running it elsewhere ends in 'exec format error')");
   for (const std::string& want : platforms) out.platforms.push_back({want, actual, config, layers_size(manifest)});
+  return out;
+}
+
+namespace {
+
+bool is_sha256_digest(const std::string& d) {
+  return d.size() == 71 && d.starts_with("sha256:") && d.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+}
+
+// A descriptor of the manifest: its digest (sha256 only) and a size from 1 byte to 1 TiB.
+std::pair<std::string, std::int64_t> descriptor(const json& d, const std::string& url) {
+  const Error bad("the image manifest at " + url + " has a malformed descriptor", std::nullopt,
+                  "the registry is misbehaving; do not mirror from it");
+  if (!d.is_object() || !d.contains("digest") || !d["digest"].is_string() || !d.contains("size") ||
+      !d["size"].is_number_integer())
+    throw bad;
+  const std::string digest = d["digest"].get<std::string>();
+  const std::int64_t size = d["size"].get<std::int64_t>();
+  if (!is_sha256_digest(digest) || size < 0 || size > (std::int64_t{1} << 40)) throw bad;
+  return {digest, size};
+}
+
+}  // namespace
+
+namespace {
+
+// A blob at `file` that is exactly `digest` and `size` long; anything else there is removed.
+bool verified_blob(const std::filesystem::path& file, const std::string& digest, std::int64_t size, bool remove) {
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(file, ec);
+  if (!std::filesystem::exists(st)) return false;
+  if (std::filesystem::is_regular_file(st) &&
+      std::filesystem::file_size(file, ec) == static_cast<std::uintmax_t>(size) &&
+      pin::sha256_file(file) == digest.substr(7))
+    return true;
+  if (remove) std::filesystem::remove_all(file);
+  return false;
+}
+
+}  // namespace
+
+MirroredImage mirror_image(const std::string& reference, const std::string& manifest_digest,
+                           const std::filesystem::path& dir, const std::vector<std::filesystem::path>& shared,
+                           const RegistryOptions& options, const BlobProgress& progress) {
+  if (!is_sha256_digest(manifest_digest)) throw Error("not a sha256 digest: " + diag::quote(manifest_digest));
+  const ImageReference ref = parse_image_reference(reference);
+  Client client(ref, options);
+  const std::string path = "/manifests/" + manifest_digest;
+  const std::string body = get_verified(client, path, manifest_digest, true);
+  if (body.size() > 4 * 1024 * 1024)
+    throw Error("the manifest " + client.url(path) + " is larger than 4 MiB", std::nullopt,
+                "the registry is misbehaving; do not mirror from it");
+  const json manifest = parse_manifest(Response{200, {}, body}, client.url(path));
+  if (manifest.contains("manifests"))
+    throw Error(manifest_digest + " of " + reference + " is an index, not an image manifest", std::nullopt,
+                "mirror the lock's platform manifest (platform-manifests.manifest)");
+  std::vector<std::pair<std::string, std::int64_t>> wanted;
+  if (!manifest.contains("config")) throw Error("the image manifest at " + client.url(path) + " has no config");
+  wanted.push_back(descriptor(manifest["config"], client.url(path)));
+  if (!manifest.contains("layers") || !manifest["layers"].is_array() || manifest["layers"].size() > 1000)
+    throw Error("the image manifest at " + client.url(path) + " has no layer list (or more than 1000 layers)");
+  for (const json& layer : manifest["layers"]) wanted.push_back(descriptor(layer, client.url(path)));
+
+  std::filesystem::create_directories(dir);
+  MirroredImage out;
+  out.media_type = manifest.value("mediaType", std::string("application/vnd.oci.image.manifest.v1+json"));
+  for (const auto& [digest, size] : wanted) {
+    const std::filesystem::path file = dir / digest.substr(7);
+    if (verified_blob(file, digest, size, true)) {
+      out.kept += size;
+      continue;
+    }
+    const auto twin = std::find_if(shared.begin(), shared.end(), [&](const std::filesystem::path& other) {
+      return verified_blob(other / digest.substr(7), digest, size, false);
+    });
+    std::error_code ec;
+    if (twin != shared.end()) std::filesystem::create_hard_link(*twin / digest.substr(7), file, ec);
+    if (twin != shared.end() && !ec) {
+      out.kept += size;
+      continue;
+    }
+    if (progress) progress(digest, size);
+    out.fetched += client.download_blob(digest, file, size);
+  }
+  // The manifest last: a directory that has it has every blob it names.
+  io::write_atomic(dir / "version", "Directory Transport Version: 1.1\n", false);
+  io::write_atomic(dir / "manifest.json", body, false);
   return out;
 }
 

@@ -4,6 +4,9 @@
 // per-platform manifests and their configs. Anonymous bearer tokens (Docker Hub style).
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +50,23 @@ struct RegistryOptions {
 
 ResolvedImage resolve_image(const std::string& reference, const std::vector<std::string>& platforms,
                             const RegistryOptions& options);
+
+// One image manifest of `reference`'s repository with its config and layers, copied into `dir`
+// in the layout of containers/image's directory transport (what `skopeo copy dir:DIR ...` reads,
+// any manifest type, digests kept): manifest.json, `version`, and each blob named by its sha256
+// hex. Each blob is verified by its digest and its descriptor's size while it is written; one
+// already in `dir`, or in one of `shared` (the mirror's other images: CUDA's runtime and devel
+// share layers), that hashes right is kept or hard-linked. `manifest_digest` must name an image
+// manifest, not an index (the lock's platform manifest).
+struct MirroredImage {
+  std::string media_type;              // of the manifest
+  std::int64_t fetched = 0, kept = 0;  // blob bytes downloaded, and found already there
+};
+// Called before each blob with its digest and size, for progress lines.
+using BlobProgress = std::function<void(const std::string& digest, std::int64_t size)>;
+MirroredImage mirror_image(const std::string& reference, const std::string& manifest_digest,
+                           const std::filesystem::path& dir, const std::vector<std::filesystem::path>& shared,
+                           const RegistryOptions& options, const BlobProgress& progress = {});
 
 // Media types sent in Accept, index types first (see reference/lockfiles.md §3.2).
 inline constexpr const char* kManifestAccept =

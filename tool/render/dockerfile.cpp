@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "lock/lock.hpp"
+#include "net/registry.hpp"
 #include "pin/sha256.hpp"
 #include "render/code.hpp"
 #include "render/render.hpp"
@@ -12,11 +13,23 @@ namespace envpin::render {
 namespace {
 
 // A lock with heavy wheels (lock::heavy_wheel) and others: they install in two layers.
+std::string base_url(std::string url) {
+  while (url.ends_with("/")) url.pop_back();
+  return url;
+}
+
 bool splits_heavy_wheels(const manifest::Manifest& m, const resolve::Environment& env) {
   if (!m.python || !env.lock || env.lock->python.empty()) return false;
   const auto heavy = [](const lock::PythonPackage& p) { return lock::heavy_wheel(p); };
   const auto& wheels = env.lock->python;
   return std::any_of(wheels.begin(), wheels.end(), heavy) && !std::all_of(wheels.begin(), wheels.end(), heavy);
+}
+
+// A locked image as the mirror's registry serves it: the same repository, by its platform
+// manifest's digest (what envpin mirror copied), so the pin is the lock's.
+std::string mirrored(const resolve::Environment& env, const lock::Image& image) {
+  return env.mirror->registry + "/" + net::parse_image_reference(image.reference).repository + "@" +
+         image.platforms.front().manifest;
 }
 
 // The characters the loader (and the lock reader) allow in these values.
@@ -33,7 +46,10 @@ Fields smoke_stage(const manifest::Manifest& m, const resolve::Environment& env)
   const resolve::CudaDecision& c = *env.cuda;
   const bool pinned = env.lock && env.lock->devel_image && env.lock->devel_image->requested == c.devel_image;
   Fields f;
-  f.code("devel_image", Code::word(pinned ? env.lock->devel_image->reference : c.devel_image, kImageChars));
+  f.code("devel_image", Code::word(pinned && env.mirror ? mirrored(env, *env.lock->devel_image)
+                                   : pinned             ? env.lock->devel_image->reference
+                                                        : c.devel_image,
+                                   kImageChars));
   f.code("sources_copy",
          Code::dockerfile_args({m.outputs.smoke_source.value, m.outputs.smoke_header.value, kSmokeDir}));
   std::vector<std::string> nvcc = {"nvcc", "-O2", "-std=c++17"};
@@ -77,7 +93,16 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
   d.code("platform", multi ? Code::literal("$TARGETPLATFORM") : Code::word(env.platforms.front(), "/"));
   // With a lock, the image is pinned by digest (tag kept for readers: name:tag@sha256:...).
   const std::string from = env.lock && env.lock->image ? env.lock->image->reference : env.base_image;
-  d.code("base_image", Code::word(from, kImageChars));
+  d.code("base_image",
+         Code::word(env.mirror && env.lock && env.lock->image ? mirrored(env, *env.lock->image) : from, kImageChars));
+  if (env.mirror) {
+    Fields mirror;
+    mirror.text("files", env.mirror->files);
+    mirror.text("registry", env.mirror->registry.empty() ? "-" : env.mirror->registry);
+    d.section("mirror", mirror);
+  } else {
+    d.flag("mirror", false);
+  }
   d.code("base_label", Code::dockerfile(from));
   d.code("title", Code::dockerfile(m.name.value));
   if (env.cuda) {
@@ -113,6 +138,18 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
     for (const auto& p : packages) words.push_back(Code::word(p, kAptChars));
     Fields apt;
     apt.codes("packages", words);
+    if (env.mirror) {
+      // The mirror's flat repository alone, from a list of its own: the image's sources stay.
+      Fields list;
+      list.code("line", Code::sh("deb [trusted=yes] " + base_url(env.mirror->files) + "/apt ./"));
+      apt.section("mirror_apt", list);
+      apt.code(
+          "options",
+          Code::literal(" -o Dir::Etc::SourceList=/tmp/envpin-apt.list -o Dir::Etc::SourceParts=/tmp/envpin-apt.d"));
+    } else {
+      apt.flag("mirror_apt", false);
+      apt.code("options", Code::literal(""));
+    }
     d.section("apt", apt);
   } else {
     d.flag("apt", false);
@@ -202,6 +239,12 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
         packages.clear();
         pip.flag("locked", true);
         index = {Code::sh(env.lock->python_index)};
+        if (env.mirror) {
+          // The mirror's wheels alone: no index is asked, each file still checked by its hash.
+          index.clear();
+          pip.codes("extra_index", {});
+          pip.codes("find_links", {Code::sh(base_url(env.mirror->files) + "/wheels/")});
+        }
       } else if (m.python->requirements) {
         Fields req;
         req.code("source", Code::dockerfile_args({m.python->requirements->value, "/tmp/envpin/requirements.txt"}));
@@ -211,6 +254,7 @@ Artifact dockerfile(const manifest::Manifest& m, const resolve::Environment& env
         pip.flag("requirements", false);
         pip.flag("heavy", false);
       }
+      if (!locked || !env.mirror) pip.codes("find_links", {});
       pip.codes("packages", packages);
       pip.codes("index", index);
       if (locked || m.python->requirements || !packages.empty()) d.section("pip", pip);

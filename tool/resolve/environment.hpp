@@ -20,6 +20,13 @@ enum class PythonSource {
 };
 
 // Every decision generate needs, made from the manifest alone (pure: no I/O).
+// Where an offline build takes every pinned byte from (envpin generate --mirror): a server of an
+// `envpin mirror` directory and a registry holding its images, by digest.
+struct Mirror {
+  std::string files;     // "http://127.0.0.1:8000": serves the directory (apt/, wheels/)
+  std::string registry;  // "127.0.0.1:5000": the images, pushed there from its OCI layout
+};
+
 struct Environment {
   std::string base_image;              // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
   std::string os_id;                   // os-release ID ("ubuntu", "debian"); empty when unknown
@@ -34,6 +41,7 @@ struct Environment {
   std::vector<std::string> warnings;  // formatted with diag::format_warning
   std::optional<lock::Lock> lock;     // set by generate when envpin.lock exists: pinned artifacts
   std::string uv_image;               // with a standalone Python: the uv image (python.uv_image or kUvImage)
+  std::optional<Mirror> mirror;       // set by generate --mirror: FROM, apt and pip use it alone
 };
 
 // The uv release whose image provides `uv python install` in generated Dockerfiles.

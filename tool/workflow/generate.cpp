@@ -8,17 +8,53 @@
 #include "io/atomic_file.hpp"
 #include "io/ownership.hpp"
 #include "manifest/load.hpp"
+#include "manifest/requirement.hpp"
+#include "net/registry.hpp"
 #include "workflow/project.hpp"
 
 namespace envpin::workflow {
 
 namespace fs = std::filesystem;
 
-Plan plan(const manifest::Manifest& m, const std::string& lock) {
+void check_mirror(const resolve::Mirror& mirror, const resolve::Environment& env, const manifest::Manifest& m) {
+  const std::string hint =
+      "run 'envpin lock' and 'envpin mirror DIR' where the network is, then generate with --mirror";
+  if (!manifest::is_index_url(mirror.files) || mirror.files.find_first_of("'\"\\ $`") != std::string::npos)
+    throw diag::Error("--mirror must be the http:// or https:// URL that serves the mirror directory, found " +
+                          diag::quote(mirror.files),
+                      std::nullopt, "for example --mirror http://127.0.0.1:8000");
+  if (!mirror.registry.empty() && (mirror.registry.find('/') != std::string::npos ||
+                                   net::parse_image_reference(mirror.registry + "/envpin").registry != mirror.registry))
+    throw diag::Error("--mirror-registry must be a registry host[:port], found " + diag::quote(mirror.registry),
+                      std::nullopt, "for example --mirror-registry 127.0.0.1:5000");
+  if (!env.lock)
+    throw diag::Error("generate --mirror needs envpin.lock: the mirror holds what the lock names",
+                      diag::Location{m.file, 0, 0}, hint);
+  if (env.platforms.size() != 1)
+    throw diag::Error(
+        "generate --mirror builds one platform; the manifest asks for " + std::to_string(env.platforms.size()),
+        diag::Location{m.file, 0, 0}, "lock and mirror one platform for the offline cluster");
+  if (env.python_source == resolve::PythonSource::standalone)
+    throw diag::Error(
+        "a standalone Python is downloaded by 'uv python install' while the image builds: no mirror "
+        "holds it",
+        diag::Location{m.file, 0, 0},
+        "use python.source: system (the image's python3) or a python image for offline builds");
+  if ((env.lock->image || env.lock->devel_image) && mirror.registry.empty())
+    throw diag::Error(
+        "generate --mirror needs --mirror-registry: the lock pins images, which the build pulls by digest",
+        std::nullopt, "push the mirror's images/ there (skopeo copy, as 'envpin mirror' prints) and name it");
+}
+
+Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optional<resolve::Mirror>& mirror) {
   Plan p;
   p.env = resolve::resolve(m);
   resolve::Environment& env = p.env;
   env.lock = load_lock(m, lock);
+  if (mirror) {
+    check_mirror(*mirror, env, m);
+    env.mirror = mirror;
+  }
   if (env.lock && !env.uv_image.empty() && (!env.lock->uv_image || env.lock->uv_image->requested != env.uv_image))
     env.warnings.push_back(diag::format_warning(
         "envpin.lock does not pin the uv image " + env.uv_image +
@@ -40,7 +76,7 @@ Generated generate(const GenerateRequest& o, std::ostream& waiting) {
   // Read and written by one envpin at a time: the lock beside the manifest and every artifact.
   const ProjectLock project_lock(m.project_dir, &waiting);
   const ProjectLock output_lock(root, &waiting);
-  const Plan p = plan(m, o.lock);
+  const Plan p = plan(m, o.lock, o.mirror);
   Generated out;
   out.manifest = m.file;
   out.warnings = p.env.warnings;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,15 +22,22 @@ struct Plan {
   resolve::Environment env;
   std::vector<render::Artifact> artifacts;
 };
-Plan plan(const manifest::Manifest& m, const std::string& lock = "");
+// With `mirror`, the Dockerfile builds from it alone (check_mirror's rules).
+Plan plan(const manifest::Manifest& m, const std::string& lock = "",
+          const std::optional<resolve::Mirror>& mirror = std::nullopt);
+
+// Throws diag::Error unless `env` (its lock loaded) can build from `mirror`: a lock, one platform,
+// no standalone Python (uv downloads CPython), a registry when the lock pins images.
+void check_mirror(const resolve::Mirror& mirror, const resolve::Environment& env, const manifest::Manifest& m);
 
 struct GenerateRequest {
   std::string manifest = "envpin.yaml";
-  bool check = false;      // write nothing (a killed generate's commit is still finished)
-  bool dry_run = false;    // write nothing
-  std::string output_dir;  // empty: the manifest's directory
-  std::string lock;        // empty: envpin.lock next to the manifest, if there is one
-  bool force = false;      // replace files envpin did not write (or that were edited)
+  bool check = false;                     // write nothing (a killed generate's commit is still finished)
+  bool dry_run = false;                   // write nothing
+  std::string output_dir;                 // empty: the manifest's directory
+  std::string lock;                       // empty: envpin.lock next to the manifest, if there is one
+  bool force = false;                     // replace files envpin did not write (or that were edited)
+  std::optional<resolve::Mirror> mirror;  // --mirror URL --mirror-registry HOST
 };
 
 struct GeneratedFile {

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin mirror's pieces: the Packages stanza of a flat apt repository (the .deb's own control,
+// the lock's file fields), the control read from a real .deb (dpkg-deb builds it), a mirror of
+// one .deb from a real HTTP server on loopback, and a lock whose names would leave the mirror.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "diag/error.hpp"
+#include "loopback_server.hpp"
+#include "pin/sha256.hpp"
+#include "test_dir.hpp"
+#include "workflow/mirror.hpp"
+
+namespace envpin::workflow {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = test_dir(name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+const std::string kControl =
+    "Package: envpin-hello\n"
+    "Version: 1.0-1\n"
+    "Architecture: all\n"
+    "Maintainer: envpin tests <tests@envpin.invalid>\n"
+    "Depends: libc6 (>= 2.36)\n"
+    "Description: a package for envpin's tests\n"
+    " A second line of the description.\n";
+
+lock::AptPackage hello(const std::string& sha256, std::int64_t size) {
+  lock::AptPackage p;
+  p.name = "envpin-hello";
+  p.version = "1.0-1";
+  p.arch = "all";
+  p.source = "127.0.0.1/debian";
+  p.filename = "pool/main/e/envpin-hello/envpin-hello_1.0-1_all.deb";
+  p.size = size;
+  p.sha256 = sha256;
+  return p;
+}
+
+TEST(MirrorPackages, TheStanzaIsTheControlWithTheLocksFileFields) {
+  const std::string sha(64, 'a');
+  // A Size or checksum in the control itself is the package's claim, not the repository's.
+  const std::string stanza =
+      packages_stanza(kControl + "Size: 1\nMD5sum: 00\n", hello(sha, 1234), "envpin-hello_1.0-1_all.deb");
+  EXPECT_EQ(stanza, kControl + "Filename: ./envpin-hello_1.0-1_all.deb\nSize: 1234\nSHA256: " + sha + "\n\n");
+}
+
+TEST(MirrorPackages, AControlThatIsNotOneParagraphOfTheLockedPackageIsRefused) {
+  const lock::AptPackage p = hello(std::string(64, 'a'), 1);
+  EXPECT_THROW(packages_stanza(kControl + "\nPackage: other\n", p, "f.deb"), diag::Error);     // two paragraphs
+  EXPECT_THROW(packages_stanza(" continuation first\n" + kControl, p, "f.deb"), diag::Error);  // no field
+  EXPECT_THROW(packages_stanza(kControl + "Bad Field: x\n", p, "f.deb"), diag::Error);
+  EXPECT_THROW(packages_stanza(kControl + "X-Esc: \x1b[2J\n", p, "f.deb"), diag::Error);
+  try {
+    lock::AptPackage other = p;
+    other.version = "2.0-1";
+    packages_stanza(kControl, other, "f.deb");
+    FAIL() << "took version 1.0-1 for the locked 2.0-1";
+  } catch (const diag::Error& e) {
+    EXPECT_EQ(e.message(), "f.deb is 'envpin-hello' '1.0-1', but the lock names envpin-hello 2.0-1");
+  }
+}
+
+// A real .deb, built by dpkg-deb (gzip inside, as --root-owner-group -Zgzip writes it).
+fs::path build_deb(const fs::path& dir) {
+  const fs::path root = dir / "pkg";
+  fs::create_directories(root / "DEBIAN");
+  fs::create_directories(root / "usr/share/envpin-hello");
+  std::ofstream(root / "DEBIAN/control") << kControl;
+  std::ofstream(root / "usr/share/envpin-hello/hello") << "hello\n";
+  const fs::path deb = dir / "envpin-hello_1.0-1_all.deb";
+  const std::string command =
+      "dpkg-deb --root-owner-group -Zgzip --build '" + root.string() + "' '" + deb.string() + "' >/dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) return {};
+  return deb;
+}
+
+TEST(Mirror, TheControlIsReadFromARealDeb) {
+  const fs::path dir = fresh_dir("mirror-deb");
+  const fs::path deb = build_deb(dir);
+  if (deb.empty()) GTEST_SKIP() << "dpkg-deb is not installed";
+  EXPECT_EQ(deb_control(deb), kControl);
+  // Not a .deb: one error, no crash.
+  std::ofstream(dir / "not.deb") << "!<arch>\nnonsense";
+  EXPECT_THROW(deb_control(dir / "not.deb"), diag::Error);
+}
+
+lock::Lock one_deb_lock(const std::string& uri, const std::string& sha256, std::int64_t size) {
+  lock::Lock l;
+  l.platforms = {"linux/amd64"};
+  l.apt_closure = "full";
+  l.apt_sources = {{"127.0.0.1/debian", uri}};
+  l.apt = {hello(sha256, size)};
+  return l;
+}
+
+TEST(Mirror, ALockedDebBecomesAFlatRepository) {
+  const fs::path dir = fresh_dir("mirror-flat");
+  const fs::path deb = build_deb(dir);
+  if (deb.empty()) GTEST_SKIP() << "dpkg-deb is not installed";
+  const std::string bytes = slurp(deb);
+  const std::string sha = pin::sha256_hex(bytes);
+  test::Server server("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(bytes.size()) +
+                      "\r\nConnection: close\r\n\r\n" + bytes);
+  const fs::path m = dir / "mirror";
+  const lock::Lock l = one_deb_lock(server.url("/debian"), sha, static_cast<std::int64_t>(bytes.size()));
+  const MirrorSummary s = mirror(l, MirrorOptions{m, {}, {}});
+  EXPECT_EQ(s.debs, 1);
+  EXPECT_EQ(s.fetched, static_cast<std::int64_t>(bytes.size()));
+  ASSERT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(server.requests()[0].rfind("GET /debian/pool/main/e/envpin-hello/envpin-hello_1.0-1_all.deb ", 0), 0u);
+  EXPECT_EQ(slurp(m / "apt/envpin-hello_1.0-1_all.deb"), bytes);
+  const std::string packages = slurp(m / "apt/Packages");
+  EXPECT_EQ(packages, kControl + "Filename: ./envpin-hello_1.0-1_all.deb\nSize: " + std::to_string(bytes.size()) +
+                          "\nSHA256: " + sha + "\n\n");
+  EXPECT_EQ(slurp(m / "apt/Release"), "Origin: envpin mirror\nLabel: envpin mirror\nSHA256:\n " +
+                                          pin::sha256_hex(packages) + " " + std::to_string(packages.size()) +
+                                          " Packages\n");
+
+  // Again: the file is kept (no request), and the indexes are the same bytes.
+  const MirrorSummary again = mirror(l, MirrorOptions{m, {}, {}});
+  EXPECT_EQ(again.fetched, 0);
+  EXPECT_EQ(again.kept, static_cast<std::int64_t>(bytes.size()));
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(slurp(m / "apt/Packages"), packages);
+
+  // A file changed in the mirror is fetched again; a server that now serves other bytes is
+  // refused, and neither the file nor the index is replaced by them.
+  std::ofstream(m / "apt/envpin-hello_1.0-1_all.deb", std::ios::app) << "x";
+  server.answer("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(bytes.size()) + "\r\nConnection: close\r\n\r\n" +
+                std::string(bytes.size(), 'x'));
+  EXPECT_THROW(mirror(l, MirrorOptions{m, {}, {}}), diag::Error);
+  EXPECT_FALSE(fs::exists(m / "apt/envpin-hello_1.0-1_all.deb"));
+  EXPECT_EQ(slurp(m / "apt/Packages"), packages);
+}
+
+TEST(Mirror, ALockWhoseNamesWouldLeaveTheMirrorIsRefusedBeforeAnyRequest) {
+  const fs::path dir = fresh_dir("mirror-hostile");
+  test::Server server("HTTP/1.1 500 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  const std::string sha(64, 'a');
+  for (const std::string filename :
+       {"pool/../../../../tmp/evil.deb", "pool/main/.hidden.deb", "pool/x/evil.sh", "pool/x/a\nb.deb", "pool/x/"}) {
+    lock::Lock l = one_deb_lock(server.url("/debian"), sha, 10);
+    l.apt[0].filename = filename;
+    EXPECT_THROW(mirror(l, MirrorOptions{dir / "m", {}, {}}), diag::Error) << filename;
+  }
+  lock::Lock wheel;
+  wheel.platforms = {"linux/amd64"};
+  wheel.python = {{"evil", "1.0", "evil", {{"../../evil-1.0-py3-none-any.whl", server.url("/evil.whl"), sha, 10}}}};
+  EXPECT_THROW(mirror(wheel, MirrorOptions{dir / "m", {}, {}}), diag::Error);
+  // A source that is not the web (the lock is data: file:// would copy this machine's files).
+  lock::Lock file = one_deb_lock("file:///etc", sha, 10);
+  EXPECT_THROW(mirror(file, MirrorOptions{dir / "m", {}, {}}), diag::Error);
+  EXPECT_TRUE(server.requests().empty());
+  EXPECT_FALSE(fs::exists(dir / "m" / "apt" / "Packages"));
+
+  // What an offline build could not use: two platforms, a partial apt closure.
+  lock::Lock two = one_deb_lock(server.url("/debian"), sha, 10);
+  two.platforms = {"linux/amd64", "linux/arm64"};
+  EXPECT_THROW(mirror(two, MirrorOptions{dir / "m", {}, {}}), diag::Error);
+  lock::Lock partial = one_deb_lock(server.url("/debian"), sha, 10);
+  partial.apt_closure = "partial";
+  try {
+    mirror(partial, MirrorOptions{dir / "m", {}, {}});
+    FAIL() << "mirrored a partial closure";
+  } catch (const diag::Error& e) {
+    EXPECT_NE(e.message().find("apt-closure = \"partial\""), std::string::npos) << e.message();
+  }
+  EXPECT_TRUE(server.requests().empty());
+}
+
+}  // namespace
+}  // namespace envpin::workflow

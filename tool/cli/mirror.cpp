@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin mirror DIR`: everything envpin.lock names, fetched and verified into DIR, for a build
+// with no network but DIR (workflow/mirror.hpp); then what to run on the offline side.
+#include <filesystem>
+#include <memory>
+
+#include "cli/app.hpp"
+#include "cli/commands.hpp"
+#include "diag/terminal.hpp"
+#include "manifest/load.hpp"
+#include "net/http.hpp"
+#include "workflow/mirror.hpp"
+#include "workflow/project.hpp"
+
+namespace envpin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MirrorArgs {
+  std::string dir;
+  std::string manifest = "envpin.yaml";
+  std::string lock;
+  std::vector<std::string> insecure;
+  bool quiet = false;
+};
+
+std::string gigabytes(std::int64_t bytes) {
+  const std::int64_t tenths = (bytes + 50'000'000) / 100'000'000;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " GB";
+}
+
+int mirror_cmd(const MirrorArgs& a, Streams& io) {
+  const manifest::Manifest m = manifest::load(a.manifest);
+  const fs::path path = a.lock.empty() ? m.project_dir / "envpin.lock" : fs::path(a.lock);
+  workflow::recover_commit(path.parent_path());
+  const std::string shown = path.lexically_normal().generic_string();
+  const workflow::LockState state = workflow::lock_state(m, path, shown);
+  using Kind = workflow::LockState::Kind;
+  if (state.kind == Kind::absent)
+    throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0},
+                      "run 'envpin lock' first: the mirror holds what the lock names");
+  if (state.kind == Kind::unreadable) throw *state.unreadable;
+  if (state.kind != Kind::ok)
+    throw diag::Error(shown + (state.kind == Kind::stale ? " is stale: " : ": ") + state.problem,
+                      diag::Location{shown, state.line, state.line ? 1 : 0},
+                      state.kind == Kind::stale
+                          ? "run 'envpin lock' first, then mirror what it pins"
+                          : "restore it from version control, or run 'envpin lock' to rewrite it");
+  workflow::MirrorOptions o;
+  o.dir = a.dir;
+  o.registry.insecure = a.insecure;
+  diag::Progress progress(io.err, io.err_term, a.quiet);
+  o.progress = [&](const std::string& line) { progress.step("mirror: " + line); };
+  const workflow::MirrorSummary s = workflow::mirror(*state.lock, o);
+  progress.done();
+  const std::string dir = fs::path(a.dir).lexically_normal().generic_string();
+  io.out << "mirrored " << shown << " into " << dir << ": " << s.images.size() << " image(s), " << s.debs
+         << " .deb(s), " << s.wheels << " wheel(s); fetched " << gigabytes(s.fetched) << ", kept " << gigabytes(s.kept)
+         << " already there\n"
+         << "on the offline side, with " << dir << " copied there (docs/mirror.md):\n"
+         << "  serve it:  python3 -m http.server --bind 127.0.0.1 --directory " << dir << " 8000\n";
+  for (const workflow::MirroredRef& r : s.images)
+    io.out << "  "
+           << (r.name == "image"         ? "image:     "
+               : r.name == "devel-image" ? "devel:     "
+                                         : "uv:        ")
+           << "skopeo copy --preserve-digests dir:" << dir << "/images/" << r.name << " docker://REGISTRY/"
+           << r.repository << ":" << (r.tag.empty() ? "envpin-mirror" : r.tag) << "\n";
+  io.out << "  build:     envpin generate --mirror http://127.0.0.1:8000"
+         << (s.images.empty() ? "" : " --mirror-registry REGISTRY") << " && docker build --network host .\n";
+  return kOk;
+}
+
+}  // namespace
+
+Command mirror_command() {
+  return {"mirror", "fetch every image blob, .deb and wheel envpin.lock names into DIR, verified, for offline builds",
+          [](CLI::App& app) -> std::function<int(Streams&)> {
+            auto a = std::make_shared<MirrorArgs>();
+            app.add_option("dir", a->dir, "the mirror directory (created; files already there that match are kept)")
+                ->required();
+            app.add_option("-f,--manifest", a->manifest, "the manifest the lock belongs to")->capture_default_str();
+            app.add_option("--lock", a->lock, "the lock to mirror (default: envpin.lock next to the manifest)");
+            app.add_option("--insecure-registry", a->insecure,
+                           "a registry host[:port] reached over http:// (loopback always is); repeatable");
+            app.add_flag("-q,--quiet", a->quiet, "no progress on stderr");
+            app.add_option_function<long>("--timeout", net::set_network_timeout_s,
+                                          "seconds a server may stay silent before the request fails (default "
+                                          "$ENVPIN_NET_TIMEOUT, else 30)")
+                ->check(CLI::Range(1L, 3600L));
+            return [a](Streams& io) { return mirror_cmd(*a, io); };
+          }};
+}
+
+}  // namespace envpin::cli
