@@ -11,6 +11,7 @@
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
+#include "loopback_server.hpp"
 #include "manifest/keys.hpp"
 #include "manifest/load.hpp"
 #include "net/registry.hpp"
@@ -171,6 +172,30 @@ TEST(Lock, SizesAreRecordedWhereKnownAndBounded) {
                   " is not a size envpin records (1 byte to 1 TiB)\n"
                   "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to rewrite it\n");
   }
+}
+
+TEST(Lock, AWheelOfTheSameHashKeepsThePreviousLocksSize) {
+  // The index answers HEAD with another size, and a file with no match in the old lock asks it.
+  test::Server index("HTTP/1.1 200 OK\r\nContent-Length: 777\r\nConnection: close\r\n\r\n");
+  std::vector<PythonPackage> now = {
+      {"same", "1.0", "", {{"same-1.0-py3-none-any.whl", index.url("/same.whl"), std::string(64, 'a'), 0}}},
+      {"new", "2.0", "", {{"new-2.0-py3-none-any.whl", index.url("/new.whl"), std::string(64, 'b'), 0}}}};
+  Lock previous;
+  previous.python = {
+      {"same", "1.0", "", {{"same-1.0-py3-none-any.whl", "http://127.0.0.1:1/gone.whl", std::string(64, 'a'), 1234}}},
+      {"new", "1.0", "", {{"new-1.0-py3-none-any.whl", "http://127.0.0.1:1/gone.whl", std::string(64, 'c'), 99}}}};
+  resolve::record_wheel_sizes(now, previous);
+  EXPECT_EQ(now[0].files[0].size, 1234);  // the same bytes: the same size, no request
+  EXPECT_EQ(now[1].files[0].size, 777);   // another hash: asked
+  ASSERT_EQ(index.requests().size(), 1u);
+  EXPECT_EQ(index.requests()[0].rfind("HEAD /new.whl ", 0), 0u) << index.requests()[0];
+  // Without a previous lock, each is asked; an index that is down leaves 0 (unknown), never a guess.
+  now[0].files[0].size = 0;
+  resolve::record_wheel_sizes(now, std::nullopt);
+  EXPECT_EQ(now[0].files[0].size, 777);
+  now[0].files[0].url = "http://127.0.0.1:1/down.whl";
+  resolve::record_wheel_sizes(now, std::nullopt);
+  EXPECT_EQ(now[0].files[0].size, 0);
 }
 
 TEST(Lock, RequirementsLockIsPipHashFormat) {

@@ -50,6 +50,14 @@ int lock(const LockOptions& o, Streams& io) {
   ro.progress = [&](const std::string& line) { progress.step(line); };
   std::vector<std::pair<std::string, double>> phases;
   if (o.verbose) ro.phases = &phases;
+  {
+    // The lock this replaces, when its digest holds (stale is fine: its entries are sealed).
+    const fs::path path = lock_path(m, o.lock);
+    const workflow::LockState old = workflow::lock_state(m, path, path.generic_string());
+    using Kind = workflow::LockState::Kind;
+    if (old.lock && (old.kind == Kind::ok || old.kind == Kind::stale || old.kind == Kind::requirements))
+      ro.previous = old.lock;
+  }
   const lock::Lock l = resolve::resolve_lock(m, env, ro);
   progress.done();
   if (o.verbose) {

@@ -224,15 +224,29 @@ void resolve_apt(const manifest::Manifest& m, const resolve::Environment& env, c
                   a.where, "pin a version the image's sources still carry");
 }
 
-// Each wheel's size, for `envpin size` and the layers by weight: a HEAD of its URL, eight at a
-// time, each given 10 s and one try. Content-Length is the server's word, so it is only taken as
-// a whole number of bytes up to 1 TiB; a wheel whose server does not say (or refuses a HEAD,
-// or needs credentials), or that is not asked once a minute has passed, keeps size 0, and
-// `envpin size` counts it as unknown.
-void record_wheel_sizes(std::vector<PythonPackage>& packages) {
+}  // namespace
+
+// Each wheel's size, for `envpin size` and the layers by weight. A file the previous lock holds
+// with the same sha256 keeps its size there: the same bytes, and a lock that does not change
+// when the index is slow or down. Else a HEAD of its URL, eight at a time, each given 10 s and
+// one try. Content-Length is the server's word, so it is only taken as a whole number of bytes
+// up to 1 TiB; a wheel whose server does not say (or refuses a HEAD, or needs credentials), or
+// that is not asked once a minute has passed, keeps size 0, and `envpin size` counts it as unknown.
+void record_wheel_sizes(std::vector<PythonPackage>& packages, const std::optional<lock::Lock>& previous) {
+  std::map<std::string, std::int64_t> known;  // sha256 -> size
+  if (previous)
+    for (const auto& p : previous->python)
+      for (const auto& f : p.files)
+        if (f.size > 0) known.emplace(f.sha256, f.size);
   std::vector<lock::WheelFile*> files;
   for (auto& p : packages)
-    for (auto& f : p.files) files.push_back(&f);
+    for (auto& f : p.files) {
+      if (const auto it = known.find(f.sha256); it != known.end()) {
+        f.size = it->second;
+        continue;
+      }
+      files.push_back(&f);
+    }
   net::HttpOptions http;
   http.stall_s = std::min<long>(10, net::network_timeout_s());
   http.connect_timeout_s = 10;
@@ -261,6 +275,8 @@ void record_wheel_sizes(std::vector<PythonPackage>& packages) {
     for (std::size_t i = 0; i < sizes.size(); ++i) files[from + i]->size = sizes[i].get();
   }
 }
+
+namespace {
 
 void resolve_python(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& o, Lock& lock) {
   const manifest::Python& py = *m.python;
@@ -329,7 +345,7 @@ void resolve_python(const manifest::Manifest& m, const resolve::Environment& env
   if (!report) throw Error("pip wrote no report (" + (scratch / "report.json").string() + ")");
   lock.python = parse_pip_report(*report);
   if (o.progress) o.progress("asking the index for the size of each wheel");
-  record_wheel_sizes(lock.python);
+  record_wheel_sizes(lock.python, o.previous);
   for (auto& p : lock.python)
     for (const auto* list : {&py.packages, &py.requirement_lines})
       for (const auto& req : *list)

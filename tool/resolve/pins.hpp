@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,9 +24,16 @@ struct ResolveOptions {
   std::function<void(const std::string&)> progress;  // one line per step, for stderr; called from two threads
   // When set: the wall time of each phase ("registry", "apt", "python ...", "total"), in seconds.
   std::vector<std::pair<std::string, double>>* phases = nullptr;
+  // The lock being replaced, when its digest holds: a wheel with the same sha256 is the same
+  // bytes, so its recorded size is taken from there instead of asking the index again.
+  std::optional<lock::Lock> previous;
 };
 
 lock::Lock resolve_lock(const manifest::Manifest& m, const resolve::Environment& env, const ResolveOptions& options);
+
+// Each wheel's size: from `previous` for a file of the same sha256, else a HEAD of its URL (eight
+// at a time, 10 s and one try each, a minute in all); 0 where neither says.
+void record_wheel_sizes(std::vector<lock::PythonPackage>& packages, const std::optional<lock::Lock>& previous);
 
 // Parsers of the tools' output (pure; tested on recorded output).
 // `apt-get download --print-uris` lines: 'URI' name_version_arch.deb size SHA256:hex
