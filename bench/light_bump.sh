@@ -32,36 +32,14 @@ trap cleanup EXIT
 start_registry_and_dockerd 2>/dev/null
 push_base_image 2>/dev/null
 
-# --- the index: wheels built here, served with every request's path logged ---------------------
-wheel() {  # NAME VERSION REQUIRES [MB]
-  d="$T/src/$1-$2"
-  pkg=$(echo "$1" | tr - _)
-  mkdir -p "$d/$pkg"
-  echo "VERSION = '$2'" > "$d/$pkg/__init__.py"
-  [ -z "${4:-}" ] || head -c "$(($4 * 1024 * 1024))" /dev/urandom > "$d/$pkg/blob.bin"
-  printf 'from setuptools import setup\nsetup(name="%s", version="%s", packages=["%s"], package_data={"%s": ["*.bin"]}, install_requires=[%s])\n' \
-    "$1" "$2" "$pkg" "$pkg" "$3" > "$d/setup.py"
-  (cd "$d" && /usr/bin/python3 -m pip wheel --isolated --no-build-isolation --no-deps --no-index -q -w "$T/index/packages" .) \
-    >"$T/wheel.log" 2>&1 || { echo "bench: FAILED: building wheel $1" >&2; cat "$T/wheel.log" >&2; exit 1; }
-}
-write_index() {
-  rm -rf "$T/index/simple"
-  for whl in "$T"/index/packages/*.whl; do
-    name=$(basename "$whl" | cut -d- -f1 | tr _ -)
-    mkdir -p "$T/index/simple/$name"
-    printf '<a href="../../packages/%s#sha256=%s">%s</a>\n' "$(basename "$whl")" \
-      "$(sha256sum "$whl" | cut -d' ' -f1)" "$(basename "$whl")" >> "$T/index/simple/$name/index.html"
-  done
-}
+# --- the index: wheels built here, served with every request's path logged (bench/index.sh) ----
+. "$HERE/index.sh"
 wheel light-dep 1.0.0 ""
 wheel nvidia-bench-heavy 1.0.0 "" "$MB"
 wheel light-demo 1.0.0 '"light-dep==1.0.0", "nvidia-bench-heavy==1.0.0"'
 wheel light-demo 1.0.1 '"light-dep==1.0.0", "nvidia-bench-heavy==1.0.0"'
 write_index
-INDEX_PORT=$(free_port)
-/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$T/index" "$INDEX_PORT" >"$T/index.log" 2>&1 &
-INDEX_PID=$!
-wait_for 20 curl -sf "http://127.0.0.1:$INDEX_PORT/simple/light-demo/" || { echo "bench: FAILED: index" >&2; exit 1; }
+start_index light-demo
 # The bytes of the wheels the index served since line $1 of its log.
 fetched() {
   tail -n "+$1" "$T/index.log" | sed -n 's|.*"GET /packages/\([^ ]*\.whl\) HTTP.*|\1|p' | while read -r f; do
@@ -119,7 +97,10 @@ for layout in "one layer" "two layers"; do
   again=$(build "$tag" "$T/again.log")
   cpu=$(printf '%s %s\n' "$cpu0" "$(cpu_now)" | awk '{ printf "user %.2f s, system %.2f s", $3 - $1, $4 - $2 }')
   bytes=$(fetched "$from")
+  # The image's size as the engine counts it (every layer, uncompressed): two pip layers hold the
+  # same files as one.
+  size=$(docker image inspect -f '{{.Size}}' "$tag")
   awk -v n="light pin bump, $layout" -v e="$again" -v c="$cpu" -v b="$bytes" -v s="$(grep -c '^Step ' "$T/again.log")" \
-    -v k="$(grep -c 'Using cache' "$T/again.log")" 'BEGIN {
-    printf "%-31s rebuild %6.2f s (%s)   fetched %11d bytes   %d of %d steps from the cache\n", n, e, c, b, k, s }'
+    -v k="$(grep -c 'Using cache' "$T/again.log")" -v z="$size" 'BEGIN {
+    printf "%-31s rebuild %6.2f s (%s)   fetched %11d bytes   %d of %d steps from the cache   image %d bytes\n", n, e, c, b, k, s, z }'
 done

@@ -178,9 +178,12 @@ if [ "${ENVPIN_BENCH_ENGINE:-0}" = 1 ] && [ "$QUICK" != 1 ]; then
   sh "$ROOT/bench/rebuild.sh" "$BUILD" || echo 1 > "$T/failed"
   # 12. one light pin bumped beside a 500 MB heavy wheel: one pip layer against two (issue 37).
   sh "$ROOT/bench/light_bump.sh" "$BUILD" || echo 1 > "$T/failed"
+  # 13. envpin mirror beside skopeo + curl + pip download on the same lock (issue 37).
+  sh "$ROOT/bench/mirror.sh" "$BUILD" || echo 1 > "$T/failed"
 else
   echo "rebuild after an env edit  skipped: set ENVPIN_BENCH_ENGINE=1 (root; starts dockerd and a registry on 127.0.0.1)"
   echo "light pin bump             skipped: set ENVPIN_BENCH_ENGINE=1 (as above, and a loopback wheel index)"
+  echo "mirror of a lock           skipped: set ENVPIN_BENCH_ENGINE=1 (as above)"
 fi
 
 if [ -s "$T/failed" ]; then
