@@ -326,6 +326,21 @@ TEST_F(LockCli, GenerateFromAMirrorUsesItAlone) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("--mirror-registry must be a registry host[:port]"), std::string::npos) << r.err;
   EXPECT_EQ(*io::read_file(dir_ / "Dockerfile"), online);
+  // A lock is data: one whose image has no single platform manifest (its digest recomputed) is
+  // refused, not read past its end.
+  lock::Lock two = lock_;
+  two.image->platforms.push_back(two.image->platforms.front());
+  two.image->platforms.back().platform = "linux/arm64";
+  lock::seal(two);
+  write("envpin.lock", lock::to_toml(two));
+  r = run("generate --mirror http://127.0.0.1:8001 --mirror-registry 127.0.0.1:5001");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("has 2 platform manifests; a mirror holds one"), std::string::npos) << r.err;
+  two.image->platforms.clear();
+  lock::seal(two);
+  write("envpin.lock", lock::to_toml(two));
+  r = run("generate --mirror http://127.0.0.1:8001 --mirror-registry 127.0.0.1:5001");
+  EXPECT_EQ(r.code, 1) << r.err;
   std::filesystem::remove(dir_ / "envpin.lock");
   r = run("generate --mirror http://127.0.0.1:8001 --mirror-registry 127.0.0.1:5001");
   EXPECT_EQ(r.code, 1);

@@ -262,9 +262,24 @@ Response fetch(const Request& request, const HttpOptions& options) {
   return r;
 }
 
+namespace {
+
+// http:// or https://, in any case: what envpin fetches (libcurl is told too, where it can be).
+bool web_url(const std::string& url) {
+  std::string scheme = url.substr(0, url.find("://"));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
+  return url.find("://") != std::string::npos && (scheme == "http" || scheme == "https");
+}
+
+}  // namespace
+
 Response fetch(const Request& request, BodySink& sink, const HttpOptions& options) {
   Request current = request;
   for (int hop = 0;; ++hop) {
+    if (!web_url(current.url))
+      throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(current.url) +
+                            (hop ? " (a redirect from " + request.url + ")" : ""),
+                        std::nullopt, "name the file by its web address");
     std::string next;
     Response response = fetch_once(current, options, sink, next);
     const long s = response.status;

@@ -40,6 +40,11 @@ void check_mirror(const resolve::Mirror& mirror, const resolve::Environment& env
         "holds it",
         diag::Location{m.file, 0, 0},
         "use python.source: system (the image's python3) or a python image for offline builds");
+  for (const auto* image : {&env.lock->image, &env.lock->devel_image})
+    if (*image && (*image)->platforms.size() != 1)
+      throw diag::Error("envpin.lock's " + (*image)->requested + " has " + std::to_string((*image)->platforms.size()) +
+                            " platform manifests; a mirror holds one",
+                        std::nullopt, "run 'envpin lock' for one platform, then 'envpin mirror' again");
   if ((env.lock->image || env.lock->devel_image) && mirror.registry.empty())
     throw diag::Error(
         "generate --mirror needs --mirror-registry: the lock pins images, which the build pulls by digest",
