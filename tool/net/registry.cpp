@@ -417,7 +417,10 @@ MirroredImage mirror_image(const std::string& reference, const std::string& mani
   std::filesystem::create_directories(dir);
   MirroredImage out;
   out.media_type = manifest.value("mediaType", std::string("application/vnd.oci.image.manifest.v1+json"));
-  for (const auto& [digest, size] : wanted) {
+  for (const auto& blob : wanted) {
+    // Named, not bound: a lambda below uses them (clang 14 cannot capture structured bindings).
+    const std::string& digest = blob.first;
+    const std::int64_t size = blob.second;
     const std::filesystem::path file = dir / digest.substr(7);
     if (verified_blob(file, digest, size, true)) {
       out.kept += size;
