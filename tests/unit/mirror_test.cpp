@@ -77,16 +77,16 @@ TEST(MirrorPackages, AControlThatIsNotOneParagraphOfTheLockedPackageIsRefused) {
   }
 }
 
-// A real .deb, built by dpkg-deb (gzip inside, as --root-owner-group -Zgzip writes it).
-fs::path build_deb(const fs::path& dir) {
+// A real .deb, built by dpkg-deb with `compression` inside (Debian's own are xz, Ubuntu's zstd).
+fs::path build_deb(const fs::path& dir, const std::string& compression = "gzip") {
   const fs::path root = dir / "pkg";
   fs::create_directories(root / "DEBIAN");
   fs::create_directories(root / "usr/share/envpin-hello");
   std::ofstream(root / "DEBIAN/control") << kControl;
   std::ofstream(root / "usr/share/envpin-hello/hello") << "hello\n";
-  const fs::path deb = dir / "envpin-hello_1.0-1_all.deb";
-  const std::string command =
-      "dpkg-deb --root-owner-group -Zgzip --build '" + root.string() + "' '" + deb.string() + "' >/dev/null 2>&1";
+  const fs::path deb = dir / ("envpin-hello_1.0-1_all." + compression + ".deb");
+  const std::string command = "dpkg-deb --root-owner-group -Z" + compression + " --build '" + root.string() + "' '" +
+                              deb.string() + "' >/dev/null 2>&1";
   if (std::system(command.c_str()) != 0) return {};
   return deb;
 }
@@ -96,6 +96,11 @@ TEST(Mirror, TheControlIsReadFromARealDeb) {
   const fs::path deb = build_deb(dir);
   if (deb.empty()) GTEST_SKIP() << "dpkg-deb is not installed";
   EXPECT_EQ(deb_control(deb), kControl);
+  for (const std::string compression : {"xz", "zstd"}) {
+    const fs::path other = build_deb(dir, compression);
+    ASSERT_FALSE(other.empty()) << compression;
+    EXPECT_EQ(deb_control(other), kControl) << compression;
+  }
   // Not a .deb: one error, no crash.
   std::ofstream(dir / "not.deb") << "!<arch>\nnonsense";
   EXPECT_THROW(deb_control(dir / "not.deb"), diag::Error);
