@@ -167,8 +167,11 @@ TEST(Mirror, ALockWhoseNamesWouldLeaveTheMirrorIsRefusedBeforeAnyRequest) {
   }
   lock::Lock wheel;
   wheel.platforms = {"linux/amd64"};
-  wheel.python = {{"evil", "1.0", "evil", {{"../../evil-1.0-py3-none-any.whl", server.url("/evil.whl"), sha, 10}}}};
-  EXPECT_THROW(mirror(wheel, MirrorOptions{dir / "m", {}, {}}), diag::Error);
+  for (const std::string name : {"../../evil-1.0-py3-none-any.whl", "%2e%2e%2fevil-1.0-py3-none-any.whl",
+                                 "evil\"><script>-1.0-py3-none-any.whl", "evil-1.0-py3-none-any.exe"}) {
+    wheel.python = {{"evil", "1.0", "evil", {{name, server.url("/evil.whl"), sha, 10}}}};
+    EXPECT_THROW(mirror(wheel, MirrorOptions{dir / "m", {}, {}}), diag::Error) << name;
+  }
   // A source that is not the web (the lock is data: file:// would copy this machine's files).
   lock::Lock file = one_deb_lock("file:///etc", sha, 10);
   EXPECT_THROW(mirror(file, MirrorOptions{dir / "m", {}, {}}), diag::Error);

@@ -20,10 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 using diag::Error;
 
-// A file name from the lock, used as a path in the mirror: one component of these characters.
-bool safe_file_name(std::string_view name, std::string_view suffix) {
+// A file name from the lock, used as a path in the mirror and a link in its pages: one component
+// of letters, digits and `extra`.
+bool safe_file_name(std::string_view name, std::string_view suffix, std::string_view extra) {
   return name.size() > suffix.size() && name.size() <= 255 && name.ends_with(suffix) && name.front() != '.' &&
-         diag::only_ascii(name, "._+~%-");
+         diag::only_ascii(name, extra);
 }
 
 // An existing file that is exactly what the lock names: kept, not fetched again. Anything else
@@ -171,8 +172,9 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
     const auto source = std::find_if(l.apt_sources.begin(), l.apt_sources.end(),
                                      [&](const lock::AptSource& s) { return s.id == p.source; });
     const std::string file = p.filename.substr(p.filename.rfind('/') + 1);
-    if (source == l.apt_sources.end() || !manifest::is_index_url(source->uri) || !safe_file_name(file, ".deb") ||
-        p.filename.find("..") != std::string::npos || !names.insert(file).second)
+    if (source == l.apt_sources.end() || !manifest::is_index_url(source->uri) ||
+        !safe_file_name(file, ".deb", "._+~%-") || p.filename.find("..") != std::string::npos ||
+        !names.insert(file).second)
       throw Error("[[apt]] '" + p.name + "' of envpin.lock has no usable source and file name (" +
                       diag::quote(p.source) + ", " + diag::quote(p.filename) + ")",
                   std::nullopt, "run 'envpin lock' to write the lock again");
@@ -193,7 +195,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
   std::string links = "<!DOCTYPE html>\n<html><body>\n";
   for (const lock::PythonPackage& p : l.python)
     for (const lock::WheelFile& f : p.files) {
-      if (!safe_file_name(f.name, ".whl") || !names.insert(f.name).second)
+      if (!safe_file_name(f.name, ".whl", "._+-") || !names.insert(f.name).second)
         throw Error("[[python]] '" + p.name + "' of envpin.lock has an unusable file name " + diag::quote(f.name),
                     std::nullopt, "run 'envpin lock' to write the lock again");
       fs::create_directories(wheels);
