@@ -56,6 +56,31 @@ expect_error missing "tag 'nope' not found (HTTP 404 MANIFEST_UNKNOWN: manifest 
 lock_image noplatform "127.0.0.1:$PORT/ok/single:1" "linux/arm64"
 expect_error noplatform "is linux/amd64 only, but platforms asks for linux/arm64"
 
+# envpin mirror against the same registry: a layered image behind the bearer token is copied
+# blob for blob (each file's sha256 is its name); a layer served with other bytes, or with more
+# bytes than the manifest says, is refused with nothing of it left in the mirror.
+mirror_of() {  # mirror_of NAME IMAGE: lock, then envpin mirror into $T/NAME/m
+  lock_image "$1" "$2" "linux/amd64"
+  "$ENVPIN" mirror "$T/$1/m" -f "$T/$1/envpin.yaml" >"$T/$1/mirror.out" 2>"$T/$1/mirror.err"
+  echo $? > "$T/$1/mirror.rc"
+}
+mirror_of mauth "127.0.0.1:$PORT/auth/layers:1"
+manifest=$(sed -n 's/.*platform = "linux\/amd64", manifest = "\([^"]*\)".*/\1/p' "$T/mauth/envpin.lock")
+if [ "$(cat "$T/mauth/mirror.rc")" = 0 ] && [ -n "$manifest" ] &&
+   [ "sha256:$(sha256sum < "$T/mauth/m/images/image/manifest.json" | cut -d' ' -f1)" = "$manifest" ] &&
+   [ "$(ls "$T/mauth/m/images/image" | wc -l)" = 4 ] &&
+   [ -z "$(for f in "$T"/mauth/m/images/image/[0-9a-f]*; do
+             [ "$(sha256sum < "$f" | cut -d' ' -f1)" = "$(basename "$f")" ] || echo "$f"; done)" ]; then
+  pass; else fail "envpin mirror of a layered image behind a token"; cat "$T/mauth/mirror.err"; ls -la "$T/mauth/m/images/image"; fi
+mirror_of mtampered "127.0.0.1:$PORT/tampered/img:1"
+if [ "$(cat "$T/mtampered/mirror.rc")" = 1 ] && grep -q "blobs/sha256:[0-9a-f]* served 65536 bytes hashing to sha256:[0-9a-f]*, not the locked 65536 bytes" "$T/mtampered/mirror.err" &&
+   [ ! -e "$T/mtampered/m/images/image/manifest.json" ] && ! ls "$T"/mtampered/m/images/image/*.partial >/dev/null 2>&1; then
+  pass; else fail "envpin mirror of a tampered layer"; cat "$T/mtampered/mirror.err"; ls -la "$T/mtampered/m/images/image"; fi
+mirror_of moversize "127.0.0.1:$PORT/oversize/img:1"
+if [ "$(cat "$T/moversize/mirror.rc")" = 1 ] && grep -q "sent more than the 65536 bytes expected; stopped there" "$T/moversize/mirror.err" &&
+   [ ! -e "$T/moversize/m/images/image/manifest.json" ]; then
+  pass; else fail "envpin mirror of an oversized layer"; cat "$T/moversize/mirror.err"; fi
+
 # A standalone Python: the uv image (python.uv_image, here a mirror on the fake registry) is
 # locked by digest like the base, and the Dockerfile's uv stage names that digest.
 mkdir -p "$T/uv"

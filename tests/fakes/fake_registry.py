@@ -12,6 +12,10 @@ picks the behaviour:
   broken/img  the manifest is not JSON
   lying/img   Docker-Content-Digest does not match the bytes
   flaky/img   429 twice (Retry-After: 0), then serves ok/single's manifest
+For envpin mirror, an amd64 image with a 64 KiB layer:
+  auth/layers   behind the bearer token, as auth/img
+  tampered/img  its layer blob is served with other bytes (the same length)
+  oversize/img  its layer blob is served with a megabyte more than the manifest says
 Usage: fake_registry.py PORT
 """
 import hashlib
@@ -38,6 +42,21 @@ def image(arch):
                 "layers": []})
 
 
+LAYER = bytes(range(256)) * 256
+LAYER_DIGEST = "sha256:" + hashlib.sha256(LAYER).hexdigest()
+BLOBS[LAYER_DIGEST] = LAYER
+
+
+def image_with_layer(arch):
+    config, size = add({"architecture": arch, "os": "linux",
+                        "rootfs": {"type": "layers", "diff_ids": [LAYER_DIGEST]}})
+    return add({"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {"mediaType": "application/vnd.docker.container.image.v1+json", "digest": config, "size": size},
+                "layers": [{"mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip", "digest": LAYER_DIGEST,
+                            "size": len(LAYER)}]})
+
+
+LAYERED, _ = image_with_layer("amd64")
 AMD64, AMD64_SIZE = image("amd64")
 ARM64, ARM64_SIZE = image("arm64")
 INDEX, _ = add({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [
@@ -46,7 +65,7 @@ INDEX, _ = add({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.inde
     {"mediaType": "application/vnd.docker.distribution.manifest.v2+json", "digest": ARM64, "size": ARM64_SIZE,
      "platform": {"architecture": "arm64", "os": "linux", "variant": "v8"}}]})
 TAGS = {"ok/multi": INDEX, "ok/single": AMD64, "armonly/img": ARM64, "auth/img": AMD64, "flaky/img": AMD64,
-        "lying/img": AMD64}
+        "lying/img": AMD64, "auth/layers": LAYERED, "tampered/img": LAYERED, "oversize/img": LAYERED}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -97,6 +116,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, json.dumps({"errors": [{"code": "MANIFEST_UNKNOWN", "message": "manifest unknown",
                                                           "detail": {"Tag": ref}}]}).encode())
         body = BLOBS[digest]
+        if kind == "blobs" and digest == LAYER_DIGEST:
+            if repo.startswith("tampered/"):
+                body = bytes(reversed(LAYER))
+            if repo.startswith("oversize/"):
+                body = LAYER + b"x" * 1000000
+            return self.send(200, body, {"Docker-Content-Digest": digest, "Content-Type": "application/octet-stream"})
         media = json.loads(body).get("mediaType", "application/octet-stream")
         announced = "sha256:" + "0" * 64 if repo.startswith("lying/") else digest
         return self.send(200, body, {"Docker-Content-Digest": announced, "Content-Type": media})
