@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by the engine benchmarks: a PEP 503 index of wheels built here, served on loopback by
-# Python's http.server with every request logged ($T/index.log). Needs $T and tests/e2e/servers.sh.
+# Sourced by the engine benchmarks: a PEP 503 index of wheels built here (write_index, from
+# tests/e2e/servers.sh), served on loopback by Python's http.server with every request logged
+# ($T/index.log). Needs $T and tests/e2e/servers.sh.
 
 wheel() {  # NAME VERSION REQUIRES [MB]: a wheel with MB of incompressible data when MB is given
   d="$T/src/$1-$2"
@@ -12,16 +13,6 @@ wheel() {  # NAME VERSION REQUIRES [MB]: a wheel with MB of incompressible data 
     "$1" "$2" "$pkg" "$pkg" "$3" > "$d/setup.py"
   (cd "$d" && /usr/bin/python3 -m pip wheel --isolated --no-build-isolation --no-deps --no-index -q -w "$T/index/packages" .) \
     >"$T/wheel.log" 2>&1 || { echo "bench: FAILED: building wheel $1" >&2; cat "$T/wheel.log" >&2; exit 1; }
-}
-
-write_index() {
-  rm -rf "$T/index/simple"
-  for whl in "$T"/index/packages/*.whl; do
-    name=$(basename "$whl" | cut -d- -f1 | tr _ -)
-    mkdir -p "$T/index/simple/$name"
-    printf '<a href="../../packages/%s#sha256=%s">%s</a>\n' "$(basename "$whl")" \
-      "$(sha256sum "$whl" | cut -d' ' -f1)" "$(basename "$whl")" >> "$T/index/simple/$name/index.html"
-  done
 }
 
 start_index() {  # sets INDEX_PORT and INDEX_PID; waits for the page of $1

@@ -40,15 +40,6 @@ EOF
   (cd "$d" && SOURCE_DATE_EPOCH=315532800 /usr/bin/python3 -m pip wheel --isolated --no-build-isolation \
      --no-deps --no-index -q -w "$T/index/packages" .) >"$T/wheel.log" 2>&1 || { fail "building wheel $1"; cat "$T/wheel.log"; exit 1; }
 }
-write_index() {
-  rm -rf "$T/index/simple"
-  for whl in "$T"/index/packages/*.whl; do
-    name=$(basename "$whl" | cut -d- -f1 | tr _ -)
-    mkdir -p "$T/index/simple/$name"
-    printf '<a href="../../packages/%s#sha256=%s">%s</a>\n' "$(basename "$whl")" \
-      "$(sha256sum "$whl" | cut -d' ' -f1)" "$(basename "$whl")" >> "$T/index/simple/$name/index.html"
-  done
-}
 step "building wheels and serving a PEP 503 index"
 make_wheel envpin-dep 2.0.0 "" "dependency"
 # A "heavy" wheel by name (nvidia-*, as torch's CUDA libraries): the image installs it in a layer

@@ -39,6 +39,18 @@ wait_for() {  # wait_for SECONDS COMMAND...
   done
 }
 
+# A PEP 503 index at $T/index/simple of the wheels in $T/index/packages, each linked with its
+# sha256 (the e2e's and the benchmarks' loopback index, served by Python's http.server).
+write_index() {
+  rm -rf "$T/index/simple"
+  for whl in "$T"/index/packages/*.whl; do
+    name=$(basename "$whl" | cut -d- -f1 | tr _ -)
+    mkdir -p "$T/index/simple/$name"
+    printf '<a href="../../packages/%s#sha256=%s">%s</a>\n' "$(basename "$whl")" \
+      "$(sha256sum "$whl" | cut -d' ' -f1)" "$(basename "$whl")" >> "$T/index/simple/$name/index.html"
+  done
+}
+
 start_registry_and_dockerd() {
   step "starting docker-registry and dockerd"
   REG_PORT=$(free_port)

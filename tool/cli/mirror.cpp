@@ -7,6 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "diag/terminal.hpp"
+#include "lock/size.hpp"
 #include "manifest/load.hpp"
 #include "net/http.hpp"
 #include "workflow/mirror.hpp"
@@ -25,39 +26,26 @@ struct MirrorArgs {
   bool quiet = false;
 };
 
-std::string gigabytes(std::int64_t bytes) {
-  const std::int64_t tenths = (bytes + 50'000'000) / 100'000'000;
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " GB";
-}
-
 int mirror_cmd(const MirrorArgs& a, Streams& io) {
   const manifest::Manifest m = manifest::load(a.manifest);
-  const fs::path path = a.lock.empty() ? m.project_dir / "envpin.lock" : fs::path(a.lock);
-  workflow::recover_commit(path.parent_path());
-  const std::string shown = path.lexically_normal().generic_string();
-  const workflow::LockState state = workflow::lock_state(m, path, shown);
-  using Kind = workflow::LockState::Kind;
-  if (state.kind == Kind::absent)
+  // Only a lock whose digest holds and that is current (load_lock's rule, as generate's).
+  const std::optional<lock::Lock> l = workflow::load_lock(m, a.lock);
+  const std::string shown =
+      a.lock.empty() ? workflow::shown_path(m.project_dir, "envpin.lock").generic_string() : a.lock;
+  if (!l)
     throw diag::Error("cannot read " + shown, diag::Location{shown, 0, 0},
                       "run 'envpin lock' first: the mirror holds what the lock names");
-  if (state.kind == Kind::unreadable) throw *state.unreadable;
-  if (state.kind != Kind::ok)
-    throw diag::Error(shown + (state.kind == Kind::stale ? " is stale: " : ": ") + state.problem,
-                      diag::Location{shown, state.line, state.line ? 1 : 0},
-                      state.kind == Kind::stale
-                          ? "run 'envpin lock' first, then mirror what it pins"
-                          : "restore it from version control, or run 'envpin lock' to rewrite it");
   workflow::MirrorOptions o;
   o.dir = a.dir;
   o.registry.insecure = a.insecure;
   diag::Progress progress(io.err, io.err_term, a.quiet);
   o.progress = [&](const std::string& line) { progress.step("mirror: " + line); };
-  const workflow::MirrorSummary s = workflow::mirror(*state.lock, o);
+  const workflow::MirrorSummary s = workflow::mirror(*l, o);
   progress.done();
   const std::string dir = fs::path(a.dir).lexically_normal().generic_string();
   io.out << "mirrored " << shown << " into " << dir << ": " << s.images.size() << " image(s), " << s.debs
-         << " .deb(s), " << s.wheels << " wheel(s); fetched " << gigabytes(s.fetched) << ", kept " << gigabytes(s.kept)
-         << " already there\n"
+         << " .deb(s), " << s.wheels << " wheel(s); fetched " << lock::bytes_text(s.fetched) << ", kept "
+         << lock::bytes_text(s.kept) << " already there\n"
          << "on the offline side, with " << dir << " copied there (docs/mirror.md):\n"
          << "  serve it:  python3 -m http.server --bind 127.0.0.1 --directory " << dir << " 8000\n";
   for (const workflow::MirroredRef& r : s.images)

@@ -375,22 +375,7 @@ std::pair<std::string, std::int64_t> descriptor(const json& d, const std::string
 
 }  // namespace
 
-namespace {
-
-// A blob at `file` that is exactly `digest` and `size` long; anything else there is removed.
-bool verified_blob(const std::filesystem::path& file, const std::string& digest, std::int64_t size, bool remove) {
-  std::error_code ec;
-  const auto st = std::filesystem::symlink_status(file, ec);
-  if (!std::filesystem::exists(st)) return false;
-  if (std::filesystem::is_regular_file(st) &&
-      std::filesystem::file_size(file, ec) == static_cast<std::uintmax_t>(size) &&
-      pin::sha256_file(file) == digest.substr(7))
-    return true;
-  if (remove) std::filesystem::remove_all(file);
-  return false;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 MirroredImage mirror_image(const std::string& reference, const std::string& manifest_digest,
                            const std::filesystem::path& dir, const std::vector<std::filesystem::path>& shared,
@@ -422,14 +407,15 @@ MirroredImage mirror_image(const std::string& reference, const std::string& mani
     const std::string& digest = blob.first;
     const std::int64_t size = blob.second;
     const std::filesystem::path file = dir / digest.substr(7);
-    if (verified_blob(file, digest, size, true)) {
+    if (pin::file_matches(file, digest.substr(7), size)) {
       out.kept += size;
       continue;
     }
-    const auto twin = std::find_if(shared.begin(), shared.end(), [&](const std::filesystem::path& other) {
-      return verified_blob(other / digest.substr(7), digest, size, false);
-    });
     std::error_code ec;
+    std::filesystem::remove_all(file, ec);  // not the blob: never kept
+    const auto twin = std::find_if(shared.begin(), shared.end(), [&](const std::filesystem::path& other) {
+      return pin::file_matches(other / digest.substr(7), digest.substr(7), size);
+    });
     if (twin != shared.end()) std::filesystem::create_hard_link(*twin / digest.substr(7), file, ec);
     if (twin != shared.end() && !ec) {
       out.kept += size;

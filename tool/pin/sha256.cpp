@@ -155,4 +155,12 @@ std::string sha256_file(const std::filesystem::path& file) {
   return h.hex();
 }
 
+bool file_matches(const std::filesystem::path& file, std::string_view sha256_hex, std::int64_t size) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::symlink_status(file, ec);
+  if (ec || !std::filesystem::is_regular_file(st)) return false;
+  if (size > 0 && std::filesystem::file_size(file, ec) != static_cast<std::uintmax_t>(size)) return false;
+  return !ec && sha256_file(file) == sha256_hex;
+}
+
 }  // namespace envpin::pin

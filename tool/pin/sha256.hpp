@@ -33,6 +33,10 @@ std::string sha256_file(const std::filesystem::path& file);
 // is for the error message.
 std::string sha256_fd(int fd, const std::filesystem::path& name, std::int64_t size = -1);
 
+// True when `file` is a regular file (not a link) of `size` bytes (any size when `size` <= 0)
+// whose SHA-256 is `sha256_hex`: a file already downloaded that need not be fetched again.
+bool file_matches(const std::filesystem::path& file, std::string_view sha256_hex, std::int64_t size);
+
 // MD5 of a file, hex: what dpkg's *.md5sums record (checking them, never pinning with them).
 std::string md5_file(const std::filesystem::path& file);
 

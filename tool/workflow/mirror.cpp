@@ -9,6 +9,7 @@
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/libarchive.hpp"
+#include "lock/size.hpp"
 #include "manifest/requirement.hpp"
 #include "net/http.hpp"
 #include "pin/sha256.hpp"
@@ -30,20 +31,10 @@ bool safe_file_name(std::string_view name, std::string_view suffix, std::string_
 // An existing file that is exactly what the lock names: kept, not fetched again. Anything else
 // at that path (other bytes, a link, a directory) is removed: it is not what the index will say.
 bool already_there(const fs::path& file, const std::string& sha256, std::int64_t size) {
+  if (pin::file_matches(file, sha256, size)) return true;
   std::error_code ec;
-  const fs::file_status st = fs::symlink_status(file, ec);
-  if (!fs::exists(st)) return false;
-  if (fs::is_regular_file(st) && (size <= 0 || fs::file_size(file, ec) == static_cast<std::uintmax_t>(size)) &&
-      pin::sha256_file(file) == sha256)
-    return true;
-  fs::remove_all(file);
+  fs::remove_all(file, ec);
   return false;
-}
-
-std::string human(std::int64_t bytes) {
-  if (bytes >= 1'000'000) return std::to_string(bytes / 1'000'000) + " MB";
-  if (bytes >= 1'000) return std::to_string(bytes / 1'000) + " kB";
-  return std::to_string(bytes) + " B";
 }
 
 }  // namespace
@@ -155,10 +146,11 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
     const net::ImageReference ref = net::parse_image_reference(i.reference);
     const std::string& manifest = i.platforms.front().manifest;
     say("image " + i.requested + " (" + manifest.substr(0, 19) + ")");
-    const net::MirroredImage m = net::mirror_image(i.reference, manifest, images / name, image_dirs, o.registry,
-                                                   [&](const std::string& digest, std::int64_t size) {
-                                                     say("  blob " + digest.substr(0, 19) + " " + human(size));
-                                                   });
+    const net::MirroredImage m =
+        net::mirror_image(i.reference, manifest, images / name, image_dirs, o.registry,
+                          [&](const std::string& digest, std::int64_t size) {
+                            say("  blob " + digest.substr(0, 19) + " " + lock::bytes_text(size));
+                          });
     image_dirs.push_back(images / name);
     sum.fetched += m.fetched;
     sum.kept += m.kept;
@@ -184,7 +176,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
       sum.kept += p.size;
     } else {
       const std::string url = source->uri + (source->uri.ends_with("/") ? "" : "/") + p.filename;
-      say("deb " + file + " " + human(p.size));
+      say("deb " + file + " " + lock::bytes_text(p.size));
       sum.fetched += net::download(net::Request{"GET", url, {}, {}, true}, path, net::Expected{p.sha256, p.size});
     }
     packages += packages_stanza(deb_control(path), p, file);
@@ -203,7 +195,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
       if (already_there(path, f.sha256, f.size)) {
         sum.kept += fs::file_size(path);
       } else {
-        say("wheel " + f.name + (f.size > 0 ? " " + human(f.size) : ""));
+        say("wheel " + f.name + (f.size > 0 ? " " + lock::bytes_text(f.size) : ""));
         sum.fetched += net::download(net::Request{"GET", f.url, {}, {}, true}, path, net::Expected{f.sha256, f.size});
       }
       links += "<a href=\"" + f.name + "#sha256=" + f.sha256 + "\">" + f.name + "</a><br>\n";
