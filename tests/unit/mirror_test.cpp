@@ -185,10 +185,14 @@ TEST(Mirror, ALockWhoseNamesWouldLeaveTheMirrorIsRefusedBeforeAnyRequest) {
   lock::Lock partial = one_deb_lock(server.url("/debian"), sha, 10);
   partial.apt_closure = "partial";
   try {
-    mirror(partial, MirrorOptions{dir / "m", {}, {}});
+    mirror(partial, MirrorOptions{dir / "m", "envpin.lock", {}, {}});
     FAIL() << "mirrored a partial closure";
   } catch (const diag::Error& e) {
     EXPECT_NE(e.message().find("apt-closure = \"partial\""), std::string::npos) << e.message();
+    // Said at the lock, with the fix.
+    EXPECT_EQ(diag::format(e).rfind("envpin: error: envpin.lock: envpin.lock holds only the requested .debs", 0), 0u)
+        << diag::format(e);
+    EXPECT_NE(e.hint().find("run 'envpin lock' where docker or podman can run the base image"), std::string::npos);
   }
   EXPECT_TRUE(server.requests().empty());
 }

@@ -37,6 +37,7 @@ int mirror_cmd(const MirrorArgs& a, Streams& io) {
                       "run 'envpin lock' first: the mirror holds what the lock names");
   workflow::MirrorOptions o;
   o.dir = a.dir;
+  o.lock_file = shown;
   o.registry.insecure = a.insecure;
   diag::Progress progress(io.err, io.err_term, a.quiet);
   o.progress = [&](const std::string& line) { progress.step("mirror: " + line); };

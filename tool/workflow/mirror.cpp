@@ -120,15 +120,18 @@ std::string packages_stanza(const std::string& control, const lock::AptPackage& 
 }
 
 MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
+  // What is wrong with the lock's data is said at the lock (the entries carry no line numbers).
+  const std::optional<diag::Location> at =
+      o.lock_file.empty() ? std::nullopt : std::optional<diag::Location>(diag::Location{o.lock_file, 0, 0});
   if (l.platforms.size() != 1)
     throw Error(
-        "envpin.lock pins " + std::to_string(l.platforms.size()) + " platforms; a mirror holds the images of one",
-        std::nullopt, "lock one platform for the offline cluster (platforms: [linux/amd64])");
+        "envpin.lock pins " + std::to_string(l.platforms.size()) + " platforms; a mirror holds the images of one", at,
+        "lock one platform for the offline cluster (platforms: [linux/amd64])");
   if (!l.apt.empty() && l.apt_closure == "partial")
     throw Error(
         "envpin.lock holds only the requested .debs (apt-closure = \"partial\"): an offline build would "
         "miss their dependencies",
-        std::nullopt, "run 'envpin lock' where docker or podman can run the base image, for the full closure");
+        at, "run 'envpin lock' where docker or podman can run the base image, for the full closure");
   const auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
@@ -142,7 +145,8 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
     if (!*image) continue;
     const lock::Image& i = **image;
     if (i.platforms.size() != 1)
-      throw Error("[" + std::string(name) + "] of envpin.lock has no single platform manifest");
+      throw Error("[" + std::string(name) + "] of envpin.lock has no single platform manifest", at,
+                  "run 'envpin lock' for one platform");
     const net::ImageReference ref = net::parse_image_reference(i.reference);
     const std::string& manifest = i.platforms.front().manifest;
     say("image " + i.requested + " (" + manifest.substr(0, 19) + ")");
@@ -169,7 +173,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
         !names.insert(file).second)
       throw Error("[[apt]] '" + p.name + "' of envpin.lock has no usable source and file name (" +
                       diag::quote(p.source) + ", " + diag::quote(p.filename) + ")",
-                  std::nullopt, "run 'envpin lock' to write the lock again");
+                  at, "run 'envpin lock' to write the lock again");
     fs::create_directories(apt);
     const fs::path path = apt / file;
     if (already_there(path, p.sha256, p.size)) {
@@ -188,8 +192,8 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
   for (const lock::PythonPackage& p : l.python)
     for (const lock::WheelFile& f : p.files) {
       if (!safe_file_name(f.name, ".whl", "._+-") || !names.insert(f.name).second)
-        throw Error("[[python]] '" + p.name + "' of envpin.lock has an unusable file name " + diag::quote(f.name),
-                    std::nullopt, "run 'envpin lock' to write the lock again");
+        throw Error("[[python]] '" + p.name + "' of envpin.lock has an unusable file name " + diag::quote(f.name), at,
+                    "run 'envpin lock' to write the lock again");
       fs::create_directories(wheels);
       const fs::path path = wheels / f.name;
       if (already_there(path, f.sha256, f.size)) {

@@ -23,6 +23,7 @@ inline constexpr const char* kMirrorWheels = "wheels";  // *.whl and index.html 
 
 struct MirrorOptions {
   std::filesystem::path dir;
+  std::string lock_file;  // names the lock in errors about its entries ("" : none)
   net::RegistryOptions registry;
   std::function<void(const std::string&)> progress;  // one line per file fetched
 };
