@@ -78,26 +78,7 @@ dpkg-query -W -f='${Package}=${Version}\n' 2>/dev/null | grep -v ':' | head -n "
 apt_n=$(wc -l < "$T/apt-pins")
 mkdir -p "$T/check"
 /usr/bin/python3 -m venv --without-pip "$T/venv" >/dev/null
-/usr/bin/python3 - "$T/venv" "$n" "$T/check/envpin.yaml" "$T/apt-pins" <<'PY'
-import glob, os, sys
-venv, n, manifest, apt_pins = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-site = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))[0]
-lines = []
-for i in range(n):
-    name, version = "bench-pkg-%03d" % i, "%d.%d.%d" % (1 + i % 5, i % 13, i % 7)
-    info = os.path.join(site, "bench_pkg_%03d-%s.dist-info" % (i, version))
-    os.makedirs(info)
-    with open(os.path.join(info, "METADATA"), "w") as f:
-        f.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n" % (name, version))
-    open(os.path.join(info, "RECORD"), "w").close()
-    lines.append('    - "%s==%s"' % (name, version))
-py = "%d.%d" % sys.version_info[:2]
-with open(manifest, "w") as f:
-    f.write("envpin: 1\nname: bench\npython:\n  version: \"%s\"\n  packages:\n%s\n" % (py, "\n".join(lines)))
-    apt = [l.strip() for l in open(apt_pins) if l.strip()]
-    if apt:
-        f.write("apt:\n" + "".join('  - "%s"\n' % p for p in apt))
-PY
+/usr/bin/python3 "$ROOT/tests/perf/check_fixture.py" "$T/venv" "$n" "$T/check/envpin.yaml" "$T/apt-pins"
 "$ENVPIN" generate -f "$T/check/envpin.yaml" >/dev/null
 (cd "$T/check" && ENVPIN_PYTHON="$T/venv/bin/python3" pair "check ($n pip + $apt_n apt)" "both <= 0.3 s" -- \
   "$ENVPIN" check -f envpin.yaml --allow-no-gpu -- sh .envpin/check_env.sh --allow-no-gpu)

@@ -13,6 +13,7 @@
 
 #include "io/atomic_file.hpp"
 #include "lock/lock.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
@@ -132,10 +133,14 @@ TEST_P(Golden, ArtifactsMatchByteForByte) {
     smoke_sources = {{m.outputs.smoke_source.value, "cmake/smoke/envpin_smoke.cu"},
                      {m.outputs.smoke_header.value, "cmake/smoke/envpin_smoke_sha256.h"}};
 
+  // envpin.yaml's JSON Schema is the same for every manifest (e2e.artifacts validates the
+  // examples against it): each case expects it at its path instead of keeping a copy.
+  const std::string schema_path = m.outputs.schema.value;
+
   if (const char* update = std::getenv("ENVPIN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
     fs::remove_all(expected_dir);
     for (const auto& a : artifacts)
-      if (!smoke_sources.contains(a.path))
+      if (!smoke_sources.contains(a.path) && a.path != schema_path)
         io::write_atomic(expected_dir / a.path, without_library(a.path, a.bytes), a.executable);
     GTEST_SKIP() << "rewrote " << expected_dir;
   }
@@ -146,6 +151,7 @@ TEST_P(Golden, ArtifactsMatchByteForByte) {
     ASSERT_TRUE(bytes && !bytes->empty()) << source;
     expected[path] = *bytes;
   }
+  expected[schema_path] = manifest::json_schema();
   std::map<std::string, std::string> actual;
   for (const auto& a : artifacts) actual[a.path] = without_library(a.path, a.bytes);
   std::vector<std::string> want_paths, got_paths;

@@ -40,6 +40,31 @@ test_printable_escapes_controls_and_bidi() {
   assertEquals 'plain é text' "$(printable 'plain é text')"
 }
 
+test_run_checks_escapes_every_line_and_keeps_the_status() {
+  checks_fake() {
+    mismatch pkg "$(printf 'a\033[2Jb')" "$(printf 'x\ny\n\n')" rebuild
+    ok plain 'nothing to escape'
+    skip bidi "$(printf 'r\342\200\256l \302\233')"
+  }
+  out=$( (run_checks checks_fake) ); rc=$?
+  assertEquals 'a mismatch is bit 1' 1 "$rc"
+  assertEquals "MISMATCH pkg                      expected a\\x1b[2Jb, found x\\ny; fix: rebuild
+ok       plain                    nothing to escape
+skip     bidi                     r\\u202el \\x9b" "$out"
+}
+
+test_a_program_run_by_the_checks_cannot_set_their_status() {
+  checks_forge() {
+    mismatch torch 2.4.1 2.3.0 'pip install'
+    sh -c 'printf 2 >&4; printf 2 >&3' 2>/dev/null
+  }
+  out=$( (run_checks checks_forge) ); rc=$?
+  assertEquals 1 "$rc"
+  checks_exit() { exit 0; }
+  ( run_checks checks_exit ) >/dev/null; rc=$?
+  assertEquals 'checks that end the shell could not check' 4 "$rc"
+}
+
 test_satisfies_every_shared_pep440_case() {
   rows=0
   while IFS='	' read -r version spec expected _; do

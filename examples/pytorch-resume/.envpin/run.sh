@@ -3,7 +3,7 @@
 # Runs one long job of pytorch-resume in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/pytorch-resume:ee0b6a001fba8131, built from Dockerfile when the engine lacks it;
+# - the image envpin/pytorch-resume:0deb6c1fa5d814d4, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -35,7 +35,7 @@
 set -u
 
 name='pytorch-resume'
-image=${ENVPIN_IMAGE:-'envpin/pytorch-resume:ee0b6a001fba8131'}
+image=${ENVPIN_IMAGE:-'envpin/pytorch-resume:0deb6c1fa5d814d4'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'
@@ -869,6 +869,28 @@ on_signal() {
   [ -z "$child" ] || kill "$child" 2>/dev/null
 }
 
+# The foreground's view of the log: what the job writes from now on, until the supervisor ($1)
+# ends, however it ends: GNU tail --pid stops by itself within a second of a SIGKILL, which no
+# trap sees (a plain tail -f was left running forever, re-parented to init). A tail without
+# --pid (busybox) is stopped by a subshell that polls the supervisor each second. Sets shown.
+follow_log() {  # SUPERVISOR_PID
+  : >>"$log"
+  from=$(($(wc -c <"$log") + 1))
+  if tail --pid="$1" -c 0 /dev/null >/dev/null 2>&1; then
+    tail --pid="$1" -c "+$from" -f "$log" &
+    shown=$!
+    return 0
+  fi
+  (
+    tail -c "+$from" -f "$log" &
+    t=$!
+    trap 'kill "$t" 2>/dev/null; exit 0' TERM
+    while kill -0 "$1" 2>/dev/null && kill -0 "$t" 2>/dev/null; do sleep 1; done
+    kill "$t" 2>/dev/null
+  ) &
+  shown=$!
+}
+
 finish() {  # EXIT: the last lines reach the terminal before the tail stops
   if [ -n "$shown" ]; then
     sleep 0.3
@@ -1114,11 +1136,7 @@ run_main() {  # run.sh's arguments
 
   # In the foreground the log is also shown as it grows.
   shown=''
-  if [ "$detached" = 0 ]; then
-    : >>"$log"
-    tail -c "+$(($(wc -c <"$log") + 1))" -f "$log" &
-    shown=$!
-  fi
+  [ "$detached" = 1 ] || follow_log "$$"
 
   print_before=''
   # Asked once, by the process that runs the attempts (not by a --detach that only starts it).

@@ -131,6 +131,7 @@ k40|3.5'
 # --- end of the library ---
 
 parse_options "$@"
+checks() {
 check_manifest
 
 check_os 'ubuntu' '22.04'
@@ -147,4 +148,5 @@ if [ "$smoke" = 1 ]; then
 fi
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
-exit "$status"
+}
+run_checks checks

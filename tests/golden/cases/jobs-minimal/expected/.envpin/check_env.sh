@@ -30,6 +30,7 @@ gpu_table=
 # --- end of the library ---
 
 parse_options "$@"
+checks() {
 check_manifest
 
 check_os 'debian' '12'
@@ -38,4 +39,5 @@ check_arch 'x86_64'
 [ "$smoke$require_gpu" = 00 ] || skip smoke "no smoke programs here: the manifest has neither cuda nor torch"
 
 printf 'check_env: %d ok, %d mismatch, %d skipped\n' "$n_ok" "$n_mismatch" "$n_skip"
-exit "$status"
+}
+run_checks checks

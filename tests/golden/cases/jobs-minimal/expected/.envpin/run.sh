@@ -3,7 +3,7 @@
 # Runs one long job of etl in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/etl:2406da1a7aa57a6b, built from Dockerfile when the engine lacks it;
+# - the image envpin/etl:47cf6f2e507efbb4, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -33,7 +33,7 @@
 set -u
 
 name='etl'
-image=${ENVPIN_IMAGE:-'envpin/etl:2406da1a7aa57a6b'}
+image=${ENVPIN_IMAGE:-'envpin/etl:47cf6f2e507efbb4'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'

@@ -3,7 +3,7 @@
 # Runs one long job of etl_nightly in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/etl_nightly:6b288eed4a3fe5d8, built from Dockerfile when the engine lacks it;
+# - the image envpin/etl_nightly:0493d9402a230707, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /state; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -36,7 +36,7 @@
 set -u
 
 name='etl_nightly'
-image=${ENVPIN_IMAGE:-'envpin/etl_nightly:6b288eed4a3fe5d8'}
+image=${ENVPIN_IMAGE:-'envpin/etl_nightly:0493d9402a230707'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/state'

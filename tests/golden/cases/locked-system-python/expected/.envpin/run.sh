@@ -3,7 +3,7 @@
 # Runs one long job of locked-system in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/locked-system:b50ebcccf11b7c5a, built from Dockerfile when the engine lacks it;
+# - the image envpin/locked-system:01ab1b23e5e59b7e, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -34,7 +34,7 @@
 set -u
 
 name='locked-system'
-image=${ENVPIN_IMAGE:-'envpin/locked-system:b50ebcccf11b7c5a'}
+image=${ENVPIN_IMAGE:-'envpin/locked-system:01ab1b23e5e59b7e'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'
