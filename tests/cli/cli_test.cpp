@@ -28,21 +28,22 @@ TEST_F(Cli, GenerateWritesEveryArtifactThenLeavesThemAlone) {
   EXPECT_EQ(
       r.out,
       "wrote .devcontainer/devcontainer.json\nwrote .dockerignore\n"
-      "wrote .envpin/check_env.sh\nwrote .envpin/envpin.cmake\nwrote .envpin/generated.json\nwrote .envpin/rsync-exclude\n"
+      "wrote .envpin/check_env.sh\nwrote .envpin/envpin.cmake\nwrote .envpin/envpin.schema.json\nwrote .envpin/generated.json\nwrote .envpin/rsync-exclude\n"
       "wrote Dockerfile\n");
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(listing(),
             (std::vector<std::string>{".devcontainer/devcontainer.json", ".dockerignore", ".envpin/check_env.sh",
-                                      ".envpin/envpin.cmake", ".envpin/generated.json", ".envpin/rsync-exclude",
-                                      "Dockerfile", "envpin.yaml"}));
+                                      ".envpin/envpin.cmake", ".envpin/envpin.schema.json", ".envpin/generated.json",
+                                      ".envpin/rsync-exclude", "Dockerfile", "envpin.yaml"}));
   EXPECT_TRUE(io::is_executable(dir_ / ".envpin/check_env.sh"));
   const auto before = fs::last_write_time(dir_ / "Dockerfile");
   r = run("generate");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out,
-            "unchanged .devcontainer/devcontainer.json\nunchanged .dockerignore\n"
-            "unchanged .envpin/check_env.sh\nunchanged .envpin/envpin.cmake\nunchanged .envpin/generated.json\n"
-            "unchanged .envpin/rsync-exclude\nunchanged Dockerfile\n");
+  EXPECT_EQ(
+      r.out,
+      "unchanged .devcontainer/devcontainer.json\nunchanged .dockerignore\n"
+      "unchanged .envpin/check_env.sh\nunchanged .envpin/envpin.cmake\nunchanged .envpin/envpin.schema.json\nunchanged .envpin/generated.json\n"
+      "unchanged .envpin/rsync-exclude\nunchanged Dockerfile\n");
   EXPECT_EQ(fs::last_write_time(dir_ / "Dockerfile"), before);
 }
 
@@ -63,9 +64,9 @@ TEST_F(Cli, CheckReportsStaleFilesWithExitThree) {
   EXPECT_EQ(
       r.out,
       "stale .devcontainer/devcontainer.json\nstale .dockerignore\nstale .envpin/check_env.sh\n"
-      "stale .envpin/envpin.cmake\nstale .envpin/generated.json\nstale .envpin/rsync-exclude\nstale Dockerfile\n");
+      "stale .envpin/envpin.cmake\nstale .envpin/envpin.schema.json\nstale .envpin/generated.json\nstale .envpin/rsync-exclude\nstale Dockerfile\n");
   EXPECT_EQ(r.err,
-            "envpin: error: 7 generated file(s) differ from what envpin.yaml gives\n"
+            "envpin: error: 8 generated file(s) differ from what envpin.yaml gives\n"
             "envpin: hint: run 'envpin generate --manifest envpin.yaml' and commit the result\n");
   EXPECT_EQ(listing(), std::vector<std::string>{"envpin.yaml"});
   ASSERT_EQ(run("generate").code, 0);

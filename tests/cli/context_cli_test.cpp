@@ -87,7 +87,7 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   // The digest it prints is the one sha256sum computes.
   const std::string sum = shell("sha256sum " + (dir_ / "a.tar").string()).substr(0, 64);
   EXPECT_EQ(r.out,
-            "sha256:" + sum + "  a.tar (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
+            "sha256:" + sum + "  a.tar (11 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   const std::string listing = shell("tar -tvf " + (dir_ / "a.tar").string() + " --numeric-owner");
   EXPECT_EQ(listing.find(".env\n"), std::string::npos) << listing;
   EXPECT_EQ(listing.find(".env.local"), std::string::npos) << listing;
@@ -105,7 +105,7 @@ TEST_F(ContextCli, DeterministicTarWithoutSecrets) {
   ASSERT_EQ(piped.code, 0) << piped.err;
   EXPECT_EQ(piped.out, *io::read_file(dir_ / "a.tar"));
   EXPECT_EQ(piped.err,
-            "sha256:" + sum + "  - (10 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
+            "sha256:" + sum + "  - (11 files, " + std::to_string(fs::file_size(dir_ / "a.tar")) + " bytes)\n");
   // Sorted by path.
   EXPECT_LT(listing.find(" .dockerignore\n"), listing.find(" Dockerfile\n"));
   EXPECT_LT(listing.find(" Dockerfile\n"), listing.find(" src/train.py\n"));

@@ -128,6 +128,38 @@ TEST_F(ScanCli, WithoutAManifestTheSecretFilesAnyCopyWouldCarryAreNamed) {
   EXPECT_EQ(run("scan p").code, 0);
 }
 
+// A committed file that names this machine: the project's own absolute path, the user's home
+// (a cluster's, which /home/<name>/ does not match), an editor modeline with an absolute schema.
+// envpin init's own modeline is relative, and generate writes the schema it names (issue 48:
+// init wrote this machine's install path into envpin.yaml).
+TEST_F(ScanCli, ThisMachinesPathsAndAnAbsoluteSchemaAreFound) {
+  write("requirements.txt", "numpy==1.26.4\n");
+  ASSERT_EQ(run("init").code, 0);
+  const std::string manifest = io::read_file(dir_ / "envpin.yaml").value_or("");
+  EXPECT_TRUE(manifest.starts_with("# yaml-language-server: $schema=.envpin/envpin.schema.json\n")) << manifest;
+  ASSERT_EQ(run("generate").code, 0);
+  EXPECT_EQ(io::read_file(dir_ / ".envpin/envpin.schema.json").value_or("none"), run("schema").out);
+  Result r = run("scan .", "HOME=/gpfs/u/alice");
+  EXPECT_EQ(r.code, 0) << "what init and generate wrote names nothing of this machine:\n" << r.out;
+
+  const std::string here = fs::canonical(dir_).generic_string();
+  write("train.py", "DATA = '" + here +
+                        "/data'\nCACHE = '/gpfs/u/al"
+                        "ice/.cache'\nOTHER = '/gpfs/u/al"
+                        "icex/'\n");
+  write("envpin.yaml",
+        "# yaml-language-server: $sch"
+        "ema=/usr/share/envpin/envpin.schema.json\n" +
+            manifest.substr(manifest.find('\n') + 1));
+  r = run("scan .", "HOME=/gpfs/u/alice");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("envpin.yaml:1:33: the editor's schema is named by an absolute path"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("train.py:1:9: this machine's own path '" + here + "'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("train.py:2:10: this machine's own path '/gpfs/u/alice'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("train.py:3"), std::string::npos) << "/gpfs/u/alicex is another user's\n" << r.out;
+}
+
 TEST_F(ScanCli, ThisRepositoryIsClean) {
   const Result r = run(std::string("scan ") + ENVPIN_SOURCE_DIR);
   EXPECT_EQ(r.code, 0) << r.out;

@@ -76,6 +76,8 @@ SLURM_JWT=not-a-token envpin jobs -f /in/example-jobs/envpin.yaml --rest http://
 echo "rest: $(head -n 1 /tmp/rest.out)"
 mkdir /tmp/draft && printf 'numpy==1.26.4\n' >/tmp/draft/requirements.txt
 (cd /tmp/draft && envpin init >/dev/null 2>&1) && echo "init first line: $(head -n 1 /tmp/draft/envpin.yaml)"
+(cd /tmp/draft && envpin generate >/dev/null 2>&1) && cmp -s /tmp/draft/.envpin/envpin.schema.json /usr/share/envpin/envpin.schema.json &&
+  echo "the schema the modeline names: the installed one"
 mkdir -p /out && cp /tmp/draft/envpin.yaml /out/draft.yaml && cp /usr/share/envpin/envpin.schema.json /out/
 test -f /usr/share/man/man1/envpin.1 && echo "man: yes"
 test -f /usr/share/bash-completion/completions/envpin && echo "bash completion: yes"
@@ -96,9 +98,11 @@ expect "version: envpin $(sed -n 's/^project(envpin VERSION \([0-9.]*\).*/\1/p' 
 for f in Dockerfile .dockerignore .devcontainer/devcontainer.json .envpin/check_env.sh; do expect "same: $f"; done
 grep -q '^context: [1-9][0-9]* entries$' "$T/out" && pass || fail "envpin context (libarchive) in the container"
 grep -q "^rest: envpin: error: .*127.0.0.1:9.*Couldn't connect to server" "$T/out" && pass || fail "libcurl did not load in the container (its own 'Couldn't connect' never came)"
-# envpin init names the installed schema for editors (yaml-language-server), and its draft
+# envpin init names the schema for editors (yaml-language-server) relative to the manifest, where
+# generate writes the installed one (never this machine's path in a committed file), and its draft
 # validates against it (ajv, as e2e.artifacts checks the examples).
-expect "init first line: # yaml-language-server: \$schema=/usr/share/envpin/envpin.schema.json"
+expect "init first line: # yaml-language-server: \$schema=.envpin/envpin.schema.json"
+expect "the schema the modeline names: the installed one"
 python3 -c 'import json, sys, yaml; json.dump(yaml.load(open(sys.argv[1]), Loader=yaml.BaseLoader), open(sys.argv[2], "w"))' \
   "$T/out.d/draft.yaml" "$T/draft.json"
 if out=$("$TOOLS/ajv" validate --spec=draft2020 --strict=false -s "$T/out.d/envpin.schema.json" -d "$T/draft.json" 2>&1); then

@@ -1016,16 +1016,15 @@ TEST_F(Init, ValuesWithACredentialAreRedacted) {
   }
 }
 
-// Options::schema (the installed JSON Schema, set by the CLI) is the draft's first line, the
-// yaml-language-server modeline editors read; without it there is no such line.
+// Options::schema (the schema's path relative to the manifest, set by the CLI) is the draft's
+// first line, the yaml-language-server modeline editors read; without it there is no such line.
 TEST_F(Init, TheSchemaLineComesFirstWhenThereIsOne) {
   Draft d;
   read_requirements(write("requirements.txt", "numpy==1.26.4\n"), d);
   Options with{"demo", {}, std::nullopt, ""};
-  with.schema = "/usr/share/envpin/envpin.schema.json";
+  with.schema = ".envpin/envpin.schema.json";
   const std::string text = write_manifest(d, with);
-  EXPECT_TRUE(text.starts_with("# yaml-language-server: $schema=/usr/share/envpin/envpin.schema.json\n# Written by"))
-      << text;
+  EXPECT_TRUE(text.starts_with("# yaml-language-server: $schema=.envpin/envpin.schema.json\n# Written by")) << text;
   EXPECT_NO_THROW(manifest::parse(text, "envpin.yaml", dir_));
   EXPECT_TRUE(write_manifest(d, {"demo", {}, std::nullopt, ""}).starts_with("# Written by"));
 }

@@ -153,8 +153,10 @@ struct Options {
   std::optional<std::string> driver;
   std::string gpus_from;       // where gpus and driver came from when not --gpu/--driver ("--probe: ...")
   bool system_python = false;  // --source system: python.source: system
-  // The installed JSON Schema of envpin.yaml: a "# yaml-language-server: $schema=" first line, so
-  // editors complete and validate the draft. Empty: no such line.
+  // envpin.yaml's JSON Schema, relative to the manifest (generate writes it there): a
+  // "# yaml-language-server: $schema=" first line, so editors complete and validate the draft.
+  // Never an absolute path: the manifest is committed, and another machine has another one.
+  // Empty: no such line.
   std::string schema;
 };
 

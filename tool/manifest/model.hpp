@@ -175,6 +175,9 @@ struct Outputs {
   Located<std::string> smoke_py{".envpin/smoke.py", {}};
   // Fixed: the same rules for plain rsync (what envpin sync leaves out).
   Located<std::string> rsync_exclude{".envpin/rsync-exclude", {}};
+  // Fixed: envpin.yaml's JSON Schema, which the editor modeline envpin init writes names by this
+  // path relative to the manifest (never the install's absolute path: a committed file).
+  Located<std::string> schema{".envpin/envpin.schema.json", {}};
   // Fixed: the sha256 of every file generate wrote, so it replaces only its own files.
   Located<std::string> record{".envpin/generated.json", {}};
 };

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/keys.hpp"
 #include "pin/sha256.hpp"
 #include "render/render.hpp"
 
@@ -28,6 +29,7 @@ std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Env
   const std::string image = job_image(m, out[0], dockerfile_inputs(m, env, out[2]));
   for (Artifact& a : jobs(m, image)) out.push_back(std::move(a));
   for (Artifact& a : kubernetes(m, env)) out.push_back(std::move(a));
+  out.push_back({m.outputs.schema.value, manifest::json_schema(), false});
   out.push_back(generated_record(m, out));
   std::sort(out.begin(), out.end(), [](const Artifact& a, const Artifact& b) { return a.path < b.path; });
   return out;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -59,6 +60,49 @@ std::size_t find_host_path(std::string_view line, std::size_t& length) {
     }
   }
   return std::string_view::npos;
+}
+
+// An absolute path of this machine, as one word: each place `needle` starts in `line` and is
+// not followed by more of a name (so /home/me does not match /home/meg).
+std::vector<std::size_t> find_this_machine(std::string_view line, std::string_view needle) {
+  std::vector<std::size_t> out;
+  if (needle.size() < 2) return out;
+  for (std::size_t at = line.find(needle); at != std::string_view::npos; at = line.find(needle, at + 1)) {
+    const std::size_t end = at + needle.size();
+    if (end < line.size() && name_char(line[end])) continue;
+    if (at > 0 && (name_char(line[at - 1]) || line[at - 1] == '/')) continue;
+    out.push_back(at);
+  }
+  return out;
+}
+
+// The absolute paths only this machine has, which no committed file should hold: the project
+// directory as this machine names it, and the user's home directory (a cluster's /nfs/home/alice
+// too, which find_host_path does not know) unless it is /root, the same path in every container.
+std::vector<std::string> this_machine_paths(const fs::path& root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path project = fs::canonical(root, ec);
+  if (!ec && project.generic_string() != "/") out.push_back(project.generic_string());
+  if (const char* home = std::getenv("HOME"); home && home[0] == '/') {
+    std::string h = fs::path(home).lexically_normal().generic_string();
+    while (h.size() > 1 && h.back() == '/') h.pop_back();
+    if (h != "/" && h != "/root" && std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  }
+  return out;
+}
+
+// The editor modeline "# yaml-language-server: $schema=PATH" with an absolute PATH: the
+// column of PATH, or npos.
+std::size_t find_absolute_schema(std::string_view line) {
+  const std::size_t modeline = line.find("yaml-language-server:");
+  if (modeline == std::string_view::npos) return std::string_view::npos;
+  const std::size_t at = line.find("$schema=", modeline);
+  if (at == std::string_view::npos) return std::string_view::npos;
+  const std::string_view path = line.substr(at + 8);
+  const bool absolute = path.starts_with("/") || path.starts_with("file:/") ||
+                        (path.size() > 2 && std::isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':');
+  return absolute ? at + 8 : std::string_view::npos;
 }
 
 bool is_binary(const std::string& head) { return head.find('\0') != std::string::npos; }
@@ -135,6 +179,7 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     if (it->is_regular_file() && !it->is_symlink()) files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
+  const std::vector<std::string> machine_paths = this_machine_paths(root);
 
   for (const fs::path& file : files) {
     const std::string rel = rel_path(file, root);
@@ -162,14 +207,35 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
     std::string line;
     for (int number = 1; std::getline(lines, line); ++number) {
       std::size_t length = 0;
+      std::set<std::size_t> flagged;
       for (std::size_t from = 0, at;
            !image_paths && (at = find_host_path(std::string_view(line).substr(from), length)) != std::string_view::npos;
-           from += at + length)
+           from += at + length) {
+        flagged.insert(from + at);
         report.findings.push_back(
             {"host-path", shown_path(rel), number, static_cast<int>(from + at) + 1,
              "hard-coded host path " + diag::quote(line.substr(from + at, length)) + " (exists only on one machine)",
              "read it from the environment (e.g. a DATA_DIR named in the manifest's env "
              "and paths) or make it relative to the project"});
+      }
+      if (const std::size_t at = find_absolute_schema(line); at != std::string_view::npos) {
+        flagged.insert(at);
+        report.findings.push_back(
+            {"host-path", shown_path(rel), number, static_cast<int>(at) + 1,
+             "the editor's schema is named by an absolute path (another machine has another, or none)",
+             "name it relative to the file: $schema=.envpin/envpin.schema.json ('envpin generate' writes it)"});
+      }
+      for (const std::string& path : machine_paths) {
+        if (image_paths) break;
+        for (const std::size_t at : find_this_machine(line, path)) {
+          if (!flagged.insert(at).second) continue;
+          report.findings.push_back(
+              {"host-path", shown_path(rel), number, static_cast<int>(at) + 1,
+               "this machine's own path " + diag::quote(path) +
+                   " is written in this file (another machine has another)",
+               "make it relative to the project, or read it from the environment (the manifest's env and paths)"});
+        }
+      }
       if (const std::size_t at = secrets::find_token(line, length); at != std::string_view::npos)
         report.findings.push_back(
             {"secret-value", shown_path(rel), number, static_cast<int>(at) + 1,

@@ -20,21 +20,6 @@ namespace fs = std::filesystem;
 using diag::Error;
 
 // The project directory's name as a manifest name: lowercase letters, digits and ._-.
-// The JSON Schema installed beside this envpin: <prefix>/bin/envpin has it at
-// <prefix>/share/envpin/envpin.schema.json, as the .deb and `cmake --install` lay it out. "" from
-// a build tree, which installs none, or where the path would not read as one line of a comment.
-std::string installed_schema() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const fs::path schema =
-      (exe.parent_path().parent_path() / "share" / "envpin" / "envpin.schema.json").lexically_normal();
-  const std::string text = schema.generic_string();
-  if (!fs::is_regular_file(schema, ec) || diag::printable(text) != text || text.find(' ') != std::string::npos)
-    return "";
-  return text;
-}
-
 std::string name_from(const fs::path& dir) {
   std::string out;
   // "." is "/work/app/." absolute, "/work/app/" normal: its name is the parent's.
@@ -199,7 +184,7 @@ Initialized draft(const InitRequest& o, std::ostream& waiting) {
                     driver.empty() ? std::nullopt : std::optional<std::string>(driver),
                     o.probe ? "--probe: this machine's" : "",
                     o.source == "system",
-                    installed_schema()};
+                    manifest::Outputs{}.schema.value};
   const std::string text = init::write_manifest(d, opt);
   // Checked as `envpin validate` would before anything is written; a refusal names the inputs'
   // value, not a line of a file that does not exist.
