@@ -106,6 +106,25 @@ wait_for 60 ended killed || fail "the killed job did not end"
 expect_resumed killed "SIGKILL + restart policy"
 if [ "$(state_of killed)" = exited ] && grep -q '^restarts=1$' logs/killed.status; then pass; else fail "killed job status"; cat logs/killed.status; fi
 
+# What of a job is left (JOB-ID: a job, or resume-check's --job-id and the jobs named after it):
+# containers, files in logs/ and checkpoints.
+left_of() {
+  "$ENGINE" ps -a --format '{{.Names}}' | grep -E -- "-$1(-|\$)" | tr '\n' ' '
+  for f in logs/"$1"* logs/.resume-check-"$1" ckpt/"$1"*; do [ ! -e "$f" ] || printf '%s ' "$f"; done
+}
+
+step "envpin rm: a lost job's files, checkpoints and its exited container (its supervisor was SIGKILLed)"
+"$ENVPIN" run --detach --job-id rmlost -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
+wait_for 30 at_least_step rmlost 5 || fail "no checkpoint from job rmlost"
+kill -KILL "$(sed -n 's/^pid=//p' logs/rmlost.status)"
+"$ENGINE" kill -s KILL envpin-e2e-jobs-rmlost >/dev/null
+had=$("$ENGINE" ps -a --format '{{.Names}}' | grep -c '^envpin-e2e-jobs-rmlost$')
+"$ENVPIN" rm --checkpoints rmlost >"$T/rm.out" 2>&1
+rc=$?
+left=$(left_of rmlost)
+if [ "$rc" = 0 ] && [ "$had" = 1 ] && [ -z "$left" ]; then pass; else
+  fail "envpin rm of a lost job: exit $rc, its container before: $had, left: $left"; cat "$T/rm.out"; fi
+
 step "supervisor and container killed (the machine's session died): envpin resume"
 "$ENVPIN" run --detach --job-id lost -- sh train.sh $STEPS $EVERY $DELAY >/dev/null 2>&1
 wait_for 30 at_least_step lost 10 || fail "no checkpoint from job lost"
@@ -199,6 +218,24 @@ if [ "$rc" = 1 ] && grep -q '^not deterministic even without interruption: two u
 rc=$?
 if [ "$rc" = 2 ] && grep -q 'no checkpoint was written before kill 1 (1 s after the start): there is nothing to resume from' "$T/rcnock.out" &&
    grep -q 'hint: raise --kill-at or checkpoint more often' "$T/rcnock.out"; then pass; else fail "resume-check without a checkpoint: exit $rc"; cat "$T/rcnock.out"; fi
+# A refusal leaves nothing: no killed container (it was left Exited (137)), no lost job, no
+# snapshots; the same --job-id runs again.
+left=$(left_of rcnock)
+if [ -z "$left" ]; then pass; else fail "resume-check's refusal left: $left"; fi
+
+step "envpin resume-check: Ctrl-C stops the job it started, removes it, exits 130"
+"$ENVPIN" resume-check --job-id rcint --compare 'line:digest' -- sh train.sh 20 5 0.2 >"$T/rcint.out" 2>&1 &
+rcpid=$!
+started_kill() { [ -e logs/rcint-kill.status ]; }
+wait_for 120 started_kill || fail "resume-check did not start its interrupted run"
+kill -INT "$rcpid"
+wait "$rcpid"
+rc=$?
+left=$(left_of rcint)
+running=$(pgrep -f -- '--job-id rcint' || true)
+if [ "$rc" = 130 ] && [ -z "$left" ] && [ -z "$running" ] &&
+   grep -q 'envpin resume-check: interrupted (SIGINT): its jobs were stopped and removed' "$T/rcint.out"; then pass; else
+  fail "resume-check after SIGINT: exit $rc, left: $left, still running: $running"; cat "$T/rcint.out"; fi
 "$ENVPIN" resume-check --job-id rcmiss --compare outputs/final.pt -- sh train.sh 10 5 0.1 >"$T/rcmiss.out" 2>&1
 rc=$?
 if [ "$rc" = 2 ] && grep -q 'compare outputs/final.pt does not exist after the run' "$T/rcmiss.out"; then pass; else

@@ -337,6 +337,53 @@ TEST(StillRunning, RunShAndEnvpinJudgeAJobAlike) {
   fs::remove_all(dir);
 }
 
+// `envpin jobs` asks the engine once for all the project's containers (one `ps`, not an inspect
+// per job: issue 48): docker's lowercase and podman's capitalised states, the exit code from
+// "Exited (N) ...", and no answer from lines that do not parse or name another project. The
+// verdicts are those the per-job inspect gives (the case above): the same shown() judges.
+TEST(ContainerSnapshot, OneListingJudgesEveryJobAsItsInspectWould) {
+  const fs::path dir = fs::temp_directory_path() / ("envpin-snapshot-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "bin");
+  io::write_atomic(
+      dir / "bin/docker",
+      "#!/bin/sh\necho \"$*\" >>'" + (dir / "calls").string() +
+          "'\n[ \"$1\" = ps ] || exit 9\n"
+          "printf '%s\\n' 'envpin-demo-run-1|running|Up 3 minutes' 'envpin-demo-paused-1|paused|Up 1 "
+          "minute (Paused)' 'envpin-demo-done-1|exited|Exited (0) 2 minutes ago' "
+          "'envpin-demo-killed-1|Exited|Exited (137) 5 seconds ago' 'envpin-demo-odd-1|exited|Exited' "
+          "'envpin-demo-bad-1 running' 'envpin-other-x-1|running|Up' 'envpin-demo-made-1|Created|Created'\n",
+      true);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((dir / "bin").string() + ":/usr/bin:/bin").c_str(), 1);
+  ::setenv("ENVPIN_ENGINE", "docker", 1);
+  utsname u{};
+  ::uname(&u);
+  jobs::Project p;
+  p.m.name.value = "demo";
+  const jobs::ContainerSnapshot containers(p);
+  const auto shown = [&](const std::string& job) {
+    const jobs::Status s = {
+        {"job", job}, {"state", "running"}, {"pid", "999999"}, {"pid_start", "1"}, {"host", u.nodename}};
+    const jobs::Shown v = jobs::shown(p, s, &containers);
+    return v.state + (v.exit.empty() ? "" : " " + v.exit);
+  };
+  EXPECT_EQ(shown("run-1"), "running");
+  EXPECT_EQ(shown("paused-1"), "running");
+  EXPECT_EQ(shown("done-1"), "exited 0");
+  EXPECT_EQ(shown("killed-1"), "lost 137");
+  EXPECT_EQ(shown("odd-1"), "lost") << "an exited container without its code is no answer";
+  EXPECT_EQ(shown("bad-1"), "lost");
+  EXPECT_EQ(shown("x-1"), "lost") << "envpin-other-x-1 is another project's";
+  EXPECT_EQ(shown("made-1"), "lost");
+  EXPECT_EQ(shown("none-1"), "lost");
+  const std::string calls = io::read_file(dir / "calls").value_or("");
+  EXPECT_EQ(calls, "ps -a --no-trunc --filter name=envpin-demo- --format {{.Names}}|{{.State}}|{{.Status}}\n")
+      << "one question for nine jobs";
+  ::setenv("PATH", old_path.c_str(), 1);
+  ::unsetenv("ENVPIN_ENGINE");
+  fs::remove_all(dir);
+}
+
 // Under ch-run the container is a session run.sh's wrapper records in <logs>/<job>.ch-run. Whether
 // it still runs lives twice too: run.sh's ch_running (its `running` under ch-run) and
 // jobs::container_state. Both judge the same records with the same live processes: the wrapper

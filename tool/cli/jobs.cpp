@@ -128,7 +128,8 @@ int list_jobs(const JobOptions& o, Streams& io) {
     if (e.path().extension() == ".status") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   nlohmann::json out = nlohmann::json::array();
-  std::vector<jobs::Listed> listed;  // (--all, or the newest finished ones)
+  std::vector<jobs::Listed> listed;             // (--all, or the newest finished ones)
+  const jobs::ContainerSnapshot containers(p);  // asked at the first job whose supervisor is gone
   for (const fs::path& f : files) {
     listed.push_back({false, jobs::written_at(f)});
     jobs::Status s;
@@ -160,7 +161,7 @@ int list_jobs(const JobOptions& o, Streams& io) {
     const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
     const auto [checkpoint, age] =
         jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string(), jobs::checkpoint_patterns(p));
-    const jobs::Shown shown = jobs::shown(p, s);
+    const jobs::Shown shown = jobs::shown(p, s, &containers);
     listed.back().active = jobs::active(shown.state);
     out.push_back({{"job", s["job"].empty() ? f.stem().string() : s["job"]},
                    {"state", shown.state},

@@ -21,9 +21,17 @@ namespace envpin::io {
 namespace {
 
 volatile sig_atomic_t attached_child = 0;
+// The handlers run_attached replaced, while it waits: a caller's own handler (resume-check notes
+// a Ctrl-C to stop what it started) still hears the signal it passed on.
+using SigAction = struct sigaction;  // (the struct shares its name with the function)
+SigAction replaced_int{}, replaced_term{}, replaced_hup{};
 
 void forward_signal(int signal) {
   if (attached_child > 0) ::kill(attached_child, signal);
+  const SigAction& before = signal == SIGINT ? replaced_int : signal == SIGTERM ? replaced_term : replaced_hup;
+  if (!(before.sa_flags & SA_SIGINFO) && before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN &&
+      before.sa_handler != forward_signal)
+    before.sa_handler(signal);
 }
 
 }  // namespace
@@ -41,23 +49,25 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   args.push_back(nullptr);
   for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  using SigAction = struct sigaction;  // (the struct shares its name with the function)
-  SigAction forward{}, old_int{}, old_term{}, old_hup{};
+  SigAction forward{};
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
   pid_t pid = 0;
   if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), envp.data()) != 0) return -1;
   attached_child = pid;
-  sigaction(SIGINT, &forward, &old_int);
-  sigaction(SIGTERM, &forward, &old_term);
-  sigaction(SIGHUP, &forward, &old_hup);
+  sigaction(SIGINT, nullptr, &replaced_int);
+  sigaction(SIGTERM, nullptr, &replaced_term);
+  sigaction(SIGHUP, nullptr, &replaced_hup);
+  sigaction(SIGINT, &forward, nullptr);
+  sigaction(SIGTERM, &forward, nullptr);
+  sigaction(SIGHUP, &forward, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   attached_child = 0;
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
+  sigaction(SIGINT, &replaced_int, nullptr);
+  sigaction(SIGTERM, &replaced_term, nullptr);
+  sigaction(SIGHUP, &replaced_hup, nullptr);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;

@@ -166,6 +166,8 @@ std::uintmax_t remove_job(const Project& p, std::string_view job_view, bool chec
   std::stable_partition(files.begin(), files.end(), [](const fs::path& f) { return f.extension() != ".status"; });
   if (checkpoints)
     for (const fs::path& dir : checkpoint_dirs(p, job)) bytes += remove_path(dir);
+  // Its container too: one whose supervisor was killed stays (exited) until someone removes it.
+  remove_container(p, job);
   for (const fs::path& f : files) bytes += remove_path(f);
   return bytes;
 }

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -293,6 +295,73 @@ std::optional<ContainerState> container_state(const Project& p, const std::strin
   return c;
 }
 
+ContainerSnapshot::ContainerSnapshot(const Project& p) : p_(p) {}
+
+const std::map<std::string, ContainerState>* ContainerSnapshot::all() const {
+  if (asked_) return answered_ ? &containers_ : nullptr;
+  asked_ = true;
+  std::string engine;
+  try {
+    engine = container_engine();
+  } catch (const Error&) {
+    return nullptr;
+  }
+  if (engine == "ch-run") return nullptr;
+  const std::string prefix = "envpin-" + p_.m.name.value + "-";
+  // .State is the word inspect's .State.Status gives (podman capitalises it); .Status says
+  // "Exited (CODE) ..." (docker and podman alike), the only place ps shows the exit code.
+  const auto r = io::run_process({engine, "ps", "-a", "--no-trunc", "--filter", "name=" + prefix, "--format",
+                                  "{{.Names}}|{{.State}}|{{.Status}}"});
+  if (r.exit_code != 0) return nullptr;
+  answered_ = true;
+  std::istringstream in(r.out);
+  int lines = 0;
+  for (std::string line; std::getline(in, line) && ++lines <= 100000;) {
+    const auto a = line.find('|'), b = a == std::string::npos ? a : line.find('|', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string name = line.substr(0, a), status = line.substr(b + 1);
+    std::string state = line.substr(a + 1, b - a - 1);
+    std::transform(state.begin(), state.end(), state.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (!name.starts_with(prefix) || state.empty() || state.size() > 16 || !diag::only_ascii(state, "")) continue;
+    ContainerState c{state, 0};
+    if (state == "exited" || state == "stopped") {
+      const auto open = status.find('('), close = status.find(')');
+      if (open == std::string::npos || close == std::string::npos || close < open) continue;
+      const std::string code = status.substr(open + 1, close - open - 1);
+      if (code.empty() || code.size() > 4 || code.find_first_not_of("0123456789") != std::string::npos) continue;
+      c.exit = std::stoi(code);
+    }
+    containers_[name] = c;
+  }
+  return &containers_;
+}
+
+std::optional<ContainerState> ContainerSnapshot::of(const std::string& id) const {
+  try {
+    if (container_engine() == "ch-run") return ch_container_state(p_, id);
+    check_job_id(id);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  const auto* containers = all();
+  if (!containers) return std::nullopt;
+  const auto it = containers->find(container_name(p_, id));
+  if (it == containers->end()) return std::nullopt;
+  return it->second;
+}
+
+bool remove_container(const Project& p, const std::string& id) {
+  std::string engine;
+  try {
+    engine = container_engine();
+  } catch (const Error&) {
+    return false;
+  }
+  if (engine == "ch-run" || !ContainerSnapshot(p).of(id)) return false;
+  return io::run_process({engine, "rm", "-f", container_name(p, id)}).exit_code == 0;
+}
+
 bool SlurmJobState::ended() const {
   static const std::set<std::string> kEnded = {"COMPLETED", "FAILED",    "CANCELLED",     "TIMEOUT",
                                                "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
@@ -357,7 +426,7 @@ std::optional<SlurmJobState> slurm_job_state(const std::string& id) {
   return std::nullopt;
 }
 
-Shown shown(const Project& p, const Status& s) {
+Shown shown(const Project& p, const Status& s, const ContainerSnapshot* containers) {
   Shown v{field(s, "state").empty() ? "?" : field(s, "state"), field(s, "exit"), field(s, "reason")};
   if (!active(v.state)) return v;
   const bool here = on_this_host(s);
@@ -366,7 +435,9 @@ Shown shown(const Project& p, const Status& s) {
   // container may have run on: the engine knows whether it still runs and how it ended (run.sh
   // leaves the container for the supervisor to remove, so one whose supervisor died is still
   // there). Where this host cannot see it, Slurm knows whether the job still runs.
-  const auto c = here ? container_state(p, field(s, "job")) : std::nullopt;
+  const auto c = !here        ? std::nullopt
+                 : containers ? containers->of(field(s, "job"))
+                              : container_state(p, field(s, "job"));
   if (!c) {
     const std::string slurm_job = field(s, "slurm_job");
     const auto sj = slurm_job.empty() ? std::nullopt : slurm_job_state(slurm_job);

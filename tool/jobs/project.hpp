@@ -70,6 +70,26 @@ struct ContainerState {
   int exit = 0;
 };
 std::optional<ContainerState> container_state(const Project& p, const std::string& id);
+// Every container of a project as the engine lists them, asked once, at the first of(), with one
+// `ps`: `envpin jobs` asked the engine once per job whose supervisor was gone (200 lost jobs, 200
+// programs; issue 48). Names outside the project and lines that do not parse are no answer; no
+// answer from the engine (no daemon) is nullopt for every job, as a failed inspect is. Under
+// ch-run, each job's own record.
+class ContainerSnapshot {
+ public:
+  explicit ContainerSnapshot(const Project& p);
+  std::optional<ContainerState> of(const std::string& id) const;
+
+ private:
+  const std::map<std::string, ContainerState>* all() const;
+  const Project& p_;
+  mutable bool asked_ = false;
+  mutable bool answered_ = false;
+  mutable std::map<std::string, ContainerState> containers_;
+};
+// Removes job `id`'s container where the engine still has one (a job whose supervisor died leaves
+// it): true when one was removed. Nothing under ch-run, which has no container object.
+bool remove_container(const Project& p, const std::string& id);
 // Under Charliecloud (ENVPIN_ENGINE=ch-run) there is no container object: run.sh starts the job in
 // a session of its own and records it in <logs>/<job>.ch-run (templates/lib/run.sh, ch_wrapper):
 // pid=, start= and host= of the session's leader, and exit= once ch-run ended. The file is data:
@@ -116,7 +136,9 @@ struct Shown {
   std::string exit;
   std::string reason;
 };
-Shown shown(const Project& p, const Status& s);
+// With `containers`, what the engine says of the job comes from that one listing (a list of many
+// jobs); without, from one question about this job.
+Shown shown(const Project& p, const Status& s, const ContainerSnapshot* containers = nullptr);
 std::string shown_state(const Project& p, const Status& s);
 // Sends `sig` to the recorded supervisor when it is verifiably this project's (is_supervisor,
 // through a pidfd so a pid reused meanwhile is never hit); whether it was sent.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +47,42 @@ fs::path checkpoint_root(const jobs::Project& p, bool slurm) {
 }
 
 using Clock = std::chrono::steady_clock;
+
+// Ctrl-C, SIGTERM or SIGHUP while resume-check runs: noted here, acted on at the next look (the
+// watch loops look every 100 ms), so that it stops the jobs it started before it exits (it used
+// to exit 130 at once and leave its interrupted job running to the end).
+volatile std::sig_atomic_t stop_signal = 0;
+extern "C" void note_stop_signal(int signal) { stop_signal = signal; }
+
+struct Interrupted {
+  int signal;
+};
+
+void check_stop() {
+  if (stop_signal) throw Interrupted{stop_signal};
+}
+
+// Notes the three signals while it lives; the handlers before it come back after.
+class StopSignals {
+ public:
+  StopSignals() {
+    stop_signal = 0;
+    SigAction note{};
+    note.sa_handler = note_stop_signal;
+    sigemptyset(&note.sa_mask);
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &note, &before_[i]);
+  }
+  ~StopSignals() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &before_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  using SigAction = struct sigaction;  // (the struct shares its name with the function)
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  SigAction before_[3]{};
+};
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -104,8 +141,32 @@ class CheckRun {
     }
   }
 
+  // Whatever of it still runs stopped (its supervisor and container SIGKILLed, its Slurm job
+  // cancelled) and its container removed; then its files and checkpoints too, unless `keep`. Every
+  // way out of resume-check that is not its verdict (a refusal, an error, Ctrl-C) comes here:
+  // it leaves no running job, no exited container and no lost job behind.
+  void stop_and_remove(bool keep) {
+    if (!ours_) return;  // never a job of the same id that was there before
+    std::error_code ec;
+    try {
+      if (slurm()) {
+        if (!slurm_id_.empty()) io::run_process({"scancel", slurm_id_});
+      } else if (fs::exists(status_file(), ec)) {
+        const auto s = status();
+        if (jobs::active(jobs::field(s, "state")) || jobs::supervisor_alive(p_, s)) kill_hard();
+        jobs::remove_container(p_, id_);
+      }
+    } catch (const Error&) {
+    }
+    if (!keep) remove();
+  }
+
+  // From now on its job id is this check's: it was unused (require_unused) and is about to start.
+  void claim() { ours_ = true; }
+
   // Starts it detached from envpin: run.sh --detach, or a Slurm batch job.
   void start(const std::vector<std::string>& command) {
+    claim();
     if (slurm()) {
       slurm_id_ = jobs::sbatch_submit(p_, sbatch_, id_, command);
       return;
@@ -205,6 +266,7 @@ class CheckRun {
   std::string slurm_id_;
   fs::path snapshots_;
   std::uintmax_t budget_ = 0;
+  bool ours_ = false;
   jobs::CheckpointWatch watch_;
 };
 
@@ -270,6 +332,7 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
   };
   while (!run.ended()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    check_stop();
     if (!run.watch().poll().empty()) segment_checkpoint = true;
     if (limit > 0 && seconds_since(start) > limit)
       give_up("job " + run.id() + " ran " + std::to_string(static_cast<int>(limit)) +
@@ -352,6 +415,7 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
 jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o,
                                   const std::vector<jobs::CompareItem>& items, const Console& io) {
   run.require_unused();
+  run.claim();
   io.err << "envpin resume-check: uninterrupted run, job " << run.id() << "\n";
   if (run.slurm()) return watch_run(p, run, o, {}, 0, 0, items, io).record;
   std::atomic<bool> done{false};
@@ -388,6 +452,7 @@ jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const R
   restore();
   done = true;
   watcher.join();
+  check_stop();  // run.sh heard it too (run_attached passed it on) and stopped the job
   run.watch().poll();
   if (rc != 0)
     throw Error("the uninterrupted run (job " + run.id() + ") failed with exit " + std::to_string(rc) +
@@ -517,64 +582,88 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
       ref2_run(p, base + "-ref2", engine, sbatch, work, budget);
   for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->require_unused();
 
-  jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
-  // The image the jobs ran in (run.sh's, ENVPIN_IMAGE included), for the comparison.
-  const std::string image = jobs::field(ref_run.status(), "image");
-  io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " "
-         << killed_run.interruption() << (o.kills == 1 ? "" : "s") << ", --kill-at " << o.kill_at << ")\n";
-  // A requeued Slurm job waits for its credential to expire (120 s on a default cluster).
-  const double limit = std::max(120.0, 10 * ref.seconds) + (o.slurm ? 180.0 * o.kills : 0.0);
-  // The first kill after the second checkpoint version when the uninterrupted run wrote three
-  // or more (see watch_run).
-  const std::size_t first_after = ref.checkpoints.size() >= 3 ? 2 : 1;
-  Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after);
-  if (p.m.jobs)
-    for (const auto& w : p.m.jobs->resume)
-      killed.record.resume_words += (killed.record.resume_words.empty() ? "" : " ") + w.value;
-  // Steps from inside the checkpoints (nanoGPT's iter_num, an epoch) where neither the journal
-  // nor the names gave them: versions are then matched by step, not by order (a resumed
-  // program that saves again what it loaded would shift every later version).
-  {
-    std::vector<jobs::Pair> probes;
-    for (std::size_t i = 0; i < ref.checkpoints.size(); ++i)
-      if (!ref.checkpoints[i].step && !ref.checkpoints[i].copy.empty())
-        probes.push_back({"step:r:" + std::to_string(i), ref.checkpoints[i].copy, {}});
-    for (std::size_t j = 0; j < killed.record.checkpoints.size(); ++j)
-      if (!killed.record.checkpoints[j].step && !killed.record.checkpoints[j].copy.empty())
-        probes.push_back({"step:k:" + std::to_string(j), killed.record.checkpoints[j].copy, {}});
-    std::map<std::string, long long> steps;
-    std::string ignored;
-    compare_in_image(p, image, probes, work / "steps", {}, ignored, &steps);
-    jobs::apply_inner_steps(ref.checkpoints, killed.record.checkpoints, steps);
+  // Every way out but the verdict stops and removes what the check started (see stop_and_remove).
+  StopSignals signals;
+  const auto clean_up = [&] {
+    for (CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->stop_and_remove(o.keep);
+    std::error_code ec;
+    fs::remove_all(work, ec);
+  };
+  try {
+    jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
+    // The image the jobs ran in (run.sh's, ENVPIN_IMAGE included), for the comparison.
+    const std::string image = jobs::field(ref_run.status(), "image");
+    io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " "
+           << killed_run.interruption() << (o.kills == 1 ? "" : "s") << ", --kill-at " << o.kill_at << ")\n";
+    // A requeued Slurm job waits for its credential to expire (120 s on a default cluster).
+    const double limit = std::max(120.0, 10 * ref.seconds) + (o.slurm ? 180.0 * o.kills : 0.0);
+    // The first kill after the second checkpoint version when the uninterrupted run wrote three
+    // or more (see watch_run).
+    const std::size_t first_after = ref.checkpoints.size() >= 3 ? 2 : 1;
+    Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after);
+    if (p.m.jobs)
+      for (const auto& w : p.m.jobs->resume)
+        killed.record.resume_words += (killed.record.resume_words.empty() ? "" : " ") + w.value;
+    // Steps from inside the checkpoints (nanoGPT's iter_num, an epoch) where neither the journal
+    // nor the names gave them: versions are then matched by step, not by order (a resumed
+    // program that saves again what it loaded would shift every later version).
+    {
+      std::vector<jobs::Pair> probes;
+      for (std::size_t i = 0; i < ref.checkpoints.size(); ++i)
+        if (!ref.checkpoints[i].step && !ref.checkpoints[i].copy.empty())
+          probes.push_back({"step:r:" + std::to_string(i), ref.checkpoints[i].copy, {}});
+      for (std::size_t j = 0; j < killed.record.checkpoints.size(); ++j)
+        if (!killed.record.checkpoints[j].step && !killed.record.checkpoints[j].copy.empty())
+          probes.push_back({"step:k:" + std::to_string(j), killed.record.checkpoints[j].copy, {}});
+      std::map<std::string, long long> steps;
+      std::string ignored;
+      compare_in_image(p, image, probes, work / "steps", {}, ignored, &steps);
+      check_stop();
+      jobs::apply_inner_steps(ref.checkpoints, killed.record.checkpoints, steps);
+    }
+    // Files that differ in bytes are loaded as the program loads them and compared key by key.
+    std::string note;
+    jobs::Semantics semantics = compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, "", killed.kills),
+                                                 work / "compare", tolerance, note);
+    check_stop();
+    // Different: a second uninterrupted run tells non-determinism from a wrong resume.
+    std::optional<jobs::RunRecord> ref2;
+    // (Not when a segment started over: that verdict needs no second run.)
+    if (jobs::resume_failures(ref, killed.record, killed.kills, semantics).empty() &&
+        !jobs::results_match(ref, killed.record, semantics, "")) {
+      ref2 = run_uninterrupted(p, ref2_run, o, items, io);
+      std::string note2;
+      semantics.merge(
+          compare_in_image(p, image, jobs::pairs_to_compare(ref, *ref2, "ref2:"), work / "compare2", tolerance, note2));
+      check_stop();
+      if (note.empty()) note = note2;
+    }
+    const jobs::Verdict v = jobs::judge(ref, killed.record, killed.kills, ref2, semantics, tolerance, note);
+    for (const std::string& line : v.lines) io.out << line << "\n";
+    io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.record.job << " "
+           << static_cast<int>(killed.record.seconds) << " s"
+           << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "")
+           << (o.keep ? "; logs in " + shown_path(p.m.project_dir, p.logs).generic_string() + "/"
+                      : "; their jobs removed (--keep keeps their logs and checkpoints)")
+           << "\n";
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    if (!o.keep)
+      for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->remove();
+    return v.exit_code;
+  } catch (const Interrupted& i) {
+    clean_up();
+    io.err << "envpin resume-check: "
+           << (i.signal == SIGINT    ? "interrupted (SIGINT)"
+               : i.signal == SIGTERM ? "stopped (SIGTERM)"
+                                     : "hung up (SIGHUP)")
+           << ": its jobs were stopped" << (o.keep ? "; their logs and checkpoints kept (--keep)" : " and removed")
+           << "\n";
+    return 128 + i.signal;
+  } catch (...) {
+    clean_up();
+    throw;
   }
-  // Files that differ in bytes are loaded as the program loads them and compared key by key.
-  std::string note;
-  jobs::Semantics semantics = compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, "", killed.kills),
-                                               work / "compare", tolerance, note);
-  // Different: a second uninterrupted run tells non-determinism from a wrong resume.
-  std::optional<jobs::RunRecord> ref2;
-  // (Not when a segment started over: that verdict needs no second run.)
-  if (jobs::resume_failures(ref, killed.record, killed.kills, semantics).empty() &&
-      !jobs::results_match(ref, killed.record, semantics, "")) {
-    ref2 = run_uninterrupted(p, ref2_run, o, items, io);
-    std::string note2;
-    semantics.merge(
-        compare_in_image(p, image, jobs::pairs_to_compare(ref, *ref2, "ref2:"), work / "compare2", tolerance, note2));
-    if (note.empty()) note = note2;
-  }
-  const jobs::Verdict v = jobs::judge(ref, killed.record, killed.kills, ref2, semantics, tolerance, note);
-  for (const std::string& line : v.lines) io.out << line << "\n";
-  io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.record.job << " "
-         << static_cast<int>(killed.record.seconds) << " s"
-         << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "")
-         << (o.keep ? "; logs in " + shown_path(p.m.project_dir, p.logs).generic_string() + "/"
-                    : "; their jobs removed (--keep keeps their logs and checkpoints)")
-         << "\n";
-  std::error_code ec;
-  fs::remove_all(work, ec);
-  if (!o.keep)
-    for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->remove();
-  return v.exit_code;
 }
 
 }  // namespace envpin::workflow
