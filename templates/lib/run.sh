@@ -657,6 +657,28 @@ on_signal() {
   [ -z "$child" ] || kill "$child" 2>/dev/null
 }
 
+# The foreground's view of the log: what the job writes from now on, until the supervisor ($1)
+# ends, however it ends: GNU tail --pid stops by itself within a second of a SIGKILL, which no
+# trap sees (a plain tail -f was left running forever, re-parented to init). A tail without
+# --pid (busybox) is stopped by a subshell that polls the supervisor each second. Sets shown.
+follow_log() {  # SUPERVISOR_PID
+  : >>"$log"
+  from=$(($(wc -c <"$log") + 1))
+  if tail --pid="$1" -c 0 /dev/null >/dev/null 2>&1; then
+    tail --pid="$1" -c "+$from" -f "$log" &
+    shown=$!
+    return 0
+  fi
+  (
+    tail -c "+$from" -f "$log" &
+    t=$!
+    trap 'kill "$t" 2>/dev/null; exit 0' TERM
+    while kill -0 "$1" 2>/dev/null && kill -0 "$t" 2>/dev/null; do sleep 1; done
+    kill "$t" 2>/dev/null
+  ) &
+  shown=$!
+}
+
 finish() {  # EXIT: the last lines reach the terminal before the tail stops
   if [ -n "$shown" ]; then
     sleep 0.3
@@ -902,11 +924,7 @@ run_main() {  # run.sh's arguments
 
   # In the foreground the log is also shown as it grows.
   shown=''
-  if [ "$detached" = 0 ]; then
-    : >>"$log"
-    tail -c "+$(($(wc -c <"$log") + 1))" -f "$log" &
-    shown=$!
-  fi
+  [ "$detached" = 1 ] || follow_log "$$"
 
   print_before=''
   # Asked once, by the process that runs the attempts (not by a --detach that only starts it).

@@ -40,6 +40,23 @@ test_saved_words_round_trip_whatever_they_hold() {
   assertEquals 'a%0Ab%25' "$(encode_word "$(printf 'a\nb%%')")"
 }
 
+test_the_log_follower_ends_with_a_killed_supervisor() {
+  : >"$log"
+  sleep 60 &
+  supervisor=$!
+  follow_log "$supervisor"
+  printf 'a line\n' >>"$log"
+  kill -KILL "$supervisor"
+  wait "$supervisor" 2>/dev/null
+  n=0
+  while kill -0 "$shown" 2>/dev/null && [ $n -lt 30 ]; do sleep 0.1; n=$((n + 1)); done
+  if kill -0 "$shown" 2>/dev/null; then
+    kill "$shown"
+    fail 'the follower outlived its SIGKILLed supervisor by 3 s'
+  fi
+  wait "$shown" 2>/dev/null
+}
+
 test_json_str_escapes_and_drops_controls() {
   assertEquals '"say \"hi\" \\ there"' "$(json_str 'say "hi" \ there')"
   assertEquals '"ab"' "$(json_str "$(printf 'a\033b')")"
