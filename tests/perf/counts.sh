@@ -6,7 +6,8 @@
 # line: 816 programs and 7 s for 800 pins, and no test failed).
 #   programs started  strace -f -e trace=execve, successful execs only, the command itself not
 #                     counted: check_env.sh and `envpin check` on 300 pip + 500 apt pins;
-#                     `envpin jobs` and `envpin logs` on a project with 200 jobs.
+#                     `envpin jobs` and `envpin logs` on a project with 200 jobs; run.sh's start
+#                     and its resume over 300 checkpoints (with an engine that answers at once).
 #   instructions      valgrind --tool=callgrind: `envpin generate` and `envpin lock --verify` on the
 #                     bundled example, ceilings about 20% above what they take today.
 # A failure names the command, the count and the ceiling, and the programs it started most.
@@ -96,7 +97,31 @@ grep -q '^job-199 ' "$T/out" && pass || fail "envpin jobs did not list the 200 j
 programs "envpin logs (a 2,000-line log)" 5 "$ENVPIN" logs job-007
 grep -q '^step 1999 loss' "$T/out" && pass || fail "envpin logs did not print the log: $(tail -n 2 "$T/out")"
 
-# 3. instructions of generate (artifacts already current) and lock --verify on the bundled example.
+# 3. run.sh itself: a job's start, then its resume over 300 checkpoints and a 20,000-line log, with
+#    an engine that answers at once (it says the image exists and runs nothing). Each look at the
+#    checkpoint directory lower-cased every name with tr: 600 programs for this resume.
+mkdir -p "$T/bin" checkpoints
+cat >"$T/bin/docker" <<'ENGINE'
+#!/bin/sh
+case "$1 $2" in
+  "image inspect") echo '[{}]' ;;
+  "container inspect") exit 1 ;;
+esac
+exit 0
+ENGINE
+chmod +x "$T/bin/docker"
+PATH="$T/bin:$PATH" ENVPIN_ENGINE=docker programs "run.sh (a job's start)" 60 sh .envpin/run.sh --job-id fresh -- true
+grep -q 'job fresh finished' "$T/out" && pass || fail "run.sh did not run the job: $(tail -n 3 "$T/out")"
+mkdir -p checkpoints/fresh
+i=0
+while [ $i -lt 300 ]; do : >"checkpoints/fresh/ckpt-$i.pt"; i=$((i + 1)); done
+: >checkpoints/fresh/Sample.PNG  # not a checkpoint, in any case
+awk 'BEGIN { for (k = 0; k < 20000; k++) printf "step %d loss 0.5\n", k }' >>logs/fresh.log
+PATH="$T/bin:$PATH" ENVPIN_ENGINE=docker programs "run.sh --resume (300 checkpoints)" 60 \
+  sh .envpin/run.sh --job-id fresh --resume
+grep -q 'resuming from .*(ckpt-[0-9]*.pt)' "$T/out" && pass || fail "run.sh did not resume from a checkpoint: $(tail -n 3 "$T/out")"
+
+# 4. instructions of generate (artifacts already current) and lock --verify on the bundled example.
 mkdir "$T/example"
 cp -R "$ROOT/examples/pytorch-train/." "$T/example/"
 instructions "envpin generate (example)" "${ENVPIN_CEILING_GENERATE:-59000000}" "$ENVPIN" generate -f "$T/example/envpin.yaml"

@@ -78,6 +78,35 @@ best.pt'
   (cd "$T" && is_checkpoint ckpt-9.pt); assertEquals 0 $?
 }
 
+test_not_checkpoint_patterns_match_any_case_without_a_program() {
+  not_checkpoint_patterns='*.png
+*tfevents*
+events.[jx]son
+*.LOG'
+  assertFalse 'SAMPLE.PNG' 'is_checkpoint SAMPLE.PNG'
+  assertFalse 'Events.Out.TFEvents.1' 'is_checkpoint Events.Out.TFEvents.1'
+  assertFalse 'a bracket expression stays as written' 'is_checkpoint EVENTS.json'
+  assertTrue 'events.ySon: not in the bracket' 'is_checkpoint events.yson'
+  assertFalse 'train.log' 'is_checkpoint train.log'
+  assertTrue 'model.pt' 'is_checkpoint model.pt'
+  # Pure shell: no tr (or any program) per name.
+  (PATH=/nonexistent; is_checkpoint x.Png); assertEquals 'x.Png without PATH' 1 $?
+  (PATH=/nonexistent; is_checkpoint x.pt); assertEquals 'x.pt without PATH' 0 $?
+}
+
+test_pruning_keeps_the_newest_and_removes_the_rest_with_their_sidecars() {
+  keep=2 node_rank=0
+  for n in 1 2 3 4; do
+    printf '%s' "$n" > "$ckpt/c$n.pt"; printf 'x' > "$ckpt/c$n.pt.sha256"
+    touch -d "2026-01-0$n 00:00:00" "$ckpt/c$n.pt"
+  done
+  prune_checkpoints
+  assertEquals 'c3.pt
+c3.pt.sha256
+c4.pt
+c4.pt.sha256' "$(cd "$ckpt" && ls)"
+}
+
 test_the_complete_checkpoint_has_a_matching_sidecar() {
   printf 'one' > "$ckpt/a.pt"; sha256sum < "$ckpt/a.pt" | cut -c1-64 > "$ckpt/a.pt.sha256"
   sleep 1

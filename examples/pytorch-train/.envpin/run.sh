@@ -123,14 +123,49 @@ $checkpoint_patterns
 PATTERNS
     return 1
   fi
-  ckpt_lower=$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]')
+  [ "$nocase_of" = "$not_checkpoint_patterns" ] || nocase_patterns
   while IFS= read -r ckpt_pat; do
     # shellcheck disable=SC2254  # the line is a pattern
-    [ -z "$ckpt_pat" ] || case $ckpt_lower in $ckpt_pat) return 1 ;; esac
+    [ -z "$ckpt_pat" ] || case $1 in $ckpt_pat) return 1 ;; esac
+  done <<PATTERNS
+$nocase_not_checkpoint
+PATTERNS
+  return 0
+}
+# $not_checkpoint_patterns (lower case) as patterns that match a name in any case, into
+# $nocase_not_checkpoint: each ASCII letter outside a bracket expression becomes [xX], in the
+# shell itself. Lower-casing each name with tr started two programs a checkpoint (300
+# checkpoints: 600 at every resume, and again at every look of the monitor; issue 48).
+nocase_of=''
+nocase_not_checkpoint=''
+nocase_patterns() {
+  nocase_not_checkpoint=''
+  while IFS= read -r nc_in; do
+    nc_out='' nc_bracket=0
+    while [ -n "$nc_in" ]; do
+      nc_c=${nc_in%"${nc_in#?}"}
+      nc_in=${nc_in#?}
+      if [ "$nc_bracket" = 1 ]; then
+        [ "$nc_c" != ']' ] || nc_bracket=0
+      else
+        case $nc_c in
+          '[') nc_bracket=1 ;;
+          a | A) nc_c='[aA]' ;; b | B) nc_c='[bB]' ;; c | C) nc_c='[cC]' ;; d | D) nc_c='[dD]' ;;
+          e | E) nc_c='[eE]' ;; f | F) nc_c='[fF]' ;; g | G) nc_c='[gG]' ;; h | H) nc_c='[hH]' ;;
+          i | I) nc_c='[iI]' ;; j | J) nc_c='[jJ]' ;; k | K) nc_c='[kK]' ;; l | L) nc_c='[lL]' ;;
+          m | M) nc_c='[mM]' ;; n | N) nc_c='[nN]' ;; o | O) nc_c='[oO]' ;; p | P) nc_c='[pP]' ;;
+          q | Q) nc_c='[qQ]' ;; r | R) nc_c='[rR]' ;; s | S) nc_c='[sS]' ;; t | T) nc_c='[tT]' ;;
+          u | U) nc_c='[uU]' ;; v | V) nc_c='[vV]' ;; w | W) nc_c='[wW]' ;; x | X) nc_c='[xX]' ;;
+          y | Y) nc_c='[yY]' ;; z | Z) nc_c='[zZ]' ;;
+        esac
+      fi
+      nc_out=$nc_out$nc_c
+    done
+    nocase_not_checkpoint=$nocase_not_checkpoint$nc_out$nl
   done <<PATTERNS
 $not_checkpoint_patterns
 PATTERNS
-  return 0
+  nocase_of=$not_checkpoint_patterns
 }
 checkpoint_files() {  # one path a line: a name with a newline is never a checkpoint here
   sidecars=0
@@ -151,9 +186,17 @@ prune_checkpoints() {
 $(checkpoint_files)
 FILES
   [ $# -gt "$keep" ] || return 0
-  # ls -t: newest first. The names are checkpoint_files' own, none with a newline.
+  # ls -t: newest first. The names are checkpoint_files' own, none with a newline. One rm for all
+  # (one a file made pruning 300 checkpoints start 300 programs).
   # shellcheck disable=SC2012
-  ls -td -- "$@" | tail -n "+$((keep + 1))" | while IFS= read -r f; do rm -f -- "$f" "$f.sha256"; done
+  ckpt_old=$(ls -td -- "$@" | tail -n "+$((keep + 1))")
+  set --
+  while IFS= read -r f; do
+    [ -z "$f" ] || set -- "$@" "$f" "$f.sha256"
+  done <<FILES
+$ckpt_old
+FILES
+  [ $# -eq 0 ] || rm -f -- "$@"
 }
 complete_checkpoint() {  # the newest checkpoint whose sidecar (when it has one) matches: its name, or nothing
   set --
