@@ -11,11 +11,16 @@
 
 #include "diag/error.hpp"
 #include "jobs/checkpoints.hpp"
-#include "jobs/resume_check.hpp"
 #include "pin/sha256.hpp"
+#include "resume_check/verdict.hpp"
 #include "test_dir.hpp"
 
-namespace envpin::jobs {
+namespace envpin::resume_check {
+
+using jobs::is_checkpoint_name;
+using jobs::last_complete;
+using jobs::list_checkpoints;
+using jobs::sidecar_matches;
 namespace {
 
 namespace fs = std::filesystem;
@@ -554,4 +559,4 @@ TEST_F(CheckpointDir, EachVersionIsSnapshotted) {
 }
 
 }  // namespace
-}  // namespace envpin::jobs
+}  // namespace envpin::resume_check

@@ -122,58 +122,23 @@ int list_jobs(const JobOptions& o, Streams& io) {
                 std::nullopt, "envpin jobs prune --older-than 7d");
   const jobs::Project p = jobs::load_project(o.manifest);
   if (!o.rest.empty()) return list_rest_jobs(p, o, io);
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(p.logs, ec))
-    if (e.path().extension() == ".status") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   nlohmann::json out = nlohmann::json::array();
-  std::vector<jobs::Listed> listed;             // (--all, or the newest finished ones)
-  const jobs::ContainerSnapshot containers(p);  // asked at the first job whose supervisor is gone
-  for (const fs::path& f : files) {
-    listed.push_back({false, jobs::written_at(f)});
-    jobs::Status s;
-    try {
-      s = jobs::read_status(f);
-    } catch (const Error& e) {
-      // One file that is not run.sh's does not hide the others: shown as unreadable, with why.
-      out.push_back(
-          {{"job", f.stem().string()},
-           {"state", "unreadable"},
-           {"exit", ""},
-           {"restarts", ""},
-           {"started", ""},
-           {"last_checkpoint", ""},
-           {"last_checkpoint_age_s", nullptr},
-           {"checkpoints", ""},
-           {"log", ""},
-           {"container", ""},
-           {"reason",
-            (e.where() && e.where()->line > 0 ? "line " + std::to_string(e.where()->line) + ": " : "") + e.message()}});
-      continue;
-    }
-    // Nodes other than the first of a multi-node job keep <job>.nodeN.status: shown with the job.
-    if (!s["node"].empty() && !s["node"].starts_with("0/")) {
-      listed.pop_back();
-      continue;
-    }
-    // The directory run.sh made for this job (<checkpoints>/<job>), not any the file names.
-    const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
-    const auto [checkpoint, age] =
-        jobs::last_checkpoint(own_dir ? s["checkpoints"] : std::string(), jobs::checkpoint_patterns(p));
-    const jobs::Shown shown = jobs::shown(p, s, &containers);
-    listed.back().active = jobs::active(shown.state);
-    out.push_back({{"job", s["job"].empty() ? f.stem().string() : s["job"]},
-                   {"state", shown.state},
-                   {"exit", shown.exit},
-                   {"restarts", s["restarts"]},
-                   {"started", s["started"]},
-                   {"last_checkpoint", checkpoint},
-                   {"last_checkpoint_age_s", checkpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(age)},
-                   {"checkpoints", s["checkpoints"]},
-                   {"log", s["log"]},
-                   {"container", s["job"].empty() ? std::string() : jobs::container_name(p, s["job"])},
-                   {"reason", shown.reason}});
+  std::vector<jobs::Listed> listed;  // (--all, or the newest finished ones)
+  for (const jobs::JobRow& r : jobs::job_rows(p)) {
+    listed.push_back(r.listed);
+    out.push_back({{"job", r.job},
+                   {"state", r.state},
+                   {"exit", r.exit},
+                   {"restarts", r.restarts},
+                   {"started", r.started},
+                   {"last_checkpoint", r.last_checkpoint},
+                   {"last_checkpoint_age_s", r.last_checkpoint.empty() || r.state == "unreadable"
+                                                 ? nlohmann::json(nullptr)
+                                                 : nlohmann::json(r.last_checkpoint_age_s)},
+                   {"checkpoints", r.checkpoints},
+                   {"log", r.log},
+                   {"container", r.container},
+                   {"reason", r.reason}});
   }
   if (o.json) {
     io.out << out.dump(2) << "\n";

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// `envpin resume-check`: its options and errors; workflow/resume_check.hpp runs the check.
+// `envpin resume-check`: its options and errors; resume_check/run.hpp runs the check.
 #include <ostream>
 
 #include "cli/app.hpp"
 #include "cli/job_command.hpp"
 #include "diag/error.hpp"
 #include "diag/text.hpp"
-#include "workflow/resume_check.hpp"
+#include "resume_check/run.hpp"
 
 namespace envpin::cli {
 namespace {
 
 int resume_check_job(const JobOptions& o, Streams& io) {
   try {
-    return workflow::resume_check(
+    return resume_check::run_check(
         {o.manifest, o.job_id, o.kill_at, o.kills, o.compare, o.tolerance, o.keep, o.slurm, o.command},
         {io.out, io.err});
   } catch (const diag::Error& e) {

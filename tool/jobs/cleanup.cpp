@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
@@ -244,6 +245,49 @@ std::vector<std::size_t> shown_in_list(const std::vector<Listed>& jobs, std::siz
   out.insert(out.end(), finished.begin(), finished.end());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<JobRow> job_rows(const Project& p) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(p.logs, ec))
+    if (e.path().extension() == ".status") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<JobRow> rows;
+  const ContainerSnapshot containers(p);  // asked at the first job whose supervisor is gone
+  for (const fs::path& f : files) {
+    JobRow row;
+    row.listed = {false, written_at(f)};
+    Status s;
+    try {
+      s = read_status(f);
+    } catch (const Error& e) {
+      row.job = f.stem().string();
+      row.state = "unreadable";
+      row.reason =
+          (e.where() && e.where()->line > 0 ? "line " + std::to_string(e.where()->line) + ": " : "") + e.message();
+      rows.push_back(std::move(row));
+      continue;
+    }
+    if (!s["node"].empty() && !s["node"].starts_with("0/")) continue;
+    // The directory run.sh made for this job (<checkpoints>/<job>), not any the file names.
+    const bool own_dir = fs::path(s["checkpoints"]).filename() == s["job"];
+    std::tie(row.last_checkpoint, row.last_checkpoint_age_s) =
+        last_checkpoint(own_dir ? s["checkpoints"] : std::string(), checkpoint_patterns(p));
+    const Shown now = shown(p, s, &containers);
+    row.listed.active = active(now.state);
+    row.job = s["job"].empty() ? f.stem().string() : s["job"];
+    row.state = now.state;
+    row.exit = now.exit;
+    row.restarts = s["restarts"];
+    row.started = s["started"];
+    row.checkpoints = s["checkpoints"];
+    row.log = s["log"];
+    row.container = s["job"].empty() ? std::string() : container_name(p, s["job"]);
+    row.reason = now.reason;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace envpin::jobs

@@ -64,4 +64,17 @@ struct Listed {
 std::vector<std::size_t> shown_in_list(const std::vector<Listed>& jobs, std::size_t keep);
 inline constexpr std::size_t kListedFinished = 20;
 
+// One row of `envpin jobs`: a status file of the logs directory as envpin judges it now (a job
+// whose supervisor is gone by the engine's or Slurm's word). A file that is not run.sh's is a row
+// of its own, state "unreadable", its reason why. Nodes other than the first of a multi-node job
+// are shown with the job, not as rows.
+struct JobRow {
+  std::string job, state, exit, restarts, started, checkpoints, log, container, reason;
+  std::string last_checkpoint;  // empty: none
+  long last_checkpoint_age_s = 0;
+  Listed listed;
+};
+// Every row, in the order of the status files' names; the engine asked once for all of them.
+std::vector<JobRow> job_rows(const Project& p);
+
 }  // namespace envpin::jobs

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "workflow/resume_check.hpp"
+#include "resume_check/run.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -24,12 +24,12 @@
 #include "io/process.hpp"
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
-#include "jobs/resume_check.hpp"
 #include "pin/sha256.hpp"
 #include "render/templates.hpp"
+#include "resume_check/verdict.hpp"
 #include "workflow/project.hpp"
 
-namespace envpin::workflow {
+namespace envpin::resume_check {
 namespace {
 
 using diag::Error;
@@ -114,7 +114,7 @@ class CheckRun {
   fs::path status_file() const { return p_.logs / (id_ + ".status"); }
   fs::path log() const { return p_.logs / (id_ + ".log"); }
   fs::path checkpoints() const { return checkpoint_root(p_, slurm()) / id_; }
-  jobs::CheckpointWatch& watch() { return watch_; }
+  CheckpointWatch& watch() { return watch_; }
   jobs::Status status() const { return jobs::read_status(status_file()); }
   // How an interruption is made, for the messages.
   std::string interruption() const { return slurm() ? "scontrol requeue" : "SIGKILL"; }
@@ -267,16 +267,15 @@ class CheckRun {
   fs::path snapshots_;
   std::uintmax_t budget_ = 0;
   bool ours_ = false;
-  jobs::CheckpointWatch watch_;
+  CheckpointWatch watch_;
 };
 
 // What a finished run left: its outputs, each checkpoint version with its step.
-jobs::RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::vector<jobs::CompareItem>& items,
-                              double seconds) {
-  jobs::RunRecord r;
+RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::vector<CompareItem>& items, double seconds) {
+  RunRecord r;
   r.job = run.id();
-  r.outputs = jobs::collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log(), jobs::checkpoint_patterns(p),
-                                    &r.files);
+  r.outputs =
+      collect_outputs(items, p.m.project_dir, run.checkpoints(), run.log(), jobs::checkpoint_patterns(p), &r.files);
   // Files of the project (outputs/final.pt) are written again by the next run: each run's copy
   // is kept to be loaded later, or the comparison would read one file twice. (Checkpoint items
   // stay in the run's own directory.)
@@ -299,7 +298,7 @@ jobs::RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::
     else
       path.clear();  // not kept: compared by bytes only
   }
-  r.journal = jobs::read_journal(run.checkpoints());
+  r.journal = read_journal(run.checkpoints());
   run.watch().resolve_steps(r.journal);
   r.checkpoints = run.watch().completed();
   r.seconds = seconds;
@@ -312,15 +311,15 @@ jobs::RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::
 // first again, which tells it from one that resumes (and may save again what it loaded).
 // Throws diag::Error when it cannot be judged.
 struct Watched {
-  jobs::RunRecord record;
-  std::vector<jobs::KillPoint> kills;
+  RunRecord record;
+  std::vector<KillPoint> kills;
 };
 
-Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o, const jobs::KillAt& kill_at,
-                  int kills_wanted, double limit, const std::vector<jobs::CompareItem>& items, const Console& io,
+Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o, const KillAt& kill_at,
+                  int kills_wanted, double limit, const std::vector<CompareItem>& items, const Console& io,
                   std::size_t first_after = 1) {
   const auto start = Clock::now();
-  std::vector<jobs::KillPoint> kills;
+  std::vector<KillPoint> kills;
   run.start(o.command);
   auto segment = Clock::now();
   bool segment_checkpoint = false;
@@ -342,13 +341,13 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
     if (static_cast<int>(kills.size()) >= kills_wanted) continue;
     bool now = false;
     switch (kill_at.kind) {
-      case jobs::KillAt::Kind::automatic:
+      case KillAt::Kind::automatic:
         now = segment_checkpoint && (!kills.empty() || run.watch().completed().size() >= first_after);
         break;
-      case jobs::KillAt::Kind::seconds:
+      case KillAt::Kind::seconds:
         now = seconds_since(segment) >= kill_at.seconds;
         break;
-      case jobs::KillAt::Kind::pattern: {
+      case KillAt::Kind::pattern: {
         std::ifstream in(run.log(), std::ios::binary);
         in.seekg(static_cast<std::streamoff>(log_offset));
         std::string more((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -383,7 +382,7 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
     // Several kinds of checkpoint (netD_epoch_0.pth and netG_epoch_0.pth) and no pattern: the
     // resume got the newest of any kind, perhaps not the one the program loads.
     std::set<std::string> kinds;
-    for (const jobs::Version& v : run.watch().completed()) {
+    for (const Version& v : run.watch().completed()) {
       std::string kind;  // its name with each run of digits a '*': a pattern for its kind
       for (const char c : v.name)
         if (c < '0' || c > '9')
@@ -404,16 +403,16 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
   if (static_cast<int>(kills.size()) < kills_wanted)
     throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " +
                     std::to_string(kills_wanted) + " kills: " +
-                    (kill_at.kind == jobs::KillAt::Kind::pattern ? "the text never appeared in the log again"
-                                                                 : "it wrote no new checkpoint in time"),
+                    (kill_at.kind == KillAt::Kind::pattern ? "the text never appeared in the log again"
+                                                           : "it wrote no new checkpoint in time"),
                 std::nullopt, "ask for fewer --kills, an earlier --kill-at, or checkpoint more often");
   return {finish_record(p, run, items, seconds_since(start)), kills};
 }
 
 // An uninterrupted run. On this machine in the foreground (its output shown), its checkpoints
 // watched meanwhile; under Slurm, submitted and watched like the interrupted one.
-jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o,
-                                  const std::vector<jobs::CompareItem>& items, const Console& io) {
+RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o,
+                            const std::vector<CompareItem>& items, const Console& io) {
   run.require_unused();
   run.claim();
   io.err << "envpin resume-check: uninterrupted run, job " << run.id() << "\n";
@@ -466,9 +465,9 @@ jobs::RunRecord run_uninterrupted(const jobs::Project& p, CheckRun& run, const R
 // every directory read-only. On any failure: no findings, and `note` says why (the verdict then
 // compares bytes and says so).
 // A pair without `b` asks for the step recorded inside `a`, answered in `steps`.
-jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& image, const std::vector<jobs::Pair>& pairs,
-                                 const fs::path& work, const jobs::Tolerance& tolerance, std::string& note,
-                                 std::map<std::string, long long>* steps = nullptr) {
+Semantics compare_in_image(const jobs::Project& p, const std::string& image, const std::vector<Pair>& pairs,
+                           const fs::path& work, const Tolerance& tolerance, std::string& note,
+                           std::map<std::string, long long>* steps = nullptr) {
   if (pairs.empty()) return {};
   std::string engine;
   try {
@@ -527,9 +526,9 @@ jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& imag
     return {};
   }
   try {
-    jobs::Semantics found = jobs::parse_semantics(r.out);
-    if (steps) *steps = jobs::parse_steps(r.out);
-    const std::string torch = jobs::torch_version(r.out);
+    Semantics found = parse_semantics(r.out);
+    if (steps) *steps = parse_steps(r.out);
+    const std::string torch = torch_version(r.out);
     note = torch.empty() ? "torch is not in the image: its files were compared by bytes" : "";
     return found;
   } catch (const Error& e) {
@@ -540,17 +539,17 @@ jobs::Semantics compare_in_image(const jobs::Project& p, const std::string& imag
 
 }  // namespace
 
-int resume_check(const ResumeCheckRequest& o, const Console& io) {
+int run_check(const ResumeCheckRequest& o, const Console& io) {
   const jobs::Project p = jobs::load_project(o.manifest);
   jobs::check_job_id(o.job_id);
   if (o.command.empty())
     throw Error("no command to check", std::nullopt, "put it after '--': envpin resume-check -- python train.py");
   if (o.kills < 1 || o.kills > 20)
     throw Error("--kills " + std::to_string(o.kills) + " is out of range", std::nullopt, "kill 1 to 20 times");
-  const jobs::KillAt kill_at = jobs::parse_kill_at(o.kill_at);
-  std::vector<jobs::CompareItem> items;
-  for (const std::string& c : o.compare) items.push_back(jobs::parse_compare(c));
-  require_pinned(p);
+  const KillAt kill_at = parse_kill_at(o.kill_at);
+  std::vector<CompareItem> items;
+  for (const std::string& c : o.compare) items.push_back(parse_compare(c));
+  workflow::require_pinned(p);
   // It kills the job's container and loads its checkpoints in the image with the engine: ch-run
   // has neither a container to kill nor an image to run a comparison in.
   if (const char* e = std::getenv("ENVPIN_ENGINE"); e && std::string_view(e) == "ch-run")
@@ -570,7 +569,7 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
     base = p.m.name.value + "-rc-" + stamp;
   }
   jobs::check_job_id(base + "-ref2");
-  const jobs::Tolerance tolerance = jobs::parse_tolerance(o.tolerance);
+  const Tolerance tolerance = parse_tolerance(o.tolerance);
   // Snapshots of every checkpoint version, compared after the runs (1 GiB a run by default).
   const fs::path work = p.logs / (".resume-check-" + base);
   std::uintmax_t budget = std::uintmax_t{1} << 30;
@@ -590,7 +589,7 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
     fs::remove_all(work, ec);
   };
   try {
-    jobs::RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
+    RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
     // The image the jobs ran in (run.sh's, ENVPIN_IMAGE included), for the comparison.
     const std::string image = jobs::field(ref_run.status(), "image");
     io.err << "envpin resume-check: interrupted run, job " << killed_run.id() << " (" << o.kills << " "
@@ -608,7 +607,7 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
     // nor the names gave them: versions are then matched by step, not by order (a resumed
     // program that saves again what it loaded would shift every later version).
     {
-      std::vector<jobs::Pair> probes;
+      std::vector<Pair> probes;
       for (std::size_t i = 0; i < ref.checkpoints.size(); ++i)
         if (!ref.checkpoints[i].step && !ref.checkpoints[i].copy.empty())
           probes.push_back({"step:r:" + std::to_string(i), ref.checkpoints[i].copy, {}});
@@ -619,31 +618,31 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
       std::string ignored;
       compare_in_image(p, image, probes, work / "steps", {}, ignored, &steps);
       check_stop();
-      jobs::apply_inner_steps(ref.checkpoints, killed.record.checkpoints, steps);
+      apply_inner_steps(ref.checkpoints, killed.record.checkpoints, steps);
     }
     // Files that differ in bytes are loaded as the program loads them and compared key by key.
     std::string note;
-    jobs::Semantics semantics = compare_in_image(p, image, jobs::pairs_to_compare(ref, killed.record, "", killed.kills),
-                                                 work / "compare", tolerance, note);
+    Semantics semantics = compare_in_image(p, image, pairs_to_compare(ref, killed.record, "", killed.kills),
+                                           work / "compare", tolerance, note);
     check_stop();
     // Different: a second uninterrupted run tells non-determinism from a wrong resume.
-    std::optional<jobs::RunRecord> ref2;
+    std::optional<RunRecord> ref2;
     // (Not when a segment started over: that verdict needs no second run.)
-    if (jobs::resume_failures(ref, killed.record, killed.kills, semantics).empty() &&
-        !jobs::results_match(ref, killed.record, semantics, "")) {
+    if (resume_failures(ref, killed.record, killed.kills, semantics).empty() &&
+        !results_match(ref, killed.record, semantics, "")) {
       ref2 = run_uninterrupted(p, ref2_run, o, items, io);
       std::string note2;
       semantics.merge(
-          compare_in_image(p, image, jobs::pairs_to_compare(ref, *ref2, "ref2:"), work / "compare2", tolerance, note2));
+          compare_in_image(p, image, pairs_to_compare(ref, *ref2, "ref2:"), work / "compare2", tolerance, note2));
       check_stop();
       if (note.empty()) note = note2;
     }
-    const jobs::Verdict v = jobs::judge(ref, killed.record, killed.kills, ref2, semantics, tolerance, note);
+    const Verdict v = judge(ref, killed.record, killed.kills, ref2, semantics, tolerance, note);
     for (const std::string& line : v.lines) io.out << line << "\n";
     io.out << "runs: " << ref.job << " " << static_cast<int>(ref.seconds) << " s, " << killed.record.job << " "
            << static_cast<int>(killed.record.seconds) << " s"
            << (ref2 ? ", " + ref2->job + " " + std::to_string(static_cast<int>(ref2->seconds)) + " s" : "")
-           << (o.keep ? "; logs in " + shown_path(p.m.project_dir, p.logs).generic_string() + "/"
+           << (o.keep ? "; logs in " + workflow::shown_path(p.m.project_dir, p.logs).generic_string() + "/"
                       : "; their jobs removed (--keep keeps their logs and checkpoints)")
            << "\n";
     std::error_code ec;
@@ -666,4 +665,4 @@ int resume_check(const ResumeCheckRequest& o, const Console& io) {
   }
 }
 
-}  // namespace envpin::workflow
+}  // namespace envpin::resume_check

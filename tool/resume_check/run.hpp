@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // `envpin resume-check`'s runner: the command runs as a job twice (and a third time when the
 // results differ) through the real restart and resume paths, run.sh on this machine or
-// job.sbatch under Slurm, its checkpoints watched and snapshotted; jobs/resume_check.hpp judges
-// what the runs left.
+// job.sbatch under Slurm, its checkpoints watched and snapshotted; verdict.hpp judges what the
+// runs left. The room's one entry: only cli/resume_check.cpp includes it.
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace envpin::workflow {
+namespace envpin::resume_check {
 
 struct ResumeCheckRequest {
   std::string manifest = "envpin.yaml";
@@ -32,6 +32,6 @@ struct Console {
 
 // The verdict's exit code: 0 identical, 1 differs or did not resume. Throws diag::Error when the
 // check could not run (the command's exit 2).
-int resume_check(const ResumeCheckRequest& request, const Console& io);
+int run_check(const ResumeCheckRequest& request, const Console& io);
 
-}  // namespace envpin::workflow
+}  // namespace envpin::resume_check

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs/resume_check.hpp"
+#include "resume_check/verdict.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,10 @@
 #include "io/json_input.hpp"
 #include "pin/sha256.hpp"
 
-namespace envpin::jobs {
+namespace envpin::resume_check {
+
+// The jobs domain this verdict reads: checkpoints and their patterns.
+using namespace jobs;  // NOLINT(google-build-using-namespace)
 namespace {
 
 namespace fs = std::filesystem;
@@ -775,4 +778,4 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
   return v;
 }
 
-}  // namespace envpin::jobs
+}  // namespace envpin::resume_check

@@ -15,7 +15,9 @@
 
 #include "jobs/checkpoints.hpp"
 
-namespace envpin::jobs {
+namespace envpin::resume_check {
+
+using jobs::Patterns;
 
 // --kill-at: "auto" (as soon as a segment has written a new complete checkpoint), SECONDS
 // after each (re)start, or the first log line of the segment containing a text.
@@ -187,4 +189,4 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
               const std::optional<RunRecord>& ref2, const Semantics& semantics = {}, const Tolerance& tolerance = {},
               const std::string& bytes_only_note = {});
 
-}  // namespace envpin::jobs
+}  // namespace envpin::resume_check
