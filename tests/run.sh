@@ -25,7 +25,7 @@ asan_build='' asan_log='' scratch=''
 # However the script ends: the ASan build beside CTest (its own process group) stopped, the
 # scratch files removed.
 cleanup() {
-  [ -z "$asan_build" ] || kill -TERM -- "-$asan_build" 2>/dev/null
+  [ -z "$asan_build" ] || kill -TERM "-$asan_build" 2>/dev/null
   rm -rf "$leftovers" "$asan_log" "$scratch"
 }
 trap cleanup EXIT
@@ -45,7 +45,7 @@ fi
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DENVPIN_BUILD_TESTS=ON -DENVPIN_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" >/dev/null
 asan_log=$(mktemp)
-nice -n 19 setsid cmake --build build-asan --target envpin_tests envpin_fuzz_manifest envpin_fuzz_init envpin_fuzz_state \
+nice -n 19 setsid -w cmake --build build-asan --target envpin_tests envpin_fuzz_manifest envpin_fuzz_init envpin_fuzz_state \
   >"$asan_log" 2>&1 &
 asan_build=$!
 ENVPIN_REQUIRE_TOOLS=1 ctest --test-dir build --output-on-failure -j2
