@@ -338,21 +338,22 @@ TEST(StillRunning, RunShAndEnvpinJudgeAJobAlike) {
 }
 
 // `envpin jobs` asks the engine once for all the project's containers (one `ps`, not an inspect
-// per job: issue 48): docker's lowercase and podman's capitalised states, the exit code from
-// "Exited (N) ...", and no answer from lines that do not parse or name another project. The
+// per job: issue 48): docker's and podman 4's status texts (podman's as its ps printed them for
+// e2e.jobs_podman), the exit code from "Exited (N) ...", and no answer from lines that do not
+// parse or name another project. The
 // verdicts are those the per-job inspect gives (the case above): the same shown() judges.
 TEST(ContainerSnapshot, OneListingJudgesEveryJobAsItsInspectWould) {
   const fs::path dir = fs::temp_directory_path() / ("envpin-snapshot-" + std::to_string(::getpid()));
   fs::create_directories(dir / "bin");
-  io::write_atomic(
-      dir / "bin/docker",
-      "#!/bin/sh\necho \"$*\" >>'" + (dir / "calls").string() +
-          "'\n[ \"$1\" = ps ] || exit 9\n"
-          "printf '%s\\n' 'envpin-demo-run-1|running|Up 3 minutes' 'envpin-demo-paused-1|paused|Up 1 "
-          "minute (Paused)' 'envpin-demo-done-1|exited|Exited (0) 2 minutes ago' "
-          "'envpin-demo-killed-1|Exited|Exited (137) 5 seconds ago' 'envpin-demo-odd-1|exited|Exited' "
-          "'envpin-demo-bad-1 running' 'envpin-other-x-1|running|Up' 'envpin-demo-made-1|Created|Created'\n",
-      true);
+  io::write_atomic(dir / "bin/docker",
+                   "#!/bin/sh\necho \"$*\" >>'" + (dir / "calls").string() +
+                       "'\n[ \"$1\" = ps ] || exit 9\n"
+                       "printf '%s\\n' 'envpin-demo-run-1|Up 3 minutes' 'envpin-demo-paused-1|Up 1 minute (Paused)' "
+                       "'envpin-demo-podpaused-1|Paused' 'envpin-demo-podrun-1|Up 2 seconds ago' "
+                       "'envpin-demo-done-1|Exited (0) 2 minutes ago' "
+                       "'envpin-demo-killed-1|Exited (137) Less than a second ago' 'envpin-demo-odd-1|Exited' "
+                       "'envpin-demo-bad-1 running' 'envpin-other-x-1|Up 1 hour' 'envpin-demo-made-1|Created'\n",
+                   true);
   const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", ((dir / "bin").string() + ":/usr/bin:/bin").c_str(), 1);
   ::setenv("ENVPIN_ENGINE", "docker", 1);
@@ -369,6 +370,8 @@ TEST(ContainerSnapshot, OneListingJudgesEveryJobAsItsInspectWould) {
   };
   EXPECT_EQ(shown("run-1"), "running");
   EXPECT_EQ(shown("paused-1"), "running");
+  EXPECT_EQ(shown("podpaused-1"), "running");
+  EXPECT_EQ(shown("podrun-1"), "running");
   EXPECT_EQ(shown("done-1"), "exited 0");
   EXPECT_EQ(shown("killed-1"), "lost 137");
   EXPECT_EQ(shown("odd-1"), "lost") << "an exited container without its code is no answer";
@@ -377,8 +380,8 @@ TEST(ContainerSnapshot, OneListingJudgesEveryJobAsItsInspectWould) {
   EXPECT_EQ(shown("made-1"), "lost");
   EXPECT_EQ(shown("none-1"), "lost");
   const std::string calls = io::read_file(dir / "calls").value_or("");
-  EXPECT_EQ(calls, "ps -a --no-trunc --filter name=envpin-demo- --format {{.Names}}|{{.State}}|{{.Status}}\n")
-      << "one question for nine jobs";
+  EXPECT_EQ(calls, "ps -a --no-trunc --filter name=envpin-demo- --format {{.Names}}|{{.Status}}\n")
+      << "one question for eleven jobs";
   ::setenv("PATH", old_path.c_str(), 1);
   ::unsetenv("ENVPIN_ENGINE");
   fs::remove_all(dir);

@@ -308,31 +308,40 @@ const std::map<std::string, ContainerState>* ContainerSnapshot::all() const {
   }
   if (engine == "ch-run") return nullptr;
   const std::string prefix = "envpin-" + p_.m.name.value + "-";
-  // .State is the word inspect's .State.Status gives (podman capitalises it); .Status says
-  // "Exited (CODE) ..." (docker and podman alike), the only place ps shows the exit code.
-  const auto r = io::run_process({engine, "ps", "-a", "--no-trunc", "--filter", "name=" + prefix, "--format",
-                                  "{{.Names}}|{{.State}}|{{.Status}}"});
+  // .Status, which docker and podman write alike: "Up 2 hours" (running; "(Paused)" after it on
+  // docker, "Paused" alone on podman), "Exited (137) 5 seconds ago", "Restarting (1) ...",
+  // "Created". (.State is the word inspect gives on docker, but podman 4 writes "Up 2 seconds
+  // ago" there too; neither has the exit code elsewhere.)
+  const auto r = io::run_process(
+      {engine, "ps", "-a", "--no-trunc", "--filter", "name=" + prefix, "--format", "{{.Names}}|{{.Status}}"});
   if (r.exit_code != 0) return nullptr;
   answered_ = true;
+  const auto code_in = [](const std::string& status) -> std::optional<int> {
+    const auto open = status.find('('), close = status.find(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+    const std::string code = status.substr(open + 1, close - open - 1);
+    if (code.empty() || code.size() > 4 || code.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    return std::stoi(code);
+  };
   std::istringstream in(r.out);
   int lines = 0;
   for (std::string line; std::getline(in, line) && ++lines <= 100000;) {
-    const auto a = line.find('|'), b = a == std::string::npos ? a : line.find('|', a + 1);
-    if (b == std::string::npos) continue;
-    const std::string name = line.substr(0, a), status = line.substr(b + 1);
-    std::string state = line.substr(a + 1, b - a - 1);
-    std::transform(state.begin(), state.end(), state.begin(),
-                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    if (!name.starts_with(prefix) || state.empty() || state.size() > 16 || !diag::only_ascii(state, "")) continue;
-    ContainerState c{state, 0};
-    if (state == "exited" || state == "stopped") {
-      const auto open = status.find('('), close = status.find(')');
-      if (open == std::string::npos || close == std::string::npos || close < open) continue;
-      const std::string code = status.substr(open + 1, close - open - 1);
-      if (code.empty() || code.size() > 4 || code.find_first_not_of("0123456789") != std::string::npos) continue;
-      c.exit = std::stoi(code);
-    }
-    containers_[name] = c;
+    const auto bar = line.find('|');
+    if (bar == std::string::npos) continue;
+    const std::string name = line.substr(0, bar), status = line.substr(bar + 1);
+    if (!name.starts_with(prefix) || status.size() > 200 || !diag::only_ascii(status, " ()-.,:")) continue;
+    std::optional<ContainerState> c;
+    if (status.starts_with("Up ") || status == "Up")
+      c = ContainerState{status.find("(Paused)") == std::string::npos ? "running" : "paused", 0};
+    else if (status.starts_with("Paused"))
+      c = ContainerState{"paused", 0};
+    else if (status.starts_with("Restarting"))
+      c = ContainerState{"restarting", 0};
+    else if (status.starts_with("Exited ("))
+      if (const auto code = code_in(status)) c = ContainerState{"exited", *code};
+    if (!c && status == "Created") c = ContainerState{"created", 0};
+    if (c) containers_[name] = *c;
   }
   return &containers_;
 }
