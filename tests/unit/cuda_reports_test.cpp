@@ -80,7 +80,7 @@ TEST_P(CudaReport, VerdictIsWhatTheReportShows) {
   EXPECT_NE(v.find(row.shows), std::string::npos) << row.source << "\n" << v;
 }
 
-std::string name_of(const testing::TestParamInfo<Report>& info) { return info.param.name; }
+std::string report_name(const testing::TestParamInfo<Report>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(
     Reports, CudaReport,
@@ -262,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(
                "Frogging-Family/nvidia-all#346: CUDA 13 needs R580 without cuda-compat (a GB200 "
                "on R570 assumed for the data-center case)",
                Row().gpu("GB200").arm64().driver("570.124.06").cuda("13.0"), false, "set cuda.forward_compat: true"}),
-    name_of);
+    report_name);
 
 }  // namespace
 }  // namespace envpin::resolve

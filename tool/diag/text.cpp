@@ -75,6 +75,10 @@ bool only_ascii(std::string_view s, std::string_view extra) {
   return true;
 }
 
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 std::size_t invalid_utf8_at(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t n = utf8_length(s, i);

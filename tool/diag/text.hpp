@@ -29,6 +29,9 @@ std::string describe_char_at(std::string_view s, std::size_t at);
 // values, and the words the renderers emit unquoted.
 bool only_ascii(std::string_view s, std::string_view extra);
 
+// True when `s` is one or more ASCII digits (pids, exit codes, node numbers read back from files).
+bool all_digits(std::string_view s);
+
 // `s` with every control character, bidirectional control (U+061C, U+200E, U+200F,
 // U+202A..U+202E, U+2066..U+2069) and invalid byte written as \n, \t, \xNN or \uNNNN, so the
 // result is one printable line that reads as it holds, whatever `s` holds.

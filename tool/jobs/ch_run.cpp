@@ -24,14 +24,6 @@ namespace envpin::jobs {
 namespace fs = std::filesystem;
 using diag::Error;
 
-namespace {
-
-bool all_digits(std::string_view v) {
-  return !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
-}  // namespace
-
 std::optional<ChRecord> parse_ch_record(const std::string& text) {
   if (text.size() > 4096) return std::nullopt;
   ChRecord r;
@@ -42,13 +34,13 @@ std::optional<ChRecord> parse_ch_record(const std::string& text) {
     if (eq == std::string::npos) return std::nullopt;
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     if (!seen.insert(key).second) return std::nullopt;
-    if (key == "pid" && all_digits(value) && value.size() <= 9)
+    if (key == "pid" && diag::all_digits(value) && value.size() <= 9)
       r.pid = std::stoi(value);
-    else if (key == "start" && all_digits(value) && value.size() <= 20)
+    else if (key == "start" && diag::all_digits(value) && value.size() <= 20)
       r.start = value;
     else if (key == "host" && !value.empty() && value.size() <= 255 && diag::only_ascii(value, "._-"))
       r.host = value;
-    else if (key == "exit" && all_digits(value) && value.size() <= 3)
+    else if (key == "exit" && diag::all_digits(value) && value.size() <= 3)
       r.exit = std::stoi(value);
     else
       return std::nullopt;
@@ -65,7 +57,7 @@ std::vector<int> session_members(int leader) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
-    if (!all_digits(name) || name.size() > 9 || name == std::to_string(leader)) continue;
+    if (!diag::all_digits(name) || name.size() > 9 || name == std::to_string(leader)) continue;
     std::optional<std::string> stat;
     try {
       stat = io::read_file(entry.path() / "stat");

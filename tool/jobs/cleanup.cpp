@@ -17,15 +17,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool all_digits(std::string_view v) {
-  return !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
 // "<job>.nodeN" -> N's text; empty when `tag` is not a node tag of `job`.
 std::string_view node_of(std::string_view tag, std::string_view job) {
   if (tag.size() <= job.size() + 5 || !tag.starts_with(job) || tag.substr(job.size(), 5) != ".node") return {};
   const std::string_view n = tag.substr(job.size() + 5);
-  return all_digits(n) ? n : std::string_view{};
+  return diag::all_digits(n) ? n : std::string_view{};
 }
 
 // What run.sh writes for the tag (the job, or one of its other nodes): <tag>.status, .args,
@@ -181,7 +177,7 @@ long parse_age(std::string_view text, std::string_view option) {
   if (text.size() < 2 || text.size() > 8) throw bad();
   const char unit = text.back();
   const std::string_view digits = text.substr(0, text.size() - 1);
-  if (!all_digits(digits)) throw bad();
+  if (!diag::all_digits(digits)) throw bad();
   const long n = std::stol(std::string(digits));
   switch (unit) {
     case 's':

@@ -90,8 +90,7 @@ struct StatusKey {
   bool (*ok)(std::string_view);
 };
 
-bool digits(std::string_view v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos; }
-bool digits_or_empty(std::string_view v) { return v.empty() || digits(v); }
+bool digits_or_empty(std::string_view v) { return v.empty() || diag::all_digits(v); }
 bool text(std::string_view) { return true; }  // printable: checked for every value
 bool word(std::string_view v) { return diag::only_ascii(v, "._-"); }
 // A job id as check_job_id takes it: what run.sh accepts for --job-id.
@@ -106,7 +105,8 @@ bool state_name(std::string_view v) {
 }
 bool node_of(std::string_view v) {
   const auto slash = v.find('/');
-  return slash != std::string_view::npos && digits(v.substr(0, slash)) && digits(v.substr(slash + 1));
+  return slash != std::string_view::npos && diag::all_digits(v.substr(0, slash)) &&
+         diag::all_digits(v.substr(slash + 1));
 }
 bool absolute_path(std::string_view v) { return v.empty() || v.front() == '/'; }
 
@@ -115,8 +115,8 @@ constexpr StatusKey kStatusKeys[] = {
     {"job", 100, job_id},
     {"state", 16, state_name},
     {"exit", 3, digits_or_empty},
-    {"restarts", 9, digits},
-    {"max_restarts", 9, digits},
+    {"restarts", 9, diag::all_digits},
+    {"max_restarts", 9, diag::all_digits},
     {"started", 32, timestamp},
     {"pid", 10, digits_or_empty},
     {"pid_start", 20, digits_or_empty},
@@ -126,7 +126,7 @@ constexpr StatusKey kStatusKeys[] = {
     {"image", 1024, image_ref},
     {"checkpoints", 4096, absolute_path},
     {"node", 21, node_of},
-    {"slurm_job", 12, digits},
+    {"slurm_job", 12, diag::all_digits},
     {"log", 4096, absolute_path},
     {"reason", 4096, text},
 };
@@ -174,7 +174,7 @@ Status parse_status(const std::string& content, const fs::path& file) {
   const std::string stem = file.stem().string();
   const std::string job = field(status, "job");
   if (!job.empty() && job != stem &&
-      !(stem.starts_with(job + ".node") && digits(std::string_view(stem).substr(job.size() + 5))))
+      !(stem.starts_with(job + ".node") && diag::all_digits(std::string_view(stem).substr(job.size() + 5))))
     throw status_error(file, 1, 1, "the status names job " + diag::quote(job, 60) + ", not " + diag::quote(stem, 60));
   return status;
 }
