@@ -243,8 +243,23 @@ if "$ENVPIN" lock -f "$P/envpin.yaml" >"$T/bump-lock.out" 2>&1 && "$ENVPIN" gene
    ! grep -q nvidia "$P/.envpin/requirements.rest.lock"; then pass; else
   fail "lock and generate after the bump"; cat "$T/bump-lock.out"; ls "$P/.envpin"; fi
 start=$(date +%s)
+requests_before=$(wc -l <"$T/index.log")
 DOCKER_BUILDKIT=0 docker build --network host -t envpin-e2e-bump "$P" >"$T/bump.log" 2>&1 || { fail "docker build after the bump"; tail -20 "$T/bump.log"; }
 step "docker build after a light bump: $(( $(date +%s) - start )) s"
+# A count guard (bytes, not seconds): what the rebuild fetched from the index is the light wheels
+# and nothing more. Every wheel request the index logged since the build began, summed by the
+# served file's size, against the two light wheels the rest layer installs (envpin-demo 1.0.1
+# and its dependency); the heavy wheel fetched again would add its size.
+fetched=$(sed -n "$((requests_before + 1)),\$p" "$T/index.log" | sed -n 's|.*"GET /packages/\([^ /]*\.whl\) HTTP.*|\1|p')
+bytes=0
+for w in $fetched; do bytes=$((bytes + $(wc -c <"$T/index/packages/$w"))); done
+ceiling=0
+for w in "$T"/index/packages/envpin_demo-1.0.1-*.whl "$T"/index/packages/envpin_dep-2.0.0-*.whl; do
+  ceiling=$((ceiling + $(wc -c <"$w")))
+done
+if printf '%s\n' "$fetched" | grep -q '^envpin_demo-1\.0\.1-' && ! printf '%s\n' "$fetched" | grep -q '^nvidia' &&
+   [ "$bytes" -le "$ceiling" ]; then pass; step "bytes fetched by the rebuild: $bytes (ceiling $ceiling): $(echo "$fetched" | tr "\n" " ")"; else
+  fail "bytes re-downloaded on a light bump: $bytes, ceiling $ceiling (the light wheels): $(echo "$fetched" | tr "\n" " ")"; fi
 if awk '/^Step [0-9]+\/[0-9]+ : RUN python -m pip .*heavy\.txt/ { heavy = 1; getline; if ($0 !~ /Using cache/) bad = 1 }
         /^Step [0-9]+\/[0-9]+ : RUN python -m pip .*requirements\.txt/ { rest = 1; getline; if ($0 ~ /Using cache/) bad = 1 }
         END { exit bad || !heavy || !rest }' "$T/bump.log"; then pass; else
