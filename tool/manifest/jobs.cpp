@@ -193,7 +193,7 @@ Kubernetes read_kubernetes(const Reader& r, const YAML::Node& node, const Manife
                "answers: 'registry.example.com/team/train@sha256:<64 hex>' (docker inspect --format "
                "'{{index .RepoDigests 0}}' IMAGE prints it)");
     } else if (key == "command") {
-      k.command = r.string_list(v, "jobs.kubernetes.command");
+      k.command = r.word_list(v, "jobs.kubernetes.command");
       if (k.command.empty())
         r.fail(v, "jobs.kubernetes.command is empty", "name the program and its arguments: [python, train.py]");
       // The reader refused empty words and control characters already.
@@ -313,7 +313,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
     } else if (key == "resume") {
       // A list of words, or one string split at spaces ("--resume auto").
       if (v.IsSequence()) {
-        j.resume = r.string_list(v, "jobs.resume");
+        j.resume = r.word_list(v, "jobs.resume");
       } else {
         const Located<std::string> s = r.string(v, "jobs.resume");
         std::istringstream words(s.value);

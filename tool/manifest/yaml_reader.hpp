@@ -176,18 +176,14 @@ class Reader {
     return out;
   }
 
+  // A set written as a list: an item listed twice is refused with both lines.
   std::vector<Located<std::string>> string_list(const YAML::Node& n, std::string_view key) const {
-    std::vector<Located<std::string>> out;
-    std::map<std::string, int> seen;
-    for (const YAML::Node& item : list(n, key)) {
-      Located<std::string> s = string(item, std::string(key) + " item");
-      if (auto it = seen.find(s.value); it != seen.end())
-        fail(item, diag::quote(s.value) + " is listed twice in '" + std::string(key) + "' (first at line " +
-                       std::to_string(it->second) + ")");
-      seen.emplace(s.value, s.where.line);
-      out.push_back(std::move(s));
-    }
-    return out;
+    return strings(n, key, true);
+  }
+  // A command or its arguments: words in order, the same word as often as it is written
+  // ("--epochs 10 --batch-size 10").
+  std::vector<Located<std::string>> word_list(const YAML::Node& n, std::string_view key) const {
+    return strings(n, key, false);
   }
 
   // A relative path that stays inside the project directory.
@@ -209,6 +205,20 @@ class Reader {
   const fs::path& project_dir() const { return project_dir_; }
 
  private:
+  std::vector<Located<std::string>> strings(const YAML::Node& n, std::string_view key, bool unique) const {
+    std::vector<Located<std::string>> out;
+    std::map<std::string, int> seen;
+    for (const YAML::Node& item : list(n, key)) {
+      Located<std::string> s = string(item, std::string(key) + " item");
+      if (auto it = seen.find(s.value); unique && it != seen.end())
+        fail(item, diag::quote(s.value) + " is listed twice in '" + std::string(key) + "' (first at line " +
+                       std::to_string(it->second) + ")");
+      seen.emplace(s.value, s.where.line);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
   std::string file_;
   fs::path project_dir_;
 };

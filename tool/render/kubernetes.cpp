@@ -219,8 +219,9 @@ std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Env
   e << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   // jobs.restart.max restarts of the job; one failure of a several-node job fails every node's pod.
   e << YAML::Key << "backoffLimit" << YAML::Value << j.max_restarts.value * nodes;
-  if (j.slurm_time)
-    e << YAML::Key << "activeDeadlineSeconds" << YAML::Value << jobs::time_limit_minutes(j.slurm_time->value) * 60;
+  // Slurm's time 0 is no limit; activeDeadlineSeconds 0 would fail the Job at once: none is written.
+  if (const long minutes = j.slurm_time ? jobs::time_limit_minutes(j.slurm_time->value) : 0; minutes > 0)
+    e << YAML::Key << "activeDeadlineSeconds" << YAML::Value << minutes * 60;
   if (indexed) {
     key_str(e, "completionMode", "Indexed");
     e << YAML::Key << "completions" << YAML::Value << nodes;
