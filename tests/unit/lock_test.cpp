@@ -113,6 +113,15 @@ TEST(Lock, ValuesThatWouldBecomeCodeAreRefused) {
   EXPECT_NE(refused([](Lock& l) { l.python[0].version = "1.0 --index-url http://evil"; }), "");
   EXPECT_NE(refused([](Lock& l) { l.python[0].files[0].sha256 = "0"; }), "");
   EXPECT_NE(refused([](Lock& l) { l.python_index = "http://x' $(id) '"; }), "");
+  // A credential in a URL: refused (envpin never writes one into a file users commit), and the
+  // refusal does not print it (issue 49, class 5).
+  EXPECT_EQ(refused([](Lock& l) { l.python[0].files[0].url = "https://user:hunter2pw@x/n.whl"; }),
+            "envpin: error: envpin.lock: [[python]] 'numpy': url 'https://<credential>@x/n.whl' is not what envpin "
+            "writes\n"
+            "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to rewrite it\n");
+  const std::string token = refused([](Lock& l) { l.python_index = "https://x/simple?token=hunter2pw"; });
+  EXPECT_NE(token, "");
+  EXPECT_EQ(token.find("hunter2pw"), std::string::npos) << token;
 }
 
 std::string error_of(const std::string& text) {
@@ -171,6 +180,24 @@ TEST(Lock, SizesAreRecordedWhereKnownAndBounded) {
               "envpin: error: envpin.lock: [[python]] 'numpy': 'size' " + bad +
                   " is not a size envpin records (1 byte to 1 TiB)\n"
                   "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to rewrite it\n");
+  }
+  // A .deb's and a file's size are bounded the same way (issue 49: an apt size -5 passed verify,
+  // and mirror wrote "Size: -5" into its Packages file); a file may be empty.
+  for (const std::string& bad : {"0", "-5", "2199023255552"}) {
+    std::string edited = text;
+    edited.replace(edited.find("size = 136460"), 13, "size = " + bad);
+    EXPECT_EQ(error_of(edited), "envpin: error: envpin.lock: [[apt]] 'libjq1': 'size' " + bad +
+                                    " is not a size envpin records (1 byte to 1 TiB)\n"
+                                    "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to "
+                                    "rewrite it\n");
+  }
+  for (const std::string& bad : {"-1", "2199023255552"}) {
+    std::string edited = text;
+    edited.replace(edited.find("size = 12\n"), 10, "size = " + bad + "\n");
+    EXPECT_EQ(error_of(edited), "envpin: error: envpin.lock: [[file]] 'requirements.txt': 'size' " + bad +
+                                    " is not a size envpin records (0 bytes to 1 TiB)\n"
+                                    "envpin: hint: envpin.lock is written only by envpin: run 'envpin lock' to "
+                                    "rewrite it\n");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "io/atomic_file.hpp"
 #include "manifest/requirement.hpp"
 #include "pin/sha256.hpp"
+#include "secrets/rules.hpp"
 
 namespace envpin::lock {
 namespace {
@@ -191,6 +192,16 @@ class Reader {
                   diag::Location{file_, 0, 0}, kHint);
     return v;
   }
+  // A size the lock must hold: `min` (1 for a .deb, 0 for a file, which may be empty) to 1 TiB. A
+  // number envpin never writes (-5) is refused here, before mirror writes it into a Packages file.
+  std::int64_t required_size(const json& j, const std::string& entry, std::int64_t min) const {
+    const std::int64_t v = integer(j, "size", entry);
+    if (v < min || v > (std::int64_t{1} << 40))
+      throw Error(entry + ": 'size' " + std::to_string(v) + " is not a size envpin records (" + std::to_string(min) +
+                      (min == 1 ? " byte" : " bytes") + " to 1 TiB)",
+                  diag::Location{file_, 0, 0}, kHint);
+    return v;
+  }
   const json& array(const json& j, const char* key, const std::string& entry) const {
     static const json empty = json::array();
     if (!j.contains(key)) return empty;
@@ -208,7 +219,7 @@ class Reader {
 // code into the Dockerfile or requirements.lock is refused, whatever its digest says.
 void check_shapes(const Lock& l, const std::string& file) {
   const auto bad = [&](const std::string& entry, const std::string& what, const std::string& value) {
-    throw Error(entry + ": " + what + " " + diag::quote(value) + " is not what envpin writes",
+    throw Error(entry + ": " + what + " " + diag::quote(secrets::redact(value)) + " is not what envpin writes",
                 diag::Location{file, 0, 0}, Reader::kHint);
   };
   const auto hex64 = [](std::string_view v) {
@@ -217,7 +228,11 @@ void check_shapes(const Lock& l, const std::string& file) {
   };
   const auto digest = [&](std::string_view v) { return v.starts_with("sha256:") && hex64(v.substr(7)); };
   const auto only = [](std::string_view v, std::string_view extra) { return !v.empty() && diag::only_ascii(v, extra); };
-  const auto url = [](std::string_view v) { return manifest::is_index_url(v); };
+  // envpin never writes a credential into a lock (a user:password@ or a ?token= would be committed).
+  const auto url = [](std::string_view v) {
+    return manifest::is_index_url(v) && manifest::index_url_credentials(v).empty() &&
+           secrets::credential_parameter(v).empty();
+  };
   for (const auto& [table, i] : {std::pair{"[image]", &l.image}, std::pair{"[devel-image]", &l.devel_image},
                                  std::pair{"[uv-image]", &l.uv_image}}) {
     if (!*i) continue;
@@ -385,7 +400,7 @@ Lock parse(const std::string& text, const std::string& file) {
     a.requested = r.str(p, "requested", entry, true);
     a.source = r.str(p, "source", entry);
     a.filename = r.str(p, "filename", entry);
-    a.size = r.integer(p, "size", entry);
+    a.size = r.required_size(p, entry, 1);
     a.sha256 = r.str(p, "sha256", entry);
     l.apt.push_back(a);
   }
@@ -405,7 +420,7 @@ Lock parse(const std::string& text, const std::string& file) {
     const std::string entry =
         "[[file]] '" + (f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "?") + "'";
     l.files.push_back(
-        {r.str(f, "path", entry), r.integer(f, "size", entry), r.str(f, "mode", entry), r.str(f, "sha256", entry)});
+        {r.str(f, "path", entry), r.required_size(f, entry, 0), r.str(f, "mode", entry), r.str(f, "sha256", entry)});
   }
   check_shapes(l, file);
   return l;
