@@ -119,6 +119,22 @@ TEST(Download, WritesTheFileOnlyWhenItsBytesAreTheLocked) {
   EXPECT_FALSE(std::filesystem::exists(to));
 }
 
+// A URL's credentials never reach a message (issue 49, class 5): the userinfo and a token
+// parameter are left out of what an error shows.
+TEST(Download, ErrorsShowNoCredentialOfTheUrl) {
+  const auto dir = fresh_dir("download-credential");
+  Server s(answer(404, "no", 2));
+  std::string url = s.url("/f.whl?token=hunter2tk");
+  url.insert(url.find("://") + 3, "user:hunter2pw@");
+  try {
+    download(Request{"GET", url}, dir / "f.whl", Expected{"6e6f", 0});
+    FAIL() << "an error status became a file";
+  } catch (const diag::Error& e) {
+    EXPECT_NE(e.message().find("cannot download " + s.url("/f.whl") + " (HTTP 404)"), std::string::npos) << e.message();
+    EXPECT_EQ(e.message().find("hunter2"), std::string::npos) << e.message();
+  }
+}
+
 TEST(Download, AServerThatSendsMoreThanTheLockedSizeIsCutOff) {
   const auto dir = fresh_dir("download-big");
   const auto to = dir / "layer";

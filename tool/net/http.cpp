@@ -19,12 +19,17 @@
 #include "diag/text.hpp"
 #include "io/shared_library.hpp"
 #include "pin/sha256.hpp"
+#include "secrets/rules.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 namespace envpin::net {
 namespace {
+
+// A URL as messages and progress lines show it: without a user:password@ or a credential query
+// parameter (a lock or an index URL may carry one; a terminal, a CI log or a bug report must not).
+std::string shown(const std::string& url) { return secrets::url_without_credentials(url); }
 
 // libcurl, loaded by the first request (io/shared_library.hpp says why). Each member has the
 // type curl/curl.h declares for it.
@@ -198,28 +203,28 @@ Response fetch_once(const Request& request, const HttpOptions& options, BodySink
     } else {
       last_error = error[0] ? error : api.easy_strerror(code);
       // The sink refused more bytes: no retry would get fewer.
-      if (code == CURLE_WRITE_ERROR) throw diag::Error(request.url + ": " + last_error);
+      if (code == CURLE_WRITE_ERROR) throw diag::Error(shown(request.url) + ": " + last_error);
       if (code == CURLE_UNSUPPORTED_PROTOCOL)
-        throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(request.url),
+        throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(shown(request.url)),
                           std::nullopt, "name the file by its web address");
       // A host that accepts and then says nothing (or never accepts) would only make the user
       // wait again. The time is what was waited: the connect timeout or the stall limit.
       if (code == CURLE_OPERATION_TIMEDOUT)
         throw diag::Error(
-            "no answer from " + request.url + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
+            "no answer from " + shown(request.url) + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
             std::nullopt, "check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)");
       if (attempt == options.attempts) break;
     }
     if (elapsed_ms() + delay_ms > options.stall_s * 1000) break;
     if (options.progress)
-      options.progress(request.method + " " + request.url + ": " + last_error + "; retrying in " +
+      options.progress(request.method + " " + shown(request.url) + ": " + last_error + "; retrying in " +
                        std::to_string(delay_ms) + " ms (attempt " + std::to_string(attempt + 1) + " of " +
                        std::to_string(options.attempts) + ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     delay_ms *= 2;
   }
   throw diag::Error(
-      "cannot reach " + request.url + ": " + last_error, std::nullopt,
+      "cannot reach " + shown(request.url) + ": " + last_error, std::nullopt,
       "check that the server is up and the address is right (--timeout or ENVPIN_NET_TIMEOUT sets the wait)");
 }
 
@@ -277,16 +282,16 @@ Response fetch(const Request& request, BodySink& sink, const HttpOptions& option
   Request current = request;
   for (int hop = 0;; ++hop) {
     if (!web_url(current.url))
-      throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(current.url) +
-                            (hop ? " (a redirect from " + request.url + ")" : ""),
+      throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(shown(current.url)) +
+                            (hop ? " (a redirect from " + shown(request.url) + ")" : ""),
                         std::nullopt, "name the file by its web address");
     std::string next;
     Response response = fetch_once(current, options, sink, next);
     const long s = response.status;
     if (s < 300 || s > 399 || next.empty()) return response;
     if (hop == kMaxRedirects)
-      throw diag::Error("more than " + std::to_string(kMaxRedirects) + " redirects from " + request.url +
-                            " (the last to " + diag::quote(next) + ")",
+      throw diag::Error("more than " + std::to_string(kMaxRedirects) + " redirects from " + shown(request.url) +
+                            " (the last to " + diag::quote(shown(next)) + ")",
                         std::nullopt, "give envpin the URL the server really answers at");
     if (origin(next).empty() || origin(next) != origin(current.url)) {
       // Another origin: credentials and a request body (a job script, its environment) never
@@ -294,10 +299,10 @@ Response fetch(const Request& request, BodySink& sink, const HttpOptions& option
       const bool sensitive =
           !current.body.empty() || std::any_of(current.headers.begin(), current.headers.end(), credential_header);
       if (sensitive && !request.drop_credentials_across_origins)
-        throw diag::Error(current.url + " redirected (HTTP " + std::to_string(s) + ") to " + diag::quote(next) +
-                              ", another origin: envpin does not send its credentials or the request there",
-                          std::nullopt,
-                          "give envpin the server's own URL; if the redirect is meant, use its target directly");
+        throw diag::Error(
+            shown(current.url) + " redirected (HTTP " + std::to_string(s) + ") to " + diag::quote(shown(next)) +
+                ", another origin: envpin does not send its credentials or the request there",
+            std::nullopt, "give envpin the server's own URL; if the redirect is meant, use its target directly");
       std::erase_if(current.headers, credential_header);
     }
     // 303, and 301/302 after a POST as browsers and curl do: the next request is a GET.
@@ -377,11 +382,11 @@ std::int64_t download(const Request& request, const std::filesystem::path& to, c
     const Response r = fetch(request, sink, options);
     const std::string got = sink.finish();
     if (r.status != 200)
-      throw diag::Error("cannot download " + request.url + " (HTTP " + std::to_string(r.status) + ")", std::nullopt,
-                        "check that the server still has it; the lock names it by its sha256");
+      throw diag::Error("cannot download " + shown(request.url) + " (HTTP " + std::to_string(r.status) + ")",
+                        std::nullopt, "check that the server still has it; the lock names it by its sha256");
     if ((expected.size > 0 && sink.bytes() != expected.size) || got != expected.sha256)
       throw diag::Error(
-          request.url + " served " + std::to_string(sink.bytes()) + " bytes hashing to sha256:" + got +
+          shown(request.url) + " served " + std::to_string(sink.bytes()) + " bytes hashing to sha256:" + got +
               ", not the locked " + (expected.size > 0 ? std::to_string(expected.size) + " bytes, " : "") +
               "sha256:" + expected.sha256,
           std::nullopt,
@@ -389,8 +394,9 @@ std::int64_t download(const Request& request, const std::filesystem::path& to, c
   } catch (const diag::Error& e) {
     std::filesystem::remove(partial, ignored);
     if (sink.over())
-      throw diag::Error(request.url + " sent more than the " + std::to_string(limit) + " bytes expected; stopped there",
-                        std::nullopt, "the server changed the file since the lock: do not use it");
+      throw diag::Error(
+          shown(request.url) + " sent more than the " + std::to_string(limit) + " bytes expected; stopped there",
+          std::nullopt, "the server changed the file since the lock: do not use it");
     throw;
   }
   std::filesystem::rename(partial, to);
