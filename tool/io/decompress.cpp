@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "io/libarchive.hpp"
 
 namespace envpin::io {
@@ -15,7 +16,7 @@ bool is_compressed(std::string_view head) {
          head.starts_with("\x1F\x8B") || head.starts_with("BZh") || head.starts_with("\x28\xB5\x2F\xFD");
 }
 
-std::string decompress(std::string_view bytes, const std::string& what) {
+std::string decompress(std::string_view bytes, const std::string& what, std::size_t max) {
   const io::LibArchive& la = io::libarchive();
   std::unique_ptr<archive, decltype(&archive_read_free)> a(la.read_new(), la.read_free);
   la.read_support_filter_all(a.get());
@@ -28,8 +29,13 @@ std::string decompress(std::string_view bytes, const std::string& what) {
   std::string out;
   std::string buffer(1 << 20, '\0');
   la_ssize_t n = 0;
-  while ((n = la.read_data(a.get(), buffer.data(), buffer.size())) > 0)
+  while ((n = la.read_data(a.get(), buffer.data(), buffer.size())) > 0) {
+    if (static_cast<std::size_t>(n) > max - out.size())
+      throw diag::Error("cannot decompress " + what + ": it expands to more than " + diag::human_bytes(max) +
+                            ", the most envpin reads",
+                        diag::Location{what, 0, 0});
     out.append(buffer.data(), static_cast<std::size_t>(n));
+  }
   if (n < 0) throw diag::Error("cannot decompress " + what + ": " + why(), diag::Location{what, 0, 0});
   return out;
 }

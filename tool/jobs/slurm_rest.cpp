@@ -75,6 +75,7 @@ net::Response request(const RestTarget& t, const std::string& method, const std:
   r.body = body;
   net::HttpOptions o;
   o.attempts = method == "GET" ? 3 : 1;  // a submission is never sent twice
+  o.max_body = net::kMaxJsonAnswer;
   net::Response response;
   try {
     response = net::fetch(r, o);

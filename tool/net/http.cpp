@@ -89,15 +89,25 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
 
 class StringSink final : public BodySink {
  public:
-  explicit StringSink(std::string& out) : out_(out) {}
-  void reset() override { out_.clear(); }
+  StringSink(std::string& out, std::size_t limit) : out_(out), limit_(limit) {}
+  void reset() override {
+    out_.clear();
+    over_ = false;
+  }
   bool write(std::string_view piece) override {
+    if (piece.size() > limit_ - out_.size()) {
+      over_ = true;
+      return false;
+    }
     out_.append(piece);
     return true;
   }
+  bool over() const { return over_; }
 
  private:
   std::string& out_;
+  std::size_t limit_;
+  bool over_ = false;
 };
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
@@ -261,8 +271,17 @@ constexpr int kMaxRedirects = 5;
 
 Response fetch(const Request& request, const HttpOptions& options) {
   Response out;
-  StringSink sink(out.body);
-  Response r = fetch(request, sink, options);
+  StringSink sink(out.body, options.max_body);
+  Response r;
+  try {
+    r = fetch(request, sink, options);
+  } catch (const diag::Error&) {
+    if (!sink.over()) throw;
+    throw diag::Error(shown(request.url) + " answered with more than " + diag::human_bytes(options.max_body) +
+                          ", the most envpin reads from it; stopped there",
+                      std::nullopt,
+                      "check that the URL names the server envpin expects (an index, a registry, slurmrestd)");
+  }
   r.body = std::move(out.body);
   return r;
 }
@@ -393,10 +412,15 @@ std::int64_t download(const Request& request, const std::filesystem::path& to, c
           "the server changed the file since the lock: do not use it; run 'envpin lock' if the change is meant");
   } catch (const diag::Error& e) {
     std::filesystem::remove(partial, ignored);
-    if (sink.over())
+    if (sink.over() && expected.size > 0)
       throw diag::Error(
           shown(request.url) + " sent more than the " + std::to_string(limit) + " bytes expected; stopped there",
           std::nullopt, "the server changed the file since the lock: do not use it");
+    if (sink.over())
+      throw diag::Error(shown(request.url) + " sent more than " +
+                            diag::human_bytes(static_cast<std::uintmax_t>(limit)) +
+                            ", the most envpin fetches for a file the lock records no size for; stopped there",
+                        std::nullopt, "run 'envpin lock' to record each file's size, then fetch again");
     throw;
   }
   std::filesystem::rename(partial, to);

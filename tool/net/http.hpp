@@ -46,7 +46,14 @@ struct HttpOptions {
   int attempts = 4;       // total tries for 429, 5xx and connection failures
   long backoff_ms = 500;  // doubled after each retry; Retry-After (seconds) wins when larger
   std::function<void(const std::string&)> progress;  // one line per retry, for stderr
+  // fetch() into Response::body: an answer longer than this is cut off there and fails the
+  // request, naming the URL and the cap. Held in memory, so bounded: an apt Packages index (tens
+  // of MiB) fits the default; registry manifests, token answers and slurmrestd's JSON use
+  // kMaxJsonAnswer.
+  std::size_t max_body = std::size_t{256} << 20;
 };
+// What a server's JSON answer may hold (a manifest, an index, a token, a job list): 16 MiB.
+inline constexpr std::size_t kMaxJsonAnswer = std::size_t{16} << 20;
 
 // Performs the request, following at most 5 redirects (same origin: as they are; another origin:
 // see Request). Returns the final response (any status); throws diag::Error when the server
@@ -68,7 +75,9 @@ Response fetch(const Request& request, BodySink& sink, const HttpOptions& option
 struct Expected {
   std::string sha256;
   std::int64_t size = 0;  // the exact size when known (> 0); else max_size bounds the transfer
-  std::int64_t max_size = std::int64_t{1} << 40;
+  // A file the lock records no size for (locks older than sizes): cut off at 8 GiB, above the
+  // largest wheels published (torch's CUDA builds are 1-3 GB).
+  std::int64_t max_size = std::int64_t{8} << 30;
 };
 // GETs `request` into `to`, hashing while it writes: written as to + ".partial", renamed into place
 // only when the status is 200 and the bytes hash to expected.sha256 (and are expected.size long);

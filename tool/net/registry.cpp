@@ -81,13 +81,13 @@ class Client {
     Request request{method, base_ + path, {}, {}, true};
     if (manifest) request.headers.push_back(kManifestAccept);
     if (!token_.empty()) request.headers.push_back("Authorization: Bearer " + token_);
-    Response r = fetch(request, options_.http);
+    Response r = fetch(request, answer_options());
     if (r.status == 401 && token_.empty()) {
       const std::string challenge = r.header("www-authenticate");
       if (challenge.rfind("Bearer ", 0) == 0) {
         authenticate(challenge);
         request.headers.push_back("Authorization: Bearer " + token_);
-        r = fetch(request, options_.http);
+        r = fetch(request, answer_options());
       }
     }
     return r;
@@ -108,6 +108,13 @@ class Client {
   }
 
  private:
+  // A manifest, an index or a token answer is held in memory: read at most kMaxJsonAnswer of it.
+  HttpOptions answer_options() const {
+    HttpOptions o = options_.http;
+    o.max_body = kMaxJsonAnswer;
+    return o;
+  }
+
   void authenticate(const std::string& challenge) {
     auto params = challenge_params(challenge);
     if (params["realm"].empty())
@@ -115,7 +122,7 @@ class Client {
     std::string url = params["realm"] + "?service=" + url_escape(params["service"]);
     url +=
         "&scope=" + url_escape(params["scope"].empty() ? "repository:" + ref_.repository + ":pull" : params["scope"]);
-    const Response r = fetch(Request{"GET", url, {}, {}, false}, options_.http);
+    const Response r = fetch(Request{"GET", url, {}, {}, false}, answer_options());
     if (r.status != 200)
       throw Error("registry " + ref_.registry + " refused an anonymous token for " + ref_.repository + " (HTTP " +
                       std::to_string(r.status) + " from " + url + ")",
