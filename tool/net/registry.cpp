@@ -141,6 +141,10 @@ class Client {
   std::string token_;
 };
 
+bool is_sha256_digest(const std::string& d) {
+  return d.size() == 71 && d.starts_with("sha256:") && d.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+}
+
 json parse_manifest(const Response& r, const std::string& url) {
   try {
     json j = json::parse(r.body);
@@ -163,16 +167,33 @@ std::string get_verified(Client& client, const std::string& path, const std::str
   return r.body;
 }
 
-std::string platform_of(const json& p) {
-  std::string out = p.value("os", "") + "/" + p.value("architecture", "");
-  if (!p.value("variant", "").empty() && p.value("architecture", "") != "arm64") out += "/" + p.value("variant", "");
+// A field of a registry's JSON answer, read by its type: a value of another type (a number for a
+// digest, an array for "os", null for an entry) is one line naming the answer's URL and the field,
+// never a type error of the JSON library. Absent: `fallback`.
+std::string text_field(const json& j, const char* key, const std::string& url, const std::string& where,
+                       const std::string& fallback = "") {
+  if (!j.is_object()) throw Error("the registry's answer at " + url + ": " + where + " is not an object");
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_string())
+    throw Error(
+        "the registry's answer at " + url + ": " + where + "." + key + " is " + it->type_name() + ", not a string",
+        std::nullopt, "the registry or a proxy in front of it is misbehaving");
+  return it->get<std::string>();
+}
+
+std::string platform_of(const json& p, const std::string& url, const std::string& where) {
+  const std::string arch = text_field(p, "architecture", url, where);
+  std::string out = text_field(p, "os", url, where) + "/" + arch;
+  const std::string variant = text_field(p, "variant", url, where);
+  if (!variant.empty() && arch != "arm64") out += "/" + variant;
   return out;
 }
 
 std::string config_digest(const json& manifest, const std::string& url) {
   if (!manifest.contains("config") || !manifest["config"].is_object() || !manifest["config"].contains("digest"))
     throw Error("the image manifest at " + url + " has no config digest");
-  return manifest["config"]["digest"].get<std::string>();
+  return text_field(manifest["config"], "digest", url, "config");
 }
 
 // The bytes a node pulls for an image manifest: its layers' sizes, as the manifest states them
@@ -315,26 +336,43 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
                 std::nullopt, "the registry served different bytes than it announced; do not trust it");
   out.digest = actual;
   const json manifest = parse_manifest(body, client.url(path));
-  out.media_type = manifest.value("mediaType", body.header("content-type"));
+  const std::string url = client.url(path);
+  out.media_type = text_field(manifest, "mediaType", url, "the manifest", body.header("content-type"));
 
   if (manifest.contains("manifests")) {  // an OCI index or Docker manifest list
+    const json& entries = manifest["manifests"];
+    if (!entries.is_array())
+      throw Error("the registry's answer at " + url + ": manifests is " + entries.type_name() + ", not an array",
+                  std::nullopt, "the registry or a proxy in front of it is misbehaving");
+    // Each entry's platform ("" without one), read once, every field by its type.
+    std::vector<std::string> entry_platform;
     std::vector<std::string> available;
-    for (const json& m : manifest["manifests"])
-      if (m.contains("platform")) available.push_back(platform_of(m["platform"]));
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string where = "manifests[" + std::to_string(i) + "]";
+      if (!entries[i].is_object()) text_field(entries[i], "digest", url, where);  // throws: not an object
+      entry_platform.push_back(
+          entries[i].contains("platform") ? platform_of(entries[i]["platform"], url, where + ".platform") : "");
+      if (!entry_platform.back().empty()) available.push_back(entry_platform.back());
+    }
     for (const std::string& want : platforms) {
-      const auto it = std::find_if(manifest["manifests"].begin(), manifest["manifests"].end(), [&](const json& m) {
-        return m.contains("platform") && platform_of(m["platform"]) == want;
-      });
-      if (it == manifest["manifests"].end()) {
+      const auto at = std::find(entry_platform.begin(), entry_platform.end(), want);
+      const auto it = at == entry_platform.end() ? entries.end() : entries.begin() + (at - entry_platform.begin());
+      if (it == entries.end()) {
         std::string list;
         for (const auto& a : available)
           if (a != "unknown/unknown") list += (list.empty() ? "" : ", ") + a;
         throw Error("image " + reference + " has no " + want + " manifest (it has: " + list + ")", std::nullopt,
                     "pick a tag built for " + want + ", or remove it from platforms");
       }
-      const std::string m_digest = (*it)["digest"].get<std::string>();
+      const std::string m_digest =
+          text_field(*it, "digest", url, "manifests[" + std::to_string(at - entry_platform.begin()) + "]");
+      if (!is_sha256_digest(m_digest))
+        throw Error("the registry's answer at " + url + " names " + diag::quote(m_digest) + " for " + want +
+                        ", not a sha256 digest",
+                    std::nullopt, "the registry or a proxy in front of it is misbehaving");
       const std::string m_path = "/manifests/" + m_digest;
-      const json platform_manifest = json::parse(get_verified(client, m_path, m_digest, true));
+      const json platform_manifest =
+          parse_manifest(Response{200, {}, get_verified(client, m_path, m_digest, true)}, client.url(m_path));
       out.platforms.push_back(
           {want, m_digest, config_digest(platform_manifest, client.url(m_path)), layers_size(platform_manifest)});
     }
@@ -350,7 +388,7 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
       throw Error("the image config " + client.url("/blobs/" + config) + " is not valid JSON");
     }
   }();
-  const std::string actual_platform = platform_of(config_json);
+  const std::string actual_platform = platform_of(config_json, client.url("/blobs/" + config), "the image config");
   for (const std::string& want : platforms)
     if (want != actual_platform)
       throw Error("image " + reference + " is " + actual_platform + " only, but platforms asks for " + want,
@@ -362,10 +400,6 @@ ResolvedImage resolve_image(const std::string& reference, const std::vector<std:
 }
 
 namespace {
-
-bool is_sha256_digest(const std::string& d) {
-  return d.size() == 71 && d.starts_with("sha256:") && d.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
-}
 
 // A descriptor of the manifest: its digest (sha256 only) and a size from 1 byte to 1 TiB.
 std::pair<std::string, std::int64_t> descriptor(const json& d, const std::string& url) {
@@ -381,8 +415,6 @@ std::pair<std::string, std::int64_t> descriptor(const json& d, const std::string
 }
 
 }  // namespace
-
-namespace {}  // namespace
 
 MirroredImage mirror_image(const std::string& reference, const std::string& manifest_digest,
                            const std::filesystem::path& dir, const std::vector<std::filesystem::path>& shared,
@@ -408,7 +440,8 @@ MirroredImage mirror_image(const std::string& reference, const std::string& mani
 
   std::filesystem::create_directories(dir);
   MirroredImage out;
-  out.media_type = manifest.value("mediaType", std::string("application/vnd.oci.image.manifest.v1+json"));
+  out.media_type =
+      text_field(manifest, "mediaType", client.url(path), "the manifest", "application/vnd.oci.image.manifest.v1+json");
   for (const auto& blob : wanted) {
     // Named, not bound: a lambda below uses them (clang 14 cannot capture structured bindings).
     const std::string& digest = blob.first;
