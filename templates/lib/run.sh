@@ -14,7 +14,30 @@ die() {
 }
 say() { echo "envpin run: $*" >&2; }
 note() {  # into the job's log: stderr of a detached job; shown by the tail in the foreground
-  if [ "$detached" = 1 ]; then say "$@"; else echo "envpin run: $*" >>"$log"; fi
+  if [ "$detached" = 1 ]; then say "$@"; elif log_plain; then echo "envpin run: $*" >>"$log"; fi
+}
+# The logs directory lies in the project, which a job owns while it runs (it is mounted): a link
+# it put where run.sh writes (the log -> ~/.bashrc) is never written through. sh has no
+# O_NOFOLLOW: each file is checked before it is opened, at a time no container of the job runs
+# where that matters (before each attempt, before the foreground follows the log), and files
+# run.sh makes anew are made with mktemp or with noclobber (O_EXCL).
+log_plain() { [ ! -L "$log" ] && { [ ! -e "$log" ] || [ -f "$log" ]; }; }
+planted_log() {
+  write_status failed 125 "its log was replaced by a link or another file; run.sh does not write through it"
+  die "the log $log of job $job is a link or not a regular file: run.sh does not write through it" \
+    "remove it (the job or another user put it there), then: envpin resume $job"
+}
+# A directory of run.sh's (the logs, the job's checkpoints): made by it, never a link in its place.
+own_dir() {  # DIR WHAT
+  [ ! -L "$1" ] || die "the $2 $1 is a symbolic link: run.sh does not write through it" \
+    "remove the link and let run.sh create the directory (or point ENVPIN_LOGS / ENVPIN_CHECKPOINTS at the real one)"
+  mkdir -p "$1" || die "cannot create the $2 $1"
+}
+# A file made anew: whatever is at $1 (a planted link included) removed, then created exclusively.
+fresh() {  # FILE COMMAND [ARG...]: the command's output into FILE
+  fresh_file=$1
+  shift
+  rm -f "$fresh_file" && (set -C && "$@" >"$fresh_file")
 }
 # When process $1 started (ticks since boot, field 22 of /proc/PID/stat): with the pid it names
 # the supervisor, so a pid reused by another process is never taken for it.
@@ -268,7 +291,8 @@ build_image() {  # ENGINE WRITE_STATUS
   fi
   build_log=$logs/build.log
   say "building $image from $dockerfile (output also in $build_log)"
-  build_rc=$logs/.build-rc.$$
+  build_rc=$(mktemp "$logs/.build-rc.XXXXXX") || die "cannot write in $logs"
+  fresh "$build_log" true || die "cannot create $build_log"
   # shellcheck disable=SC2086
   { "$1" build ${platform:+"--platform=$platform"} ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project" 2>&1; echo $? > "$build_rc"; } |
     tee "$build_log" >&2
@@ -553,7 +577,7 @@ monitor() {
     [ $((now - idle_since)) -ge "$idle_window" ] || continue
     reason="GPU utilisation below $idle_below% for $((now - idle_since)) s (jobs.idle; last sample $util%)"
     if [ "$idle_action" = stop ]; then
-      printf '%s\n' "$reason; stopped by jobs.idle" > "$idle_stop"
+      fresh "$idle_stop" printf '%s\n' "$reason; stopped by jobs.idle"
       note "job $job: $reason: stopping it (jobs.idle.action: stop)"
       notify idle '' "$reason; stopping the job"
       engine_stop
@@ -662,6 +686,7 @@ on_signal() {
 # trap sees (a plain tail -f was left running forever, re-parented to init). A tail without
 # --pid (busybox) is stopped by a subshell that polls the supervisor each second. Sets shown.
 follow_log() {  # SUPERVISOR_PID
+  log_plain || planted_log
   : >>"$log"
   from=$(($(wc -c <"$log") + 1))
   if tail --pid="$1" -c 0 /dev/null >/dev/null 2>&1; then
@@ -761,20 +786,20 @@ run_main() {  # run.sh's arguments
   fi
   if [ "$mode" = save ]; then
     [ "$engine" != ch-run ] || die "--save needs docker or podman" "run it with ENVPIN_ENGINE=docker or podman"
-    mkdir -p "$logs" || die "cannot create the log directory $logs"
+    own_dir "$logs" "log directory"
     save_image "$save_file"
     echo "$save_file"
     exit 0
   fi
   if [ "$mode" = prepare ]; then
-    mkdir -p "$logs" || die "cannot create the log directory $logs"
+    own_dir "$logs" "log directory"
     prepare_image 0
     if [ "$engine" = ch-run ]; then echo "$ch_image"; else echo "$image"; fi
     exit 0
   fi
   [ -d "$ckpt_root" ] || die "the checkpoint directory $ckpt_root does not exist" \
     "create it on persistent storage (mkdir -p '$ckpt_root'), or point ENVPIN_CHECKPOINTS at one"
-  mkdir -p "$logs" || die "cannot create the log directory $logs"
+  own_dir "$logs" "log directory"
   self_start=$(start_ticks $$)
   # The status file is read as data: three fields, each only as what run.sh writes (and only from
   # a regular file: a FIFO would block, a symlink point anywhere).
@@ -828,7 +853,7 @@ run_main() {  # run.sh's arguments
     done <"$args_file"
   fi
   [ $# -gt 0 ] || die "no command to run" "$usage"
-  mkdir -p "$ckpt" || die "cannot create the job's checkpoint directory $ckpt"
+  own_dir "$ckpt" "job's checkpoint directory"
   # Written to a new temporary (mktemp: never through a name someone planted), then renamed.
   if ! args_tmp=$(mktemp "$logs/.$tag.args.XXXXXX") ||
      ! { echo "$args_header"; for a in "$@"; do encode_word "$a"; done; } > "$args_tmp" ||
@@ -854,6 +879,7 @@ run_main() {  # run.sh's arguments
   fi
 
   if [ "$detach" = 1 ]; then
+    log_plain || planted_log
     # A session of its own: the terminal's SIGHUP never reaches it; output goes to the job log.
     if command -v setsid >/dev/null 2>&1; then
       setsid sh "$0" --job-id "$job" --detached -- "$@" </dev/null >>"$log" 2>&1 &
@@ -945,6 +971,7 @@ run_main() {  # run.sh's arguments
       monitor &
       monitor_pid=$!
     fi
+    log_plain || planted_log
     attempt_from=$(wc -c <"$log" 2>/dev/null || echo 0)
     if [ "$with_words" = 1 ]; then
       resume_args=$(resume_word_lines | paste -sd ' ' -)

@@ -81,6 +81,24 @@ if [ "$(cat "$T/moversize/mirror.rc")" = 1 ] && grep -q "sent more than the 6553
    [ ! -e "$T/moversize/m/images/image/manifest.json" ]; then
   pass; else fail "envpin mirror of an oversized layer"; cat "$T/moversize/mirror.err"; fi
 
+# Issue 49, classes 1 and 4: a link planted at a directory the mirror owns (images/image -> a
+# directory outside) is refused, nothing outside changes; a directory name a shell would split
+# ('m x;echo INJECTED') is printed quoted in every command to copy and paste.
+mkdir -p "$T/mlink/m/images" "$T/mlink/outside"
+echo keep > "$T/mlink/outside/manifest.json"
+ln -s "$T/mlink/outside" "$T/mlink/m/images/image"
+mirror_of mlink "127.0.0.1:$PORT/auth/layers:1"
+if [ "$(cat "$T/mlink/mirror.rc")" = 1 ] && grep -q "images/image' is a symbolic link; envpin writes only into a directory it made there" "$T/mlink/mirror.err" &&
+   [ "$(ls "$T/mlink/outside")" = manifest.json ] && [ "$(cat "$T/mlink/outside/manifest.json")" = keep ]; then
+  pass; else fail "envpin mirror through a link at images/image"; cat "$T/mlink/mirror.err"; ls -la "$T/mlink/outside"; fi
+lock_image mquote "127.0.0.1:$PORT/auth/layers:1" "linux/amd64"
+(cd "$T/mquote" && "$ENVPIN" mirror 'm x;echo INJECTED' >mirror.out 2>mirror.err)
+# Each printed command, run with printf in place of its program: one word where the name is.
+words=$(sed -n 's/^  image: *skopeo /printf "%s\\n" /p; s/^  serve it: *python3 /printf "%s\\n" /p' "$T/mquote/mirror.out" | sh)
+if printf '%s\n' "$words" | grep -qx "dir:m x;echo INJECTED/images/image" && printf '%s\n' "$words" | grep -qx "m x;echo INJECTED" &&
+   ! printf '%s\n' "$words" | grep -qx INJECTED && [ -f "$T/mquote/m x;echo INJECTED/images/image/manifest.json" ]; then
+  pass; else fail "envpin mirror's commands quote the directory"; cat "$T/mquote/mirror.out" "$T/mquote/mirror.err"; printf '%s\n' "$words"; fi
+
 # A standalone Python: the uv image (python.uv_image, here a mirror on the fake registry) is
 # locked by digest like the base, and the Dockerfile's uv stage names that digest.
 mkdir -p "$T/uv"

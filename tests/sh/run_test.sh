@@ -221,6 +221,42 @@ test_detach_waits_until_the_supervisor_has_its_own_session() {
   assertFalse "a process that ended is not waited for" "own_session $gone"
 }
 
+# Issue 49, class 1: the logs directory is in the project, which the job owns while it runs. A
+# link it leaves at its log (to ~/.bashrc, say) was appended to by the supervisor's next note or
+# attempt; a link at .idle-stop or build.log was written through.
+test_a_link_planted_at_the_log_is_never_written_through() {
+  : >"$T/outside"
+  ln -s "$T/outside" "$log"
+  detached=0
+  note "job x: attempt 2"
+  assertEquals "note wrote nothing through the link" 0 "$(wc -c <"$T/outside" | tr -d ' ')"
+  logs=$T status_file=$T/job.status tag=job job=x restarts=0 max_restarts=0 started='' engine=docker container=c image=i
+  sleep 1 &
+  out=$( (follow_log $!) 2>&1); rc=$?
+  assertEquals "the follower refuses the link" 2 "$rc"
+  assertContains "$out" "is a link or not a regular file"
+  assertContains "the job is recorded as failed" "$(cat "$T/job.status")" "state=failed"
+  assertEquals "nothing reached the target" 0 "$(wc -c <"$T/outside" | tr -d ' ')"
+  rm "$log"
+  mkfifo "$log"
+  assertFalse "a FIFO is not a log either" log_plain
+}
+
+test_files_made_anew_replace_a_planted_link_and_own_dirs_refuse_one() {
+  printf 'keep\n' >"$T/outside"
+  ln -s "$T/outside" "$T/.job.idle-stop"
+  fresh "$T/.job.idle-stop" printf '%s\n' "GPU idle; stopped by jobs.idle"
+  assertEquals "the target is untouched" keep "$(cat "$T/outside")"
+  assertFalse "the link is gone" "[ -L '$T/.job.idle-stop' ]"
+  assertEquals "GPU idle; stopped by jobs.idle" "$(cat "$T/.job.idle-stop")"
+  mkdir "$T/real"
+  ln -s "$T/real" "$T/logs"
+  out=$( (own_dir "$T/logs" "log directory") 2>&1); rc=$?
+  assertEquals 2 "$rc"
+  assertContains "$out" "is a symbolic link"
+  ( own_dir "$T/new/logs" "log directory" ) && assertTrue "made" "[ -d '$T/new/logs' ]"
+}
+
 test_die_exits_2_with_the_hint() {
   out=$( (die 'no engine' 'install one') 2>&1); rc=$?
   assertEquals 2 "$rc"

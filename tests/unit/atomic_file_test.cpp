@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "diag/error.hpp"
 #include "io/atomic_file.hpp"
@@ -78,6 +82,57 @@ TEST(AtomicFile, FileInPlaceOfDirectoryIsAnError) {
   write_atomic(dir / "blocker", "x", false);
   EXPECT_THROW(write_atomic(dir / "blocker" / "y", "x", false), diag::Error);
   fs::remove_all(dir);
+}
+
+// Issue 49, class 1: a directory envpin owns under a tree a job can write is made by envpin or
+// refused when a link is there; a copy never follows a link at either end.
+TEST(OwnedFiles, ALinkWhereEnvpinWritesIsRefusedNeverFollowed) {
+  const fs::path dir = test_dir("owned-test");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "outside");
+  owned_directory(dir / "apt");
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(dir / "apt")));
+  owned_directory(dir / "apt");  // there already: accepted
+  fs::create_directory_symlink(dir / "outside", dir / "wheels");
+  try {
+    owned_directory(dir / "wheels");
+    FAIL() << "accepted a link";
+  } catch (const diag::Error& e) {
+    EXPECT_NE(e.message().find("is a symbolic link"), std::string::npos) << e.message();
+    EXPECT_NE(e.hint().find("remove"), std::string::npos);
+  }
+  std::ofstream(dir / "file") << "x";
+  EXPECT_THROW(owned_directory(dir / "file"), diag::Error);
+  EXPECT_THROW(owned_directory(dir / "missing" / "deeper"), diag::Error);  // the parent is not made
+
+  std::ofstream(dir / "outside" / "secret") << "host file";
+  std::ofstream(dir / "data") << "checkpoint";
+  fs::create_symlink(dir / "outside" / "secret", dir / "link");
+  EXPECT_FALSE(copy_regular(dir / "link", dir / "copy", 1 << 20)) << "read through a link";
+  EXPECT_FALSE(fs::exists(dir / "copy"));
+  fs::create_symlink(dir / "outside" / "target", dir / "planted");
+  EXPECT_FALSE(copy_regular(dir / "data", dir / "planted", 1 << 20)) << "wrote through a link";
+  EXPECT_FALSE(fs::exists(dir / "outside" / "target"));
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(copy_regular(dir / "fifo", dir / "copy", 1 << 20)) << "a FIFO is not waited on";
+  EXPECT_FALSE(copy_regular(dir / "data", dir / "copy", 3)) << "over the cap";
+  EXPECT_FALSE(fs::exists(dir / "copy"));
+  EXPECT_TRUE(copy_regular(dir / "data", dir / "copy", 1 << 20));
+  EXPECT_EQ(read_file(dir / "copy"), "checkpoint");
+  fs::remove_all(dir);
+}
+
+TEST(OwnedFiles, APrivateDirectoryIsThisUsersAlone) {
+  const fs::path a = private_directory("envpin-test-private");
+  const fs::path b = private_directory("envpin-test-private");
+  EXPECT_NE(a, b);
+  struct stat st {};
+  ASSERT_EQ(::stat(a.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(st.st_uid, ::getuid());
+  EXPECT_EQ(a.filename().string().rfind("envpin-test-private-", 0), 0u);
+  fs::remove_all(a);
+  fs::remove_all(b);
 }
 
 }  // namespace

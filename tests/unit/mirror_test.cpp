@@ -155,6 +155,24 @@ TEST(Mirror, ALockedDebBecomesAFlatRepository) {
   EXPECT_EQ(slurp(m / "apt/Packages"), packages);
 }
 
+// Issue 49, class 1: a link where a directory of the mirror goes (apt/ -> a directory outside)
+// was written through: the .deb and Packages landed outside the mirror. Refused before any request.
+TEST(Mirror, ALinkAtADirectoryTheMirrorOwnsIsRefused) {
+  const fs::path dir = fresh_dir("mirror-link");
+  test::Server server("HTTP/1.1 500 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  fs::create_directories(dir / "m");
+  fs::create_directories(dir / "outside");
+  fs::create_directory_symlink(dir / "outside", dir / "m" / "apt");
+  try {
+    mirror(one_deb_lock(server.url("/debian"), std::string(64, 'a'), 10), MirrorOptions{dir / "m", {}, {}});
+    FAIL() << "mirrored through a link";
+  } catch (const diag::Error& e) {
+    EXPECT_NE(e.message().find("m/apt' is a symbolic link"), std::string::npos) << e.message();
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "outside"));
+  EXPECT_TRUE(server.requests().empty());
+}
+
 TEST(Mirror, ALockWhoseNamesWouldLeaveTheMirrorIsRefusedBeforeAnyRequest) {
   const fs::path dir = fresh_dir("mirror-hostile");
   test::Server server("HTTP/1.1 500 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");

@@ -17,6 +17,17 @@ TEST(Quote, Shell) {
   EXPECT_EQ(sh_quote("$HOME `x` \"q\" 'a'"), "\"\\$HOME \\`x\\` \\\"q\\\" 'a'\"");
 }
 
+// A word in a command printed to copy and paste (envpin mirror's): as it is when the shell reads it
+// so, else quoted; `m x;echo INJECTED` stays one word.
+TEST(Quote, ShellWordOnlyWhereNeeded) {
+  EXPECT_EQ(sh_word("/srv/mirror-1.2/images/uv-image"), "/srv/mirror-1.2/images/uv-image");
+  EXPECT_EQ(sh_word("dir:m/images/image"), "dir:m/images/image");
+  EXPECT_EQ(sh_word("m x;echo INJECTED"), "'m x;echo INJECTED'");
+  EXPECT_EQ(sh_word("$(id)"), "\"\\$(id)\"");
+  EXPECT_EQ(sh_word("~/m"), "'~/m'");
+  EXPECT_EQ(sh_word(""), "''");
+}
+
 TEST(Quote, Dockerfile) {
   EXPECT_EQ(dockerfile_quote("a b"), "\"a b\"");
   EXPECT_EQ(dockerfile_quote("say \"hi\" $USER \\n"), "\"say \\\"hi\\\" \\$USER \\\\n\"");

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "diag/error.hpp"
+#include "diag/text.hpp"
 #include "jobs/checkpoints.hpp"
 #include "pin/sha256.hpp"
 #include "resume_check/verdict.hpp"
@@ -169,6 +170,37 @@ TEST_F(CheckpointDir, OutputsAreFilesDirectoriesLinesOrTheFinalCheckpoints) {
   EXPECT_THROW(collect_outputs({parse_compare("line:loss")}, project, ckpt, dir_ / "job.log"), diag::Error);
 }
 
+// Issue 49, class 2: a compared path the job made a link out of the project (to a host file or
+// directory) is refused, never read; inside the project a link is followed; a compared directory's
+// links are not.
+TEST_F(CheckpointDir, ComparedPathsAreReadOnlyInsideTheProject) {
+  const fs::path project = dir_ / "project";
+  const fs::path ckpt = dir_ / "ckpt";
+  write("project/outputs/final.pt", "weights");
+  write("host/.ssh/id_ed25519", "PRIVATE KEY");
+  write("job.log", "done\n");
+  fs::create_symlink(dir_ / "host/.ssh/id_ed25519", project / "outputs/key.pt");
+  fs::create_directory_symlink(dir_ / "host/.ssh", project / "ssh");
+  fs::create_symlink("final.pt", project / "outputs/alias.pt");
+  for (const std::string path : {"outputs/key.pt", "ssh", "ssh/id_ed25519"}) {
+    try {
+      collect_outputs({parse_compare(path)}, project, ckpt, dir_ / "job.log");
+      ADD_FAILURE() << "read " << path << " through a link out of the project";
+    } catch (const diag::Error& e) {
+      EXPECT_NE(e.message().find("is a link out of the project"), std::string::npos) << e.message();
+    }
+  }
+  EXPECT_EQ(collect_outputs({parse_compare("outputs/alias.pt")}, project, ckpt, dir_ / "job.log"),
+            (Outputs{{"outputs/alias.pt", pin::sha256_hex("weights")}}));
+  // The directory's own files only: its links (in or out of the project) are not followed.
+  const Outputs tree = collect_outputs({parse_compare("outputs")}, project, ckpt, dir_ / "job.log");
+  EXPECT_EQ(tree, (Outputs{{"outputs/final.pt", pin::sha256_hex("weights")}}));
+  // The log replaced by a link is not the job's log.
+  fs::remove(dir_ / "job.log");
+  fs::create_symlink(dir_ / "host/.ssh/id_ed25519", dir_ / "job.log");
+  EXPECT_THROW(collect_outputs({parse_compare("line:PRIVATE")}, project, ckpt, dir_ / "job.log"), diag::Error);
+}
+
 RunRecord record(const std::string& job, const std::string& final_digest,
                  const std::vector<std::pair<std::string, std::string>>& checkpoints,
                  const std::vector<long long>& steps = {}) {
@@ -193,6 +225,28 @@ TEST(Verdict, IdenticalRunsPass) {
             "identical: 1 compared item of t-kill (1 kill at 3.2 s (after c5), resumed each time) equal those of the "
             "uninterrupted t-ref");
   EXPECT_EQ(v.lines[1], "  outputs/final.pt  sha256:aa");
+}
+
+// Issue 49, class 4: names and lines are the job's: no escape sequence, CR or bidirectional
+// control reaches the terminal raw, and a 50 MB line is cut.
+TEST(Verdict, TheJobsNamesAndLinesArePrintedSafely) {
+  RunRecord ref = record("t-ref", "aa", {{"c5\x1b]0;owned\x07", "1"}});
+  RunRecord killed = record("t-kill", "aa", {{"c5\x1b]0;owned\x07", "1"}});
+  ref.outputs = killed.outputs = {{"line:final", "final \r\xe2\x80\xae" + std::string(50'000'000, 'x')}};
+  const Verdict same = judge(ref, killed, {{3.2, "c5\x1b[2J", 1}}, std::nullopt);
+  killed.outputs = {{"line:final", "final \x1b[31mred"}};
+  const Verdict differs = judge(ref, killed, {{3.2, "c5\x1b[2J", 1}}, ref);
+  EXPECT_EQ(same.exit_code, 0);
+  EXPECT_EQ(differs.exit_code, 1);
+  for (const Verdict* v : {&same, &differs})
+    for (const std::string& line : v->lines) {
+      EXPECT_EQ(line.find_first_of("\x1b\r\n\x07"), std::string::npos) << diag::printable(line);
+      EXPECT_EQ(line.find("\xe2\x80\xae"), std::string::npos);
+      EXPECT_LE(line.size(), 1100u);
+    }
+  EXPECT_NE(same.lines[0].find("(after c5\\x1b[2J)"), std::string::npos) << same.lines[0];
+  EXPECT_NE(same.lines[1].find("final \\r\\u202e"), std::string::npos) << same.lines[1];
+  EXPECT_NE(same.lines[1].find("(50000010 bytes)"), std::string::npos) << same.lines[1].substr(0, 400);
 }
 
 TEST(Verdict, NamesTheFirstCheckpointAfterTheKillThatDiffers) {

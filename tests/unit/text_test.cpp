@@ -49,6 +49,11 @@ TEST(Text, PrintableAndQuoted) {
   EXPECT_EQ(quote(std::string(200, 'x'), 10), "'xxxxxxxxxx...' (200 bytes)");
   // A cut never splits a UTF-8 sequence.
   EXPECT_EQ(quote("aa\xc3\xa9", 3), "'aa...' (4 bytes)");
+  // Untrusted text in a line: the same printer, cut, without quotes.
+  EXPECT_EQ(excerpt("ckpt\x1b]0;pwned\x07\r.pt"), "ckpt\\x1b]0;pwned\\x07\\r.pt");
+  EXPECT_EQ(excerpt(std::string(50'000'000, 'z'), 5), "zzzzz... (50000000 bytes)");
+  EXPECT_EQ(excerpt("aa\xc3\xa9", 3), "aa... (4 bytes)");
+  EXPECT_EQ(excerpt(excerpt("a\nb")), excerpt("a\nb")) << "printing twice changes nothing";
 }
 
 TEST(Text, MessagesCannotBeForged) {

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // `envpin mirror DIR`: everything envpin.lock names, fetched and verified into DIR, for a build
 // with no network but DIR (workflow/mirror.hpp); then what to run on the offline side.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "diag/error.hpp"
 #include "diag/terminal.hpp"
+#include "diag/text.hpp"
 #include "lock/size.hpp"
 #include "manifest/load.hpp"
 #include "net/http.hpp"
+#include "render/quote.hpp"
 #include "workflow/mirror.hpp"
 #include "workflow/project.hpp"
 
@@ -41,11 +45,15 @@ int mirror_cmd(const MirrorArgs& a, Streams& io) {
   o.registry.insecure = a.insecure;
   diag::Progress progress(io.err, io.err_term, a.quiet);
   o.progress = [&](const std::string& line) { progress.step("mirror: " + line); };
+  // The name goes into commands to copy and paste: one the shell reads back as it is, or none.
+  if (std::any_of(a.dir.begin(), a.dir.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    throw diag::Error("the mirror directory " + diag::quote(a.dir) + " has a control character in its name",
+                      std::nullopt, "name a directory without control characters (newline, tab, escape)");
   const workflow::MirrorSummary s = workflow::mirror(*l, o);
   progress.done();
-  const std::string dir = fs::path(a.dir).lexically_normal().generic_string();
-  io.out << "mirrored " << shown << " into " << dir << ": " << s.images.size() << " image(s), " << s.debs
-         << " .deb(s), " << s.wheels << " wheel(s); fetched " << lock::bytes_text(s.fetched) << ", kept "
+  const std::string dir = render::sh_word(fs::path(a.dir).lexically_normal().generic_string());
+  io.out << "mirrored " << shown << " into " << diag::printable(dir) << ": " << s.images.size() << " image(s), "
+         << s.debs << " .deb(s), " << s.wheels << " wheel(s); fetched " << lock::bytes_text(s.fetched) << ", kept "
          << lock::bytes_text(s.kept) << " already there\n"
          << "on the offline side, with " << dir << " copied there (docs/mirror.md):\n"
          << "  serve it:  python3 -m http.server --bind 127.0.0.1 --directory " << dir << " 8000\n";
@@ -54,8 +62,9 @@ int mirror_cmd(const MirrorArgs& a, Streams& io) {
            << (r.name == "image"         ? "image:     "
                : r.name == "devel-image" ? "devel:     "
                                          : "uv:        ")
-           << "skopeo copy --preserve-digests dir:" << dir << "/images/" << r.name << " docker://REGISTRY/"
-           << r.repository << ":" << (r.tag.empty() ? "envpin-mirror" : r.tag) << "\n";
+           << "skopeo copy --preserve-digests "
+           << render::sh_word("dir:" + fs::path(a.dir).lexically_normal().generic_string() + "/images/" + r.name)
+           << " docker://REGISTRY/" << r.repository << ":" << (r.tag.empty() ? "envpin-mirror" : r.tag) << "\n";
   io.out << "  build:     envpin generate --mirror http://127.0.0.1:8000"
          << (s.images.empty() ? "" : " --mirror-registry REGISTRY") << " && docker build --network host .\n";
   return kOk;

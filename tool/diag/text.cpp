@@ -148,12 +148,23 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+namespace {
+// The first `max` bytes of `s`, or fewer: never cut inside a UTF-8 sequence.
+std::string_view head(std::string_view s, std::size_t max) {
+  std::size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
+}  // namespace
+
+std::string excerpt(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return printable(s);
+  return printable(head(s, max)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
 std::string quote(std::string_view s, std::size_t max) {
   if (s.size() <= max) return "'" + printable(s) + "'";
-  std::size_t cut = max;
-  // Never cut inside a UTF-8 sequence.
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return "'" + printable(s.substr(0, cut)) + "...' (" + std::to_string(s.size()) + " bytes)";
+  return "'" + printable(head(s, max)) + "...' (" + std::to_string(s.size()) + " bytes)";
 }
 
 std::string human_bytes(std::uintmax_t n) {

@@ -37,6 +37,10 @@ bool all_digits(std::string_view s);
 // result is one printable line that reads as it holds, whatever `s` holds.
 std::string printable(std::string_view s);
 
+// Untrusted text (a job's output, a name it chose) as it appears in a line envpin prints: printable,
+// cut to `max` bytes (then "... (N bytes)"), never inside a UTF-8 sequence.
+std::string excerpt(std::string_view s, std::size_t max = 200);
+
 // `s` as it appears in a message: printable, cut to `max` bytes (then "..." and the
 // full size), between single quotes.
 std::string quote(std::string_view s, std::size_t max = 120);

@@ -271,6 +271,66 @@ ReadStatus read_regular(const fs::path& path, std::size_t max, std::string& out)
   }
 }
 
+void owned_directory(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) fail("inspect", dir, errno);
+    if (::mkdir(dir.c_str(), 0777) == 0) return;
+    if (errno != EEXIST) fail("create directory", dir, errno);
+    if (::lstat(dir.c_str(), &st) != 0) fail("inspect", dir, errno);
+  }
+  if (S_ISDIR(st.st_mode)) return;
+  throw diag::Error(
+      "'" + dir.generic_string() + "' is " + (S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory") +
+          "; envpin writes only into a directory it made there, never through a link",
+      std::nullopt, "remove '" + dir.generic_string() + "' (envpin creates it again) and run the command again");
+}
+
+bool copy_regular(const fs::path& from, const fs::path& to, std::uintmax_t max) {
+  Fd in{::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)};
+  struct stat st {};
+  if (in.fd < 0 || ::fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uintmax_t>(st.st_size) > max)
+    return false;
+  Fd out{::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
+  if (out.fd < 0) return false;
+  std::vector<char> buffer(256 * 1024);
+  std::uintmax_t total = 0;
+  bool ok = true;
+  for (;;) {
+    const ssize_t n = ::read(in.fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    total += static_cast<std::uintmax_t>(n);
+    if (total > max) {
+      ok = false;
+      break;
+    }
+    for (ssize_t done = 0; ok && done < n;) {
+      const ssize_t w = ::write(out.fd, buffer.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0)
+        ok = false;
+      else
+        done += w;
+    }
+    if (!ok) break;
+  }
+  if (!ok) ::unlink(to.c_str());
+  return ok;
+}
+
+fs::path private_directory(const std::string& prefix) {
+  std::error_code ec;
+  fs::path base = fs::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string name = (base / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(name.data()) == nullptr) fail("create a directory in", base, errno);
+  return name;
+}
+
 bool is_executable(const fs::path& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && (st.st_mode & 0111) != 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -50,6 +51,22 @@ enum class ReadStatus { ok, missing, not_regular, too_large, unreadable };
 // following a final symlink and without blocking, then checked on the open file: a FIFO or device
 // put in its place after a caller's check is refused, never waited on or read from.
 ReadStatus read_regular(const std::filesystem::path& path, std::size_t max, std::string& out);
+
+// Creates the directory `dir` (its parent must exist), or accepts it when a directory is there.
+// A symlink or any other file at `dir` is refused (diag::Error naming it): a directory envpin owns
+// is created by envpin, never reached through a link that a job or another user planted.
+void owned_directory(const std::filesystem::path& dir);
+
+// Copies the regular file `from` to the new file `to`, following no link at either end: `from` is
+// opened without following a final symlink and checked on the open file (a FIFO is never waited
+// on); `to` is created exclusively (O_EXCL | O_NOFOLLOW), so nothing already there is written
+// through. At most `max` bytes. False, with `to` absent, when any of that fails.
+bool copy_regular(const std::filesystem::path& from, const std::filesystem::path& to, std::uintmax_t max);
+
+// A new directory only this user can enter (mode 0700, mkdtemp(3)) under the temporary directory
+// ($TMPDIR, else /tmp), named PREFIX-XXXXXX: work no job's mounted tree can reach. The caller
+// removes it. Throws diag::Error.
+std::filesystem::path private_directory(const std::string& prefix);
 
 // True when the file exists and has any execute bit.
 bool is_executable(const std::filesystem::path& path);

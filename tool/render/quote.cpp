@@ -22,6 +22,10 @@ std::string sh_quote(std::string_view s) {
   return out + "'";
 }
 
+std::string sh_word(std::string_view s) {
+  return !s.empty() && diag::only_ascii(s, "._-+=/:@,%") ? std::string(s) : sh_quote(s);
+}
+
 std::string backslash_quoted(std::string_view s, std::string_view what) {
   // Neither a Dockerfile nor CMake has an escape for a line break inside these quotes: one would
   // end the instruction. The loader refuses such values; this is the second wall.

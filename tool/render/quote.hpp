@@ -10,6 +10,10 @@ namespace envpin::render {
 // A POSIX shell word that expands to exactly `s`: 'it'\''s'.
 std::string sh_quote(std::string_view s);
 
+// `s` as one POSIX shell word: as it is when it holds only letters, digits and ._-+=/:@,%
+// (nothing the shell reads specially), else sh_quote(s). For commands printed to copy and paste.
+std::string sh_word(std::string_view s);
+
 // "s" with \ " and $ escaped: a Dockerfile ENV/LABEL value and a CMake quoted argument read it
 // back as exactly `s`. Throws diag::Error on a control character; `what` names the target.
 std::string backslash_quoted(std::string_view s, std::string_view what);

@@ -18,6 +18,7 @@
 #include <ostream>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
@@ -34,6 +35,18 @@ namespace {
 
 using diag::Error;
 namespace fs = std::filesystem;
+
+// A directory removed with everything in it when the scope ends, however it ends.
+struct Scratch {
+  explicit Scratch(fs::path d) : dir(std::move(d)) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  fs::path dir;
+};
 
 // The host directory of the jobs' checkpoints, as run.sh computes it (under Slurm, as
 // job.sbatch sets it: the shared jobs.slurm.checkpoints when there is one).
@@ -292,8 +305,8 @@ RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::vector
     }
     left -= size;
     fs::create_directories(copy.parent_path(), ec);
-    if (!ec && fs::copy_file(path, copy, fs::copy_options::overwrite_existing, ec) && !ec &&
-        pin::sha256_file(copy) == r.outputs.at(name))
+    fs::remove(copy, ec);
+    if (io::copy_regular(path, copy, size) && pin::sha256_file(copy) == r.outputs.at(name))
       path = copy;
     else
       path.clear();  // not kept: compared by bytes only
@@ -348,13 +361,22 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
         now = seconds_since(segment) >= kill_at.seconds;
         break;
       case KillAt::Kind::pattern: {
+        // What the job wrote since the last look, 16 MiB at most a poll, from the log itself (a
+        // link the job put in its place is not read).
+        std::error_code lec;
+        if (!fs::is_regular_file(fs::symlink_status(run.log(), lec))) break;
         std::ifstream in(run.log(), std::ios::binary);
         in.seekg(static_cast<std::streamoff>(log_offset));
-        std::string more((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::uintmax_t size = fs::file_size(run.log(), lec);
+        std::string more(lec || size <= log_offset ? 0 : std::min<std::uintmax_t>(size - log_offset, 16 << 20), '\0');
+        in.read(more.data(), static_cast<std::streamsize>(more.size()));
+        more.resize(static_cast<std::size_t>(in.gcount()));
         log_offset += more.size();
         log_tail += more;
         now = log_tail.find(kill_at.pattern) != std::string::npos;
         if (const auto nl = log_tail.rfind('\n'); nl != std::string::npos) log_tail.erase(0, nl + 1);
+        // A line without end keeps only what a match could still start in.
+        if (log_tail.size() > kill_at.pattern.size()) log_tail.erase(0, log_tail.size() - kill_at.pattern.size());
         break;
       }
     }
@@ -370,7 +392,8 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
     kills.push_back({seconds_since(start), done.empty() ? "" : done.back().name, done.size()});
     io.err << "envpin resume-check: kill " << kills.size() << " (" << run.interruption() << ") at "
            << static_cast<int>(kills.back().seconds) << " s"
-           << (kills.back().newest.empty() ? "" : ", newest checkpoint " + kills.back().newest) << "; resuming\n";
+           << (kills.back().newest.empty() ? "" : ", newest checkpoint " + diag::excerpt(kills.back().newest))
+           << "; resuming\n";
     std::error_code ec;
     log_offset = fs::file_size(run.log(), ec);
     log_tail.clear();
@@ -570,8 +593,11 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
   }
   jobs::check_job_id(base + "-ref2");
   const Tolerance tolerance = parse_tolerance(o.tolerance);
-  // Snapshots of every checkpoint version, compared after the runs (1 GiB a run by default).
-  const fs::path work = p.logs / (".resume-check-" + base);
+  // Snapshots of every checkpoint version, compared after the runs (1 GiB a run by default), in a
+  // directory of this user's outside the project: the jobs own the project's tree while they run
+  // and could put a link where a snapshot goes.
+  const Scratch scratch{io::private_directory("envpin-resume-check")};
+  const fs::path& work = scratch.dir;
   std::uintmax_t budget = std::uintmax_t{1} << 30;
   if (const char* b = std::getenv("ENVPIN_RESUME_CHECK_SNAPSHOT_MB");
       b && *b && std::strlen(b) < 9 && std::strspn(b, "0123456789") == std::strlen(b))
@@ -585,8 +611,6 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
   StopSignals signals;
   const auto clean_up = [&] {
     for (CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->stop_and_remove(o.keep);
-    std::error_code ec;
-    fs::remove_all(work, ec);
   };
   try {
     RunRecord ref = run_uninterrupted(p, ref_run, o, items, io);
@@ -645,8 +669,6 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
            << (o.keep ? "; logs in " + workflow::shown_path(p.m.project_dir, p.logs).generic_string() + "/"
                       : "; their jobs removed (--keep keeps their logs and checkpoints)")
            << "\n";
-    std::error_code ec;
-    fs::remove_all(work, ec);
     if (!o.keep)
       for (const CheckRun* r : {&ref_run, &killed_run, &ref2_run}) r->remove();
     return v.exit_code;

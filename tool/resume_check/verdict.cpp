@@ -44,6 +44,28 @@ std::string seconds_text(double s) {
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
 }
 
+// The most of a compared line a verdict shows, and of any verdict line: lines and names are the
+// job's, and may be megabytes.
+constexpr std::size_t kLineShown = 300;
+constexpr std::size_t kVerdictLineMax = 1000;
+
+fs::path inside_project(const fs::path& project, const CompareItem& item) {
+  // What the job left at the path may be a link (or pass through one): it is read only where it
+  // resolves inside the project, never from elsewhere on the host.
+  const fs::path named = project / item.path_or_prefix;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(named, ec))) return named;
+  const fs::path root = fs::weakly_canonical(project, ec);
+  const fs::path real = fs::weakly_canonical(named, ec);
+  const fs::path rel = real.lexically_relative(root);
+  if (ec || rel.empty() || *rel.begin() == "..")
+    throw Error("--compare " + item.spec + " is a link out of the project (to " +
+                    diag::quote(ec ? std::string("?") : real.generic_string()) +
+                    "): envpin reads compared files only inside the project",
+                std::nullopt, "have the job write the file itself inside the project, not a link to it");
+  return real;
+}
+
 }  // namespace
 
 KillAt parse_kill_at(const std::string& text) {
@@ -114,6 +136,11 @@ Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& p
   }
   for (const CompareItem& item : items) {
     if (item.is_line) {
+      // The job owns its log's directory: a link there is not its log.
+      std::error_code lec;
+      if (!fs::is_regular_file(fs::symlink_status(log, lec)))
+        throw Error("the job's log " + log.generic_string() + " is not a regular file (a link, or missing)",
+                    std::nullopt, "have the job print to its output, not replace its log file");
       std::ifstream in(log, std::ios::binary);
       std::string line, last;
       bool found = false;
@@ -128,9 +155,9 @@ Outputs collect_outputs(const std::vector<CompareItem>& items, const fs::path& p
       out[item.spec] = last;
       continue;
     }
-    const fs::path target = project / item.path_or_prefix;
+    const fs::path target = inside_project(project, item);
     std::error_code ec;
-    if (fs::is_regular_file(target, ec)) {
+    if (fs::is_regular_file(fs::symlink_status(target, ec))) {
       file(item.spec, target, pin::sha256_file(target));
     } else if (fs::is_directory(target, ec)) {
       for (auto it = fs::recursive_directory_iterator(target, ec); !ec && it != fs::recursive_directory_iterator();
@@ -509,9 +536,11 @@ bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics
   return all_same(items_of(ref.outputs, other.outputs, semantics, prefix));
 }
 
-Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
-              const std::optional<RunRecord>& ref2, const Semantics& semantics, const Tolerance& tolerance,
-              const std::string& bytes_only_note) {
+namespace {
+
+Verdict decide(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
+               const std::optional<RunRecord>& ref2, const Semantics& semantics, const Tolerance& tolerance,
+               const std::string& bytes_only_note) {
   Verdict v;
   std::string where;
   for (std::size_t i = 0; i < kills.size(); ++i)
@@ -557,7 +586,8 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
     for (const ItemView& i : items) {
       const std::string& digest = ref.outputs.at(i.name);
       if (i.match == Match::same_bytes) {
-        v.lines.push_back("  " + i.name + "  " + (i.name.starts_with("line:") ? digest : "sha256:" + digest));
+        v.lines.push_back("  " + i.name + "  " +
+                          (i.name.starts_with("line:") ? diag::excerpt(digest, kLineShown) : "sha256:" + digest));
         continue;
       }
       const Semantic& m = *i.semantic;
@@ -604,9 +634,10 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
     if (i.match != Match::differs) continue;
     if (i.name.starts_with("line:")) {
       const auto a = ref.outputs.find(i.name), b = killed.outputs.find(i.name);
-      v.lines.push_back("  " + ref.job + ": " + diag::printable(a == ref.outputs.end() ? "(no line)" : a->second));
+      v.lines.push_back("  " + ref.job + ": " +
+                        diag::excerpt(a == ref.outputs.end() ? "(no line)" : a->second, kLineShown));
       v.lines.push_back("  " + killed.job + ": " +
-                        diag::printable(b == killed.outputs.end() ? "(no line)" : b->second));
+                        diag::excerpt(b == killed.outputs.end() ? "(no line)" : b->second, kLineShown));
     } else if (i.semantic) {
       v.lines.push_back("  " + i.name + ": state differs (" + i.semantic->how + "): " + state_text(*i.semantic));
     }
@@ -661,6 +692,18 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
       "  every checkpoint both runs wrote has the same state, yet the compared results differ: they depend on "
       "state that is not in the checkpoint (kept in memory only, or re-initialised on start)");
   v.lines.push_back("  likely cause: " + std::string(kContract));
+  return v;
+}
+
+}  // namespace
+
+Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
+              const std::optional<RunRecord>& ref2, const Semantics& semantics, const Tolerance& tolerance,
+              const std::string& bytes_only_note) {
+  Verdict v = decide(ref, killed, kills, ref2, semantics, tolerance, bytes_only_note);
+  // Checkpoint names, compared lines and what the comparison read are the job's: each line is
+  // printable (escapes, CR and bidirectional controls shown as \x1b, \r, \u202e) and cut.
+  for (std::string& line : v.lines) line = diag::excerpt(line, kVerdictLineMax);
   return v;
 }
 

@@ -140,6 +140,7 @@ struct Verdict {
 // The verdict on `ref` (uninterrupted) and `killed` (interrupted at `kills`); `ref2`, a second
 // uninterrupted run, tells a program that is not deterministic from one that resumes wrongly.
 // `semantics` holds envpin_compare.py's findings for pairs_to_compare (none: bytes only, said so).
+// Every line is printable and at most 1,000 bytes (then cut): names and lines in it are the job's.
 Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
               const std::optional<RunRecord>& ref2, const Semantics& semantics = {}, const Tolerance& tolerance = {},
               const std::string& bytes_only_note = {});

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "diag/error.hpp"
+#include "io/atomic_file.hpp"
 #include "pin/sha256.hpp"
 
 namespace envpin::resume_check {
@@ -91,8 +92,11 @@ std::vector<std::string> CheckpointWatch::poll() {
     if (!snapshots_.empty() && f.size <= budget_) {
       v.copy = snapshots_ / (std::to_string(completed_.size()) + "-" + fs::path(f.name).filename().string());
       fs::create_directories(snapshots_, ec);
-      if (ec || !fs::copy_file(dir_ / f.name, v.copy, fs::copy_options::overwrite_existing, ec) || ec) v.copy.clear();
+      fs::remove(v.copy, ec);
+      // Never through a link the job put in the checkpoint's place since it was listed.
+      if (!io::copy_regular(dir_ / f.name, v.copy, budget_)) v.copy.clear();
     }
+    if (v.copy.empty() && !fs::is_regular_file(fs::symlink_status(dir_ / f.name, ec))) continue;
     try {
       v.sha256 = pin::sha256_file(v.copy.empty() ? dir_ / f.name : v.copy);
     } catch (const Error&) {

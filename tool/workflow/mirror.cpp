@@ -137,6 +137,10 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
   };
   MirrorSummary sum;
   const fs::path images = o.dir / kMirrorImages, apt = o.dir / kMirrorApt, wheels = o.dir / kMirrorWheels;
+  // The directory is the user's (a link they made is theirs to follow); those in it are envpin's,
+  // made by envpin or refused when a link is there (io::owned_directory): nothing is ever written
+  // through one to a file outside the mirror.
+  fs::create_directories(o.dir);
 
   // Images: each locked platform manifest with its config and layers, a directory each.
   std::vector<fs::path> image_dirs;
@@ -150,6 +154,8 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
     const net::ImageReference ref = net::parse_image_reference(i.reference);
     const std::string& manifest = i.platforms.front().manifest;
     say("image " + i.requested + " (" + manifest.substr(0, 19) + ")");
+    io::owned_directory(images);
+    io::owned_directory(images / name);
     const net::MirroredImage m =
         net::mirror_image(i.reference, manifest, images / name, image_dirs, o.registry,
                           [&](const std::string& digest, std::int64_t size) {
@@ -174,7 +180,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
       throw Error("[[apt]] '" + p.name + "' of envpin.lock has no usable source and file name (" +
                       diag::quote(p.source) + ", " + diag::quote(p.filename) + ")",
                   at, "run 'envpin lock' to write the lock again");
-    fs::create_directories(apt);
+    io::owned_directory(apt);
     const fs::path path = apt / file;
     if (already_there(path, p.sha256, p.size)) {
       sum.kept += p.size;
@@ -194,7 +200,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
       if (!safe_file_name(f.name, ".whl", "._+-") || !names.insert(f.name).second)
         throw Error("[[python]] '" + p.name + "' of envpin.lock has an unusable file name " + diag::quote(f.name), at,
                     "run 'envpin lock' to write the lock again");
-      fs::create_directories(wheels);
+      io::owned_directory(wheels);
       const fs::path path = wheels / f.name;
       if (already_there(path, f.sha256, f.size)) {
         sum.kept += fs::file_size(path);
@@ -219,6 +225,7 @@ MirrorSummary mirror(const lock::Lock& l, const MirrorOptions& o) {
                      false});
   }
   if (sum.wheels > 0) files.push_back({wheels / "index.html", links, false});
+  io::owned_directory(commit_journal(o.dir).parent_path());
   io::write_all_atomic(files, commit_journal(o.dir));
   return sum;
 }
