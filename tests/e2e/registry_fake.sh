@@ -98,6 +98,12 @@ words=$(sed -n 's/^  image: *skopeo /printf "%s\\n" /p; s/^  serve it: *python3 
 if printf '%s\n' "$words" | grep -qx "dir:m x;echo INJECTED/images/image" && printf '%s\n' "$words" | grep -qx "m x;echo INJECTED" &&
    ! printf '%s\n' "$words" | grep -qx INJECTED && [ -f "$T/mquote/m x;echo INJECTED/images/image/manifest.json" ]; then
   pass; else fail "envpin mirror's commands quote the directory"; cat "$T/mquote/mirror.out" "$T/mquote/mirror.err"; printf '%s\n' "$words"; fi
+# A name with an escape sequence is refused before anything is fetched or made.
+esc=$(printf 'm\033]0;title\007')
+(cd "$T/mquote" && "$ENVPIN" mirror "$esc" >esc.out 2>esc.err; echo $? >esc.rc)
+if [ "$(cat "$T/mquote/esc.rc")" != 0 ] && grep -qF "envpin: error: the mirror directory 'm\\x1b]0;title\\x07' has " "$T/mquote/esc.err" &&
+   [ ! -e "$T/mquote/$esc" ] && ! grep -q "$(printf '\033')" "$T/mquote/esc.err"; then
+  pass; else fail "envpin mirror refuses a directory name with an escape"; cat "$T/mquote/esc.err"; fi
 
 # A standalone Python: the uv image (python.uv_image, here a mirror on the fake registry) is
 # locked by digest like the base, and the Dockerfile's uv stage names that digest.

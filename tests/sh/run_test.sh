@@ -254,7 +254,8 @@ test_files_made_anew_replace_a_planted_link_and_own_dirs_refuse_one() {
   out=$( (own_dir "$T/logs" "log directory") 2>&1); rc=$?
   assertEquals 2 "$rc"
   assertContains "$out" "is a symbolic link"
-  ( own_dir "$T/new/logs" "log directory" ) && assertTrue "made" "[ -d '$T/new/logs' ]"
+  ( own_dir "$T/new/logs" "log directory" )
+  assertTrue "made" "[ -d '$T/new/logs' ] && [ ! -L '$T/new/logs' ]"
 }
 
 test_die_exits_2_with_the_hint() {

@@ -46,9 +46,10 @@ int mirror_cmd(const MirrorArgs& a, Streams& io) {
   diag::Progress progress(io.err, io.err_term, a.quiet);
   o.progress = [&](const std::string& line) { progress.step("mirror: " + line); };
   // The name goes into commands to copy and paste: one the shell reads back as it is, or none.
-  if (std::any_of(a.dir.begin(), a.dir.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-    throw diag::Error("the mirror directory " + diag::quote(a.dir) + " has a control character in its name",
-                      std::nullopt, "name a directory without control characters (newline, tab, escape)");
+  if (const std::size_t bad = std::min(diag::invalid_utf8_at(a.dir), diag::control_at(a.dir)); bad != std::string::npos)
+    throw diag::Error(
+        "the mirror directory " + diag::quote(a.dir) + " has " + diag::describe_char_at(a.dir, bad) + " in its name",
+        std::nullopt, "name a directory without control characters (newline, tab, escape)");
   const workflow::MirrorSummary s = workflow::mirror(*l, o);
   progress.done();
   const std::string dir = render::sh_word(fs::path(a.dir).lexically_normal().generic_string());
