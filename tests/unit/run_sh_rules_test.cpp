@@ -234,9 +234,20 @@ pid_t start_process(const fs::path& dir, std::vector<std::string> argv) {
   return pid;
 }
 
+// Polls PRED until it holds, for at most 60 s: a deadline for a loaded CI machine (ctest -j2 beside
+// image builds), never a measured time. Three-second deadlines here failed there.
+template <class Pred>
+bool wait_until(Pred pred) {
+  for (int i = 0; i < 6000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
 // Its start time once it runs `sh SCRIPT` (argv[1] of its command line is `second`).
 std::string started(pid_t pid, const std::string& second) {
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 3000; ++i) {  // a deadline (30 s on a loaded machine), not a measured time
     std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
     const std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (cmd.find(std::string(1, '\0') + second + '\0') != std::string::npos) return jobs::process_start(pid);
@@ -397,15 +408,24 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
   fs::create_directories(dir);
   const fs::path record = dir / "train-1.ch-run";
   const std::string container = "envpin-demo-train-1";
-  // The wrapper as run_ch starts it, the job a `sleep` (a member of its session); `deaf`: one that
-  // ignores SIGTERM.
+  // Every process group started here is killed however the test ends (an ASSERT returns early).
+  struct Reaper {
+    std::vector<pid_t> groups;
+    ~Reaper() {
+      for (const pid_t g : groups) ::kill(-g, SIGKILL);
+    }
+  } reaper;
+  // The wrapper as run_ch starts it, the job a `sleep` (a member of its session, long enough to
+  // outlive the test on a loaded machine); `deaf`: one that ignores SIGTERM.
   const auto start_session = [&](const fs::path& file, bool deaf = false) {
     const pid_t pid =
         start_process(dir, {"sh", "-c",
                             std::string(deaf ? "trap '' TERM; " : "") +
-                                ". \"$1\"; exec setsid -w sh -c \"$ch_wrapper\" envpin-ch-run \"$2\" \"$3\" sleep 30",
+                                ". \"$1\"; exec setsid -w sh -c \"$ch_wrapper\" envpin-ch-run \"$2\" \"$3\" sleep 600",
                             "sh", kLibrary, container, file.string()});
-    for (int i = 0; i < 300 && !fs::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    reaper.groups.push_back(pid);
+    wait_until([&] { return fs::exists(file); });
+    if (const auto r = jobs::parse_ch_record(io::read_file(file).value_or(""))) reaper.groups.push_back(r->pid);
     return pid;
   };
   const pid_t waiter = start_session(record, true);
@@ -435,12 +455,10 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
     }
     return false;
   };
-  for (int i = 0; i < 500 && !member_runs(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(member_runs());
+  ASSERT_TRUE(wait_until(member_runs));
   ::kill(orphan->pid, SIGKILL);  // the wrapper only: its `sleep` runs on in the session
   ::waitpid(orphan_waiter, nullptr, 0);
-  for (int i = 0; i < 300 && fs::exists("/proc/" + std::to_string(orphan->pid)); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(wait_until([&] { return !fs::exists("/proc/" + std::to_string(orphan->pid)); }));
 
   utsname u{};
   ::uname(&u);
