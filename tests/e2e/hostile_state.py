@@ -6,8 +6,9 @@ and its real state files are kept as seeds: <logs>/<job>.status and <logs>/<job>
 case then plants one mutation -- a field's value or key replaced by a hostile value (shell
 metacharacters, $(), a pid of a live bystander process, an engine path that is a canary script,
 control, C1 and bidi characters, huge values, invalid UTF-8), a line duplicated, dropped or
-added, the whole file replaced (the old `set --` args, 1 MiB, a FIFO, a symlink to a secret) --
-or has the smoke kernel print a hostile line (escapes, deep JSON, huge output, invalid UTF-8),
+added, the whole file replaced (the old `set --` args, 1 MiB, a FIFO, a symlink to a secret), a
+link planted where run.sh writes (the job's log, build.log, the job's checkpoint directory: to a
+file or directory outside the project; issue 49) -- or has the smoke kernel print a hostile line (escapes, deep JSON, huge output, invalid UTF-8),
 and runs what a user would: `envpin jobs`, `jobs --json`, `logs --no-follow`, `stop`, `resume
 --force`, `sh .envpin/run.sh --resume`, `envpin smoke --kernel`, `envpin check --smoke`.
 
@@ -15,6 +16,8 @@ Every case must hold:
   * no canary file appears (nothing in a state file or program output is run);
   * the bystander process is alive (no pid from a file is signalled unless it is the job's own
     supervisor);
+  * nothing outside the project is written through a planted link (the outside file keeps its
+    bytes, the outside directory stays empty);
   * stdout and stderr hold no control character but newline, no C1 control, no bidi control
     and no invalid UTF-8 (terminal text is escaped);
   * a failure is at most one `envpin: error:` line (and at most one hint); exit codes are from
@@ -122,6 +125,17 @@ def main():
         if rc != 0 or not os.path.exists(status_path) or not os.path.exists(args_path):
             print("FAIL: the seed job did not run:", rc, err.decode(errors="replace"))
             return 1
+        log_path = os.path.join(p, "logs", "seed.log")
+        seed_log = open(log_path, "rb").read() if os.path.exists(log_path) else b""
+        # Outside the project: what a planted link points at, never to be written.
+        outside = os.path.join(work, "outside")
+        os.makedirs(os.path.join(outside, "dir"))
+        outside_file = os.path.join(outside, "bashrc")
+        outside_bytes = b"# the user's own file\n"
+        with open(outside_file, "wb") as f:
+            f.write(outside_bytes)
+        planted = {"log": log_path, "build.log": os.path.join(p, "logs", "build.log"),
+                   "checkpoints": os.path.join(p, "ckpt", "seed")}
         seed_status = open(status_path, "rb").read().decode().splitlines()
         seed_args = open(args_path, "rb").read()
         values = payloads(canary, bystander.pid)
@@ -139,7 +153,7 @@ def main():
                     os.remove(path)
             lines = list(seed_status)
             args = seed_args
-            kind = rng.randrange(10)
+            kind = rng.randrange(12)
             value = rng.choice(values)
             if kind <= 4:  # one status value
                 k = rng.randrange(len(lines))
@@ -166,15 +180,26 @@ def main():
                 else:
                     args = seed_args + encode(value) + b"\n"
                 label = f"args op {op} with {value[:40]!r}"
-            else:  # whole files: FIFO, symlink to a secret, 1 MiB
+            elif kind <= 9:  # whole files: FIFO, symlink to a secret, 1 MiB
                 op = rng.randrange(3)
                 label = f"whole-file op {op}"
+            else:  # a link where run.sh writes, to a file or a directory outside the project
+                where = rng.choice(sorted(planted))
+                link_to = os.path.join(outside, "dir") if where == "checkpoints" else outside_file
+                label = f"a link at the {where} to {link_to}"
             with open(args_path, "wb") as f:
                 f.write(args)
             data = encode("\n".join(lines) + "\n")
             with open(status_path, "wb") as f:
                 f.write(data)
-            if kind >= 8:
+            if kind >= 10:
+                target = planted[where]
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.rmtree(target)
+                elif os.path.lexists(target):
+                    os.remove(target)
+                os.symlink(link_to, target)
+            elif kind >= 8:
                 target = rng.choice([status_path, args_path])
                 os.remove(target)
                 if op == 0:
@@ -197,6 +222,19 @@ def main():
             if os.path.exists(canary):
                 problems.append(f"{what}: the canary was created")
                 os.remove(canary)
+            if open(outside_file, "rb").read() != outside_bytes or os.listdir(os.path.join(outside, "dir")):
+                problems.append(f"{what}: a file outside the project was written through a link")
+                with open(outside_file, "wb") as f:
+                    f.write(outside_bytes)
+                shutil.rmtree(os.path.join(outside, "dir"))
+                os.makedirs(os.path.join(outside, "dir"))
+            if kind >= 10:  # the planted link gone again, the log and checkpoint directory as run.sh left them
+                os.remove(planted[where])
+                if where == "log":
+                    with open(log_path, "wb") as f:
+                        f.write(seed_log)
+                elif where == "checkpoints":
+                    os.makedirs(planted[where])
             if bystander.poll() is not None:
                 problems.append(f"{what}: the bystander process (pid {bystander.pid}) was signalled")
                 bystander = subprocess.Popen(["sleep", "3600"])

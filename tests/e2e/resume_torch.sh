@@ -124,7 +124,16 @@ pattern_check() {  # NAME EXPECTED_EXIT RESUME-CHECK-ARGS... -- CMD...
   "$ENVPIN" resume-check --job-id "$name" "$@" >"$T/$name.out" 2>"$T/$name.err"
   rc=$?
   took=$(( $(date +%s) - start ))
-  [ "$rc" = "$want" ] || { fail "resume-check $name: exit $rc, expected $want"; cat "$T/$name.out"; tail -n 20 "$T/$name.err"; return 1; }
+  [ "$rc" = "$want" ] || { fail "resume-check $name: exit $rc, expected $want"; cat "$T/$name.out"; tail -n 20 "$T/$name.err"
+    stale_diff; return 1; }
+}
+# Which generated file no longer matches, and how (against a fresh generate of the same inputs).
+stale_diff() {
+  rm -rf "$T/fresh" && mkdir "$T/fresh" && cp envpin.yaml envpin.lock .gitignore "$T/fresh/" &&
+    (cd "$T/fresh" && "$ENVPIN" generate >/dev/null 2>&1)
+  for f in $("$ENVPIN" generate --check 2>/dev/null | sed -n 's/^stale //p'); do
+    echo "  $f differs from a fresh generate:"; diff "$T/fresh/$f" "$f" | head -n 20 | sed 's/^/    /'
+  done
 }
 expect_line() {  # NAME PATTERN
   if grep -q -- "$2" "$T/$1.out"; then pass; else fail "resume-check $1: no line matching '$2'"; cat "$T/$1.out"; fi

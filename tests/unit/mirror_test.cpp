@@ -67,6 +67,13 @@ TEST(MirrorPackages, AControlThatIsNotOneParagraphOfTheLockedPackageIsRefused) {
   EXPECT_THROW(packages_stanza(" continuation first\n" + kControl, p, "f.deb"), diag::Error);  // no field
   EXPECT_THROW(packages_stanza(kControl + "Bad Field: x\n", p, "f.deb"), diag::Error);
   EXPECT_THROW(packages_stanza(kControl + "X-Esc: \x1b[2J\n", p, "f.deb"), diag::Error);
+  // deb822 field names are case-insensitive: "filename" is apt's Filename. A package's own
+  // Filename/Size/SHA256 in any case is dropped (the lock's are the only ones), and a field twice
+  // in any case is refused: apt would take one of them (tests/fuzz/state_fuzz.cpp checks both on any control).
+  const std::string lower = packages_stanza(kControl + "filename: ../../etc/x\nSIZE: 1\nsha256: 00\n", p, "f.deb");
+  EXPECT_EQ(lower, kControl + "Filename: ./f.deb\nSize: 1\nSHA256: " + p.sha256 + "\n\n");
+  EXPECT_THROW(packages_stanza(kControl + "package: envpin-hello\n", p, "f.deb"), diag::Error);
+  EXPECT_THROW(packages_stanza(kControl + "Depends: x\n", p, "f.deb"), diag::Error);
   try {
     lock::AptPackage other = p;
     other.version = "2.0-1";

@@ -54,6 +54,9 @@ TEST(Text, PrintableAndQuoted) {
   EXPECT_EQ(excerpt(std::string(50'000'000, 'z'), 5), "zzzzz... (50000000 bytes)");
   EXPECT_EQ(excerpt("aa\xc3\xa9", 3), "aa... (4 bytes)");
   EXPECT_EQ(excerpt(excerpt("a\nb")), excerpt("a\nb")) << "printing twice changes nothing";
+  // The cut counts printed bytes: 300 invalid bytes print as 1,200 ("\xff" each), cut at 10.
+  EXPECT_EQ(excerpt(std::string(300, '\xff'), 10), "\\xff\\xff... (300 bytes)");
+  EXPECT_EQ(excerpt("a\x1b", 4), "a... (2 bytes)") << "an escape is never cut";
 }
 
 TEST(Text, MessagesCannotBeForged) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diag/text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iterator>
 
@@ -122,49 +123,53 @@ std::string describe_char_at(std::string_view s, std::size_t at) {
   }
 }
 
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_length(s, i);
-    if (n == 0) {
-      out += hex("\\x%02x", static_cast<unsigned char>(s[i]));
-      ++i;
-      continue;
-    }
-    const unsigned cp = code_point(s, i, n);
-    if (!is_control(cp))
-      out.append(s.substr(i, n));
-    else if (cp == '\n')
-      out += "\\n";
-    else if (cp == '\r')
-      out += "\\r";
-    else if (cp == '\t')
-      out += "\\t";
-    else
-      out += hex(cp < 0x100 ? "\\x%02x" : "\\u%04x", cp);
-    i += n;
-  }
-  return out;
-}
-
 namespace {
-// The first `max` bytes of `s`, or fewer: never cut inside a UTF-8 sequence.
-std::string_view head(std::string_view s, std::size_t max) {
-  std::size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut);
+// `s` printable (see printable()), while the result stays within `max` bytes: an escape or a
+// character is never cut. `used` receives how many bytes of `s` it holds.
+std::string printable_within(std::string_view s, std::size_t max, std::size_t& used) {
+  std::string out;
+  out.reserve(std::min(s.size(), max));
+  std::size_t i = 0;
+  char escape[16];
+  while (i < s.size()) {
+    const std::size_t n = utf8_length(s, i);
+    std::string_view piece = n == 0 ? std::string_view() : s.substr(i, n);
+    if (n == 0) {
+      std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned char>(s[i]));
+      piece = escape;
+    } else if (const unsigned cp = code_point(s, i, n); is_control(cp)) {
+      if (cp == '\n' || cp == '\r' || cp == '\t')
+        std::snprintf(escape, sizeof escape, "\\%c", cp == '\n' ? 'n' : cp == '\r' ? 'r' : 't');
+      else
+        std::snprintf(escape, sizeof escape, cp < 0x100 ? "\\x%02x" : "\\u%04x", cp);
+      piece = escape;
+    }
+    if (out.size() + piece.size() > max) break;
+    out += piece;
+    i += n == 0 ? 1 : n;
+  }
+  used = i;
+  return out;
 }
 }  // namespace
 
+std::string printable(std::string_view s) {
+  std::size_t used = 0;
+  return printable_within(s, std::string::npos, used);
+}
+
 std::string excerpt(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return printable(s);
-  return printable(head(s, max)) + "... (" + std::to_string(s.size()) + " bytes)";
+  std::size_t used = 0;
+  std::string out = printable_within(s, max, used);
+  if (used < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
 }
 
 std::string quote(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return "'" + printable(s) + "'";
-  return "'" + printable(head(s, max)) + "...' (" + std::to_string(s.size()) + " bytes)";
+  std::size_t used = 0;
+  const std::string out = printable_within(s, max, used);
+  if (used < s.size()) return "'" + out + "...' (" + std::to_string(s.size()) + " bytes)";
+  return "'" + out + "'";
 }
 
 std::string human_bytes(std::uintmax_t n) {

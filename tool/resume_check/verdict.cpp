@@ -703,7 +703,8 @@ Verdict judge(const RunRecord& ref, const RunRecord& killed, const std::vector<K
   Verdict v = decide(ref, killed, kills, ref2, semantics, tolerance, bytes_only_note);
   // Checkpoint names, compared lines and what the comparison read are the job's: each line is
   // printable (escapes, CR and bidirectional controls shown as \x1b, \r, \u202e) and cut.
-  for (std::string& line : v.lines) line = diag::excerpt(line, kVerdictLineMax);
+  // The cut marker ("... (N bytes)", at most 32 bytes) fits within the line's 1,000.
+  for (std::string& line : v.lines) line = diag::excerpt(line, kVerdictLineMax - 32);
   return v;
 }
 

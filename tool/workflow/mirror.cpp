@@ -2,6 +2,7 @@
 #include "workflow/mirror.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
 
@@ -79,6 +80,8 @@ std::string deb_control(const fs::path& deb) {
 std::string packages_stanza(const std::string& control, const lock::AptPackage& p, const std::string& file) {
   // deb822: "Field: value" lines, continuation lines starting with a space or tab, no blank line.
   std::string out, package, version;
+  std::set<std::string> fields;
+  bool skipping = false;
   std::size_t line_no = 0;
   const Error bad("the control file of " + file + " is not one deb822 paragraph", std::nullopt,
                   "delete the file and run 'envpin mirror' again");
@@ -96,20 +99,23 @@ std::string packages_stanza(const std::string& control, const lock::AptPackage& 
     if (std::any_of(line.begin(), line.end(), [](unsigned char c) { return c < 0x20 && c != '\t'; })) throw bad;
     if (line.front() == ' ' || line.front() == '\t') {
       if (line_no == 1) throw bad;
-      out += line + "\n";
+      if (!skipping) out += line + "\n";  // a dropped field's continuation goes with it
       continue;
     }
     const std::size_t colon = line.find(':');
     if (colon == std::string::npos || colon == 0 || !diag::only_ascii(line.substr(0, colon), "-_")) throw bad;
-    const std::string field = line.substr(0, colon);
+    // Field names are case-insensitive (deb822): "filename" is apt's Filename.
+    std::string field = line.substr(0, colon);
+    std::transform(field.begin(), field.end(), field.begin(), [](unsigned char c) { return std::tolower(c); });
     std::string value = line.substr(colon + 1);
     value.erase(0, value.find_first_not_of(" \t"));
     // What the repository says about the file is the lock's, never the package's own claim.
-    if (field == "Filename" || field == "Size" || field == "SHA256" || field == "MD5sum" || field == "SHA1" ||
-        field == "SHA512")
-      continue;
-    if (field == "Package") package = value;
-    if (field == "Version") version = value;
+    skipping = field == "filename" || field == "size" || field == "sha256" || field == "md5sum" || field == "sha1" ||
+               field == "sha512";
+    if (skipping) continue;
+    if (!fields.insert(field).second) throw bad;  // apt would take one of the two
+    if (field == "package") package = value;
+    if (field == "version") version = value;
     out += line + "\n";
   }
   if (package != p.name || version != p.version)
