@@ -58,7 +58,7 @@ Command check_command() {
   return {"check", "check this machine or container against the manifest and envpin.lock (exit bitmask 1/2/4)",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<CheckOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_flag("-q,--quiet", o->quiet, "print only problems and the summary");
             app.add_flag("--allow-no-gpu", o->allow_no_gpu, "GPU checks become skips on machines without a GPU");
             app.add_flag("--smoke", o->smoke,

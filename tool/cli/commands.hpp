@@ -6,6 +6,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "diag/terminal.hpp"
 
@@ -26,6 +27,13 @@ struct Command {
   const char* summary;
   std::function<std::function<int(Streams&)>(CLI::App&)> setup;
 };
+
+// The options several commands share, each declared once (cli/options.cpp): the same words and
+// help in every command.
+CLI::Option* manifest_option(CLI::App& app, std::string& file);                         // -f,--manifest
+CLI::Option* quiet_flag(CLI::App& app, bool& quiet);                                    // -q,--quiet
+CLI::Option* insecure_registry_option(CLI::App& app, std::vector<std::string>& hosts);  // repeatable
+CLI::Option* ssh_option(CLI::App& app, std::string& ssh);                               // -e,--ssh
 
 Command generate_command();
 Command validate_command();

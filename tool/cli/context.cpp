@@ -32,10 +32,10 @@ Command context_command() {
   return {"context", "write the docker build context as a deterministic tar and print its sha256",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<Options>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest of the project")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_option("-o,--output", o->output, "the tar to write ('-': standard output, the digest on stderr)")
                 ->capture_default_str();
-            app.add_flag("-q,--quiet", o->quiet, "no progress on stderr");
+            quiet_flag(app, o->quiet);
             return [o](Streams& io) { return context(*o, io); };
           }};
 }

@@ -48,7 +48,7 @@ Command generate_command() {
   return {"generate", "write Dockerfile, devcontainer.json, check_env.sh and .dockerignore from the manifest",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<workflow::GenerateRequest>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest to read")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_flag("--check", o->check,
                          "write nothing; exit 3 and list the files that differ from what the manifest gives");
             app.add_flag("-n,--dry-run", o->dry_run, "write nothing; list what would be written");
@@ -77,7 +77,7 @@ Command validate_command() {
   return {"validate", "check the manifest and report the first error, writing nothing",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto file = std::make_shared<std::string>("envpin.yaml");
-            app.add_option("-f,--manifest", *file, "the manifest to read")->capture_default_str();
+            manifest_option(app, *file);
             return [file](Streams& io) { return validate(*file, io); };
           }};
 }

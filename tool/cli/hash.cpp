@@ -44,7 +44,7 @@ Command hash_command() {
             auto paths = std::make_shared<std::vector<std::string>>();
             auto quiet = std::make_shared<bool>(false);
             app.add_option("paths", *paths, "files or directories")->required();
-            app.add_flag("-q,--quiet", *quiet, "no progress on stderr");
+            quiet_flag(app, *quiet);
             return [paths, quiet](Streams& io) { return hash(*paths, *quiet, io); };
           }};
 }

@@ -11,7 +11,7 @@ Command job_command(const char* name, const char* summary, Action action,
                     std::function<void(CLI::App&, JobOptions&)> options) {
   return {name, summary, [action, options](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<JobOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest to read")->capture_default_str();
+            manifest_option(app, o->manifest);
             options(app, *o);
             return [o, action](Streams& io) { return action(*o, io); };
           }};

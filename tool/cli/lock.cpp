@@ -130,12 +130,11 @@ Command lock_command() {
   return {"lock", "resolve every pin (image digest, apt closure, wheels, files) into envpin.lock",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<LockOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest to read")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_option("--lock", o->lock, "the lock to write (default: envpin.lock next to the manifest)");
-            app.add_option("--insecure-registry", o->insecure,
-                           "a registry host[:port] reached over http:// (loopback always is); repeatable");
+            insecure_registry_option(app, o->insecure);
             app.add_flag("--json", o->json, "also print the lock as JSON on stdout");
-            app.add_flag("-q,--quiet", o->quiet, "no progress on stderr");
+            quiet_flag(app, o->quiet);
             app.add_flag("--verbose", o->verbose,
                          "print the wall time of each phase (registry, apt, python) on stderr");
             app.add_option_function<long>("--timeout", net::set_network_timeout_s,
@@ -150,7 +149,7 @@ Command verify_command() {
   return {"verify", "check envpin.lock is intact (exit 1 when edited) and current (exit 2 when stale)",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<LockOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest the lock belongs to")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_option("--lock", o->lock, "the lock to check (default: envpin.lock next to the manifest)");
             return [o](Streams& io) { return verify(*o, io); };
           }};

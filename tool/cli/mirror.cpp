@@ -79,11 +79,10 @@ Command mirror_command() {
             auto a = std::make_shared<MirrorArgs>();
             app.add_option("dir", a->dir, "the mirror directory (created; files already there that match are kept)")
                 ->required();
-            app.add_option("-f,--manifest", a->manifest, "the manifest the lock belongs to")->capture_default_str();
+            manifest_option(app, a->manifest);
             app.add_option("--lock", a->lock, "the lock to mirror (default: envpin.lock next to the manifest)");
-            app.add_option("--insecure-registry", a->insecure,
-                           "a registry host[:port] reached over http:// (loopback always is); repeatable");
-            app.add_flag("-q,--quiet", a->quiet, "no progress on stderr");
+            insecure_registry_option(app, a->insecure);
+            quiet_flag(app, a->quiet);
             app.add_option_function<long>("--timeout", net::set_network_timeout_s,
                                           "seconds a server may stay silent before the request fails (default "
                                           "$ENVPIN_NET_TIMEOUT, else 30)")

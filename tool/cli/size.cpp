@@ -61,7 +61,7 @@ Command size_command() {
   return {"size", "print the bytes a node pulls (image layers, .debs, wheels) and any CUDA library carried twice",
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<SizeOptions>();
-            app.add_option("-f,--manifest", o->manifest, "the manifest the lock belongs to")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_option("--lock", o->lock, "the lock to read (default: envpin.lock next to the manifest)");
             app.add_flag("--json", o->json, "print the report as JSON");
             return [o](Streams& io) { return size(*o, io); };

@@ -5,28 +5,18 @@
 // --delete. `envpin remote [user@]host:path -- ARGS`: envpin run there, in that directory.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <map>
 #include <memory>
-#include <optional>
 #include <ostream>
-#include <sstream>
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "diag/text.hpp"
-#include "io/process.hpp"
 #include "scan/send_set.hpp"
-#include "sync/remote.hpp"
 #include "workflow/sync.hpp"
 
 namespace envpin::cli {
 namespace {
-
-namespace fs = std::filesystem;
-using diag::Error;
 
 struct SyncOptions {
   std::string target;
@@ -79,25 +69,8 @@ struct RemoteOptions {
 
 int run_remote(const RemoteOptions& o, Streams& io) {
   use_ssh(o.ssh);
-  const sync::Target target = sync::parse_target(o.target);
-  if (o.args.empty())
-    throw Error("no envpin command to run on " + target.host, std::nullopt,
-                "e.g. envpin remote " + o.target + " -- check");
-  if (o.args.front() == "run") workflow::check_remote_data(target, o.target, o.args);
   io.out.flush();
-  const int code = io::run_attached(sync::remote_envpin_argv(target, o.args));
-  if (code == 127)
-    throw Error(
-        "envpin is not installed on " + target.host + " (or the directory " + diag::quote(target.path) + " is missing)",
-        std::nullopt,
-        "install it there (the .deb, or a build of this version), set ENVPIN_REMOTE_ENVPIN to its path, or run the "
-        "synced .envpin/run.sh there directly (it needs no envpin)");
-  if (code == 255)
-    throw Error("ssh to " + target.destination + " failed (exit 255); ssh's message is above", std::nullopt,
-                "check the connection with 'ssh " + target.destination + " true'");
-  if (code < 0)
-    throw Error("cannot start ssh", std::nullopt, "install the OpenSSH client (apt-get install openssh-client)");
-  return code;
+  return workflow::run_remote(o.target, o.args);
 }
 
 }  // namespace
@@ -107,14 +80,14 @@ Command sync_command() {
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<SyncOptions>();
             app.add_option("target", o->target, "[user@]host:path on the server")->required();
-            app.add_option("-f,--manifest", o->manifest, "the manifest")->capture_default_str();
+            manifest_option(app, o->manifest);
             app.add_flag("-n,--dry-run", o->dry_run, "list what would be sent, left out and deleted; send nothing");
             app.add_flag("--data", o->data,
                          "send the jobs' data (jobs.data, paths: in the project) that .gitignore leaves out; "
                          "secret files still stay");
             app.add_flag("--delete", o->remove,
                          "delete files there that the project does not have (excluded ones stay)");
-            app.add_option("-e,--ssh", o->ssh, "the ssh command and its options (default: $ENVPIN_SSH, else ssh)");
+            ssh_option(app, o->ssh);
             return [o](Streams& io) { return run_sync(*o, io); };
           }};
 }
@@ -124,7 +97,7 @@ Command remote_command() {
           [](CLI::App& app) -> std::function<int(Streams&)> {
             auto o = std::make_shared<RemoteOptions>();
             app.add_option("target", o->target, "[user@]host:path of the synced project")->required();
-            app.add_option("-e,--ssh", o->ssh, "the ssh command and its options (default: $ENVPIN_SSH, else ssh)");
+            ssh_option(app, o->ssh);
             app.add_option("args", o->args, "the envpin command and its arguments, after --");
             return [o](Streams& io) { return run_remote(*o, io); };
           }};

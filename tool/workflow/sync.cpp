@@ -204,4 +204,25 @@ void check_remote_data(const sync::Target& target, const std::string& shown_targ
               std::nullopt, "envpin sync --data " + shown_target);
 }
 
+int run_remote(const std::string& target_text, const std::vector<std::string>& args) {
+  const sync::Target target = sync::parse_target(target_text);
+  if (args.empty())
+    throw Error("no envpin command to run on " + target.host, std::nullopt,
+                "e.g. envpin remote " + target_text + " -- check");
+  if (args.front() == "run") check_remote_data(target, target_text, args);
+  const int code = io::run_attached(sync::remote_envpin_argv(target, args));
+  if (code == 127)
+    throw Error(
+        "envpin is not installed on " + target.host + " (or the directory " + diag::quote(target.path) + " is missing)",
+        std::nullopt,
+        "install it there (the .deb, or a build of this version), set ENVPIN_REMOTE_ENVPIN to its path, or run the "
+        "synced .envpin/run.sh there directly (it needs no envpin)");
+  if (code == 255)
+    throw Error("ssh to " + target.destination + " failed (exit 255); ssh's message is above", std::nullopt,
+                "check the connection with 'ssh " + target.destination + " true'");
+  if (code < 0)
+    throw Error("cannot start ssh", std::nullopt, "install the OpenSSH client (apt-get install openssh-client)");
+  return code;
+}
+
 }  // namespace envpin::workflow

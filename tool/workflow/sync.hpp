@@ -45,4 +45,9 @@ SyncResult sync_project(const SyncRequest& request, std::ostream& warnings);
 void check_remote_data(const sync::Target& target, const std::string& shown_target,
                        const std::vector<std::string>& args);
 
+// `envpin remote TARGET -- ARGS`: envpin ARGS on the server, in the synced project, attached to
+// this terminal; its exit code. ssh's and the server's failures to start it (127, 255) are a
+// diag::Error with the fix.
+int run_remote(const std::string& target, const std::vector<std::string>& args);
+
 }  // namespace envpin::workflow
