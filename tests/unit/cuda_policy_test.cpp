@@ -256,6 +256,29 @@ INSTANTIATE_TEST_SUITE_P(
         // instead of installing whatever PyPI serves (a CUDA 13 build without sm_70 since 2.11).
         Scenario{"range_v100_newest_fitting", Req().gpu("V100").torch_range(">=2.7"),
                  "12.6.3 12.6.3-runtime-ubuntu22.04 [70] torch=cu126 driver>=560.35.05 unknown warnings=0"},
+        // Issue 50: torch 2.11 built cu128 without Volta (its release matrix: 12.8 has Turing 7.5 and
+        // newer; 12.6 keeps 7.0). The table said 2.9/2.10's list and a V100 fleet got cu128 wheels.
+        Scenario{"v100_torch211", Req().gpu("V100").torch("2.11.0"),
+                 "12.6.3 12.6.3-runtime-ubuntu22.04 [70] torch=cu126 driver>=560.35.05 unknown warnings=0"},
+        Scenario{"v100_torch211_cu128", Req().gpu("V100").torch("2.11.0").variant("cu128"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.11.0+cu128 (python.extra_index at line 9) wheels are built "
+                 "with CUDA 12.8 and carry no kernels for 'V100' (sm_70)\n"
+                 "envpin: hint: use torch 2.11.0+cu126 (its variant with kernels for the fleet)\n"},
+        // The real cause: each GPU has a variant, none has both (cu126 stops at Hopper, cu128 and
+        // cu130 start at Turing); the fix is decided as the refusal is (torch 2.10 cu128 fits both).
+        Scenario{"v100_rtx5090_torch211", Req().gpu("V100").gpu("RTX 5090").torch("2.11.0"),
+                 "envpin: error: --torch: torch 2.11.0 (--torch) has no variant with kernels for every fleet GPU: "
+                 "cu126 has none for 'RTX 5090' (sm_120); cu128 has none for 'V100' (sm_70); cu130 has none for "
+                 "'V100' (sm_70)\n"
+                 "envpin: hint: use torch 2.10 (cu128), or an older release down to 2.8\n"},
+        Scenario{"v100_rtx5090_range_to_211", Req().gpu("V100").gpu("RTX 5090").torch_range(">=2.10,<2.12"),
+                 "12.8.1 12.8.1-runtime-ubuntu22.04 [70-real;120] torch=cu128 driver>=570.124.06 unknown warnings=0"},
+        Scenario{"v100_rtx5090_range_from_211", Req().gpu("V100").gpu("RTX 5090").torch_range(">=2.11"),
+                 "envpin: error: envpin.yaml:8:7: no torch release 'torch>=2.11' allows fits: 2.14: has no variant "
+                 "with kernels for every fleet GPU; 2.13: has no variant with kernels for every fleet GPU; 2.12: has "
+                 "no variant with kernels for every fleet GPU; and 1 older\n"
+                 "envpin: hint: torch 2.10 fits (the nearest release that does): widen the specifier to allow it, or "
+                 "change the fleet, driver or cuda.version\n"},
         Scenario{"range_bare_torch_h100", Req().gpu("H100").torch_range(""),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [90] torch=cu132 driver>=595.58.03 unknown warnings=0"},
         Scenario{"range_upper_bound", Req().gpu("A100").torch_range(">=2.4,<2.5"),

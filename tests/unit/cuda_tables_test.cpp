@@ -188,6 +188,30 @@ TEST(CudaTables, EveryTorchRow) {
   EXPECT_FALSE(has(find_torch_release("2.6.0")->variants.back().sass, 120));
 }
 
+// The x86_64 wheels' cubins as torch.cuda.get_arch_list() printed them on released wheels, row
+// by row against the table (issue 50: 2.11 dropped sm_70 from cu128 and the table kept 2.10's
+// list). Sources: pytorch/pytorch#182250 (2.10.0+cu128, 2.11.0+cu126, 2.11.0+cu128), #90761
+// (1.13.1+cu117). A release that changes a variant's list is a row here and a table change.
+TEST(CudaTables, TorchRowsMatchMeasuredArchLists) {
+  struct Measured {
+    const char* version;
+    const char* cuda;
+    std::vector<int> sass;
+  };
+  const std::vector<Measured> measured = {
+      {"1.13.1", "11.7", {37, 50, 60, 70, 75, 80, 86}},
+      {"2.10.0", "12.8", {70, 75, 80, 86, 90, 100, 120}},
+      {"2.11.0", "12.6", {50, 60, 70, 75, 80, 86, 90}},
+      {"2.11.0", "12.8", {75, 80, 86, 90, 100, 120}},
+  };
+  for (const Measured& m : measured) {
+    const TorchVariant* v = find_torch_variant(m.version, m.cuda);
+    ASSERT_TRUE(v) << m.version << " " << m.cuda;
+    EXPECT_EQ(v->sass, m.sass) << m.version << " " << v->tag;
+    EXPECT_EQ(v->ptx, 0) << m.version << " " << v->tag << ": released wheels carry no PTX";
+  }
+}
+
 TEST(CudaTables, TorchVariantAndKernelRule) {
   const TorchVariant* cu124 = find_torch_variant("2.4.1+cu124", "12.4");
   ASSERT_TRUE(cu124);

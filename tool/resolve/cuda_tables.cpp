@@ -312,6 +312,16 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu128_28 = variant("cu128", "12.8", volta_to_blackwell);
   const TorchVariant cu128 = variant("cu128", "12.8", volta_to_blackwell, 0, {80, 90, 100, 120});
   const TorchVariant cu129 = variant("cu129", "12.9", volta_to_blackwell, 120, {90, 100, 120});
+  // 2.11 built cu128 without Volta: its release compatibility matrix (pytorch/pytorch RELEASE.md,
+  // PR #175253, after RFC #172352) lists "12.8.1: Turing(7.5), Ampere(8.0, 8.6), Hopper(9.0),
+  // Blackwell(10.0, 12.0)"; cu126 keeps 7.0. Measured: torch.cuda.get_arch_list() of 2.11.0+cu128
+  // is sm_75 ... sm_120, of 2.11.0+cu126 sm_50 ... sm_90, of 2.10.0+cu128 sm_70 ... sm_120
+  // (pytorch/pytorch#182250). A V100 fleet on 2.11 takes cu126, a V100 + sm_120 fleet torch 2.10.
+  const TorchVariant cu128_211 = variant("cu128", "12.8", turing_to_blackwell, 0, {80, 90, 100, 120});
+  // The record conflicts on cu130/cu132's PTX: RELEASE.md lists "12.0+PTX", but release wheels were
+  // built without it up to 2.12.1 (pytorch/pytorch#175567 for 2.11, #188914), and 2.13.0 cu130 had it
+  // by mistake (#188925). It changes no verdict today: every GPU in gpu_models() past sm_120 is a
+  // 12.x part the sm_120 cubin runs on. Kept as RELEASE.md says until a wheel is measured.
   const TorchVariant cu130 = variant("cu130", "13.0", turing_to_blackwell, 120, arm64_cu13, 120);
   const TorchVariant cu132 = variant("cu132", "13.2", turing_to_blackwell, 120, arm64_cu13, 120);
   static const std::vector<TorchRelease> table = {
@@ -335,7 +345,7 @@ const std::vector<TorchRelease>& torch_table() {
       {"2.8", {cu126_x86, cu128_28, cu129}, "3.9", "3.13"},
       {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
       {"2.10", {cu126, cu128, cu130}, "3.10", "3.14"},
-      {"2.11", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.11", {cu126, cu128_211, cu130}, "3.10", "3.14"},
       {"2.12", {cu126, cu130, cu132}, "3.10", "3.14"},
       {"2.13", {cu126, cu130, cu132}, "3.10", "3.15"},
       {"2.14", {cu126, cu130, cu132}, "3.10", "3.15"},

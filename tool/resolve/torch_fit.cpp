@@ -162,6 +162,25 @@ void TorchFit::check_some_variant_runs() const {
     if (b.fixes.empty()) b.hint = "drop '" + g.input + "'";
     throw Refusal(b);
   }
+  // Each GPU has a variant, but no variant has them all (V100 + RTX 5090 on torch 2.11: cu126
+  // stops at Hopper, cu128 and cu130 start at Turing): no toolkit or driver can fix that either,
+  // and the variant a toolkit would pick names only half the cause.
+  std::vector<std::string> lacks;
+  for (const TorchVariant& v : torch_->variants) {
+    std::string missing;
+    for (const GpuTarget& g : fleet_)
+      if (!runs(v, g.sm)) missing += (missing.empty() ? "'" : " and '") + g.input + "' (" + sm_name(g.sm) + ")";
+    if (missing.empty()) return;
+    lacks.push_back(std::string(v.tag) + " has none for " + missing);
+  }
+  std::string each;
+  for (const std::string& l : lacks) each += (each.empty() ? "" : "; ") + l;
+  Blocker b{"torch " + req_.torch->value + " (" + req_.torch->origin.describe() +
+                ") has no variant with kernels for every fleet GPU: " + each,
+            "", req_.torch->origin.location()};
+  if (auto f = fleet_fix()) b.fixes.push_back(*f);
+  if (b.fixes.empty()) b.hint = "split the fleet: one image per GPU generation";
+  throw Refusal(b);
 }
 
 // torch publishes wheels for a range of CPython minors per release (RELEASE.md matrix).
