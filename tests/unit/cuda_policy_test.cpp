@@ -279,6 +279,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "no variant with kernels for every fleet GPU; and 1 older\n"
                  "envpin: hint: torch 2.10 fits (the nearest release that does): widen the specifier to allow it, or "
                  "change the fleet, driver or cuda.version\n"},
+        // Issue 50: on arm64 the cause is what the aarch64 wheels lack. Jetson Thor (sm_110) on 2.8: its
+        // only aarch64 wheels (cu129) have no sm_110 -- not the nvcc-major rule, and the fix is a release
+        // with sm_110 (2.9 cu130), never "set cuda.version to 12.9", which cannot build for sm_110.
+        Scenario{"thor_arm64_torch28", Req().gpu("Jetson T5000").arm64().torch("2.8.0"),
+                 "envpin: error: --torch: torch 2.8.0 (--torch) has no wheels with kernels for 'Jetson T5000' "
+                 "(sm_110): none of its variants with linux/arm64 wheels (cu129) has them there, so it would fail "
+                 "with \"no kernel image is available for execution on the device\"\n"
+                 "envpin: hint: use torch 2.9 or newer (cu130)\n"},
+        // GH200 on 2.7.0+cu126: cu126's x86 wheels have sm_90; 2.7 has no aarch64 cu126 wheel.
+        Scenario{"gh200_torch27_cu126", Req().gpu("GH200").arm64().torch("2.7.0").variant("cu126"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.7.0+cu126 (python.extra_index at line 9) has no linux/arm64 "
+                 "wheels: torch 2.7.0's aarch64 CUDA wheels are cu128, and pip would install PyPI's CPU-only aarch64 "
+                 "wheel\n"
+                 "envpin: hint: use torch 2.7.0+cu128 (its variant with linux/arm64 wheels for the fleet)\n"},
         Scenario{"range_bare_torch_h100", Req().gpu("H100").torch_range(""),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [90] torch=cu132 driver>=595.58.03 unknown warnings=0"},
         Scenario{"range_upper_bound", Req().gpu("A100").torch_range(">=2.4,<2.5"),

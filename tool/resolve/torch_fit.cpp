@@ -112,6 +112,28 @@ void TorchFit::check_pinned_variant_kernels() const {
                     "upgrade the fleet's driver to " + branch_text(minor_compat_floor(major)) + " or newer"));
     throw Refusal(b);
   }
+  // A variant with no aarch64 wheels on linux/arm64 (GH200 on 2.7.0+cu126: its x86 wheels have
+  // sm_90, 2.7's aarch64 ones are cu128 only): that is the cause, not its kernels.
+  if (std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end() &&
+      pinned->sass_arm64.empty()) {
+    std::string with;
+    for (const TorchVariant& t : torch_->variants)
+      if (!t.sass_arm64.empty()) with += (with.empty() ? "" : ", ") + std::string(t.tag);
+    Blocker b{"torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
+                  req_.torch_variant->origin.describe() + ") has no linux/arm64 wheels: torch " + req_.torch->value +
+                  "'s aarch64 CUDA wheels are " + (with.empty() ? "none" : with) +
+                  ", and pip would install PyPI's CPU-only aarch64 wheel",
+              "", req_.torch_variant->origin.location()};
+    for (auto t = torch_->variants.rbegin(); t != torch_->variants.rend() && b.fixes.empty(); ++t)
+      if (runs_on_fleet(*t))
+        b.fixes.push_back(with_torch(req_, req_.torch->value, std::string(t->tag),
+                                     "use torch " + req_.torch->value + "+" + std::string(t->tag) +
+                                         " (its variant with linux/arm64 wheels for the fleet)"));
+    if (b.fixes.empty())
+      if (auto f = fleet_fix()) b.fixes.push_back(*f);
+    if (b.fixes.empty()) b.hint = "drop linux/arm64 from platforms";
+    throw Refusal(b);
+  }
   for (const GpuTarget& g : fleet_) {
     const bool runs = std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
       return kernels_run_on(sass_for(*pinned, a), a == manifest::Arch::amd64 ? pinned->ptx : pinned->ptx_arm64, g.sm);
@@ -143,20 +165,31 @@ void TorchFit::check_pinned_variant_kernels() const {
 // aarch64 variants without verified lists are left to check(), which names the CPU-only
 // wheel pip would take.
 void TorchFit::check_some_variant_runs() const {
+  // On linux/arm64 only the variants with aarch64 wheels count, when the release has any (Jetson
+  // Thor, sm_110, on torch 2.8: only cu129 has them, without sm_110; the others' x86 lists say
+  // nothing about arm64). A release with none is left to check(), which names the CPU-only wheel.
+  const bool some_arm64 = std::any_of(torch_->variants.begin(), torch_->variants.end(),
+                                      [](const TorchVariant& v) { return !v.sass_arm64.empty(); });
   const auto runs = [&](const TorchVariant& v, int sm) {
     return std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
-      if (a == manifest::Arch::arm64 && v.sass_arm64.empty()) return true;
+      if (a == manifest::Arch::arm64 && v.sass_arm64.empty()) return !some_arm64;
       return kernels_run_on(sass_for(v, a), a == manifest::Arch::amd64 ? v.ptx : v.ptx_arm64, sm);
     });
   };
+  const bool arm64 = std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end();
+  std::string arm64_variants;  // "cu129": the variants whose aarch64 wheels were looked at
+  for (const TorchVariant& v : torch_->variants)
+    if (!v.sass_arm64.empty()) arm64_variants += (arm64_variants.empty() ? "" : ", ") + std::string(v.tag);
   for (const GpuTarget& g : fleet_) {
     if (std::any_of(torch_->variants.begin(), torch_->variants.end(),
                     [&](const TorchVariant& v) { return runs(v, g.sm); }))
       continue;
+    const std::string which =
+        arm64 && some_arm64 ? "none of its variants with linux/arm64 wheels (" + arm64_variants + ") has them there"
+                            : "none of its variants (" + variant_list(*torch_) + ") does";
     Blocker b{"torch " + req_.torch->value + " (" + req_.torch->origin.describe() +
-                  ") has no wheels with kernels for '" + g.input + "' (" + sm_name(g.sm) + "): none of its variants (" +
-                  variant_list(*torch_) +
-                  ") does, so it would fail with \"no kernel image is available for execution on the device\"",
+                  ") has no wheels with kernels for '" + g.input + "' (" + sm_name(g.sm) + "): " + which +
+                  ", so it would fail with \"no kernel image is available for execution on the device\"",
               "", req_.torch->origin.location()};
     if (auto f = fleet_fix()) b.fixes.push_back(*f);
     if (b.fixes.empty()) b.hint = "drop '" + g.input + "'";
@@ -310,14 +343,15 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
                      "change the torch index, or " + req_.cuda.origin.label, req_.torch_variant->origin.location()};
     std::string fit;  // toolkits this torch does fit
     for (const TorchVariant& v : torch_->variants) fit = std::string(v.cuda);
-    return Blocker{
-        torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested + "): its variants are " +
-            variant_list(*torch_) + ", and one must be CUDA " + std::to_string(cmajor) + ".x at or below " +
-            std::string(c.release->minor) +
-            " (torch refuses to build extensions with an nvcc of another CUDA major, as DeepSpeed's and "
-            "apex's builds do)",
-        "set " + req_.cuda.origin.label + " to " + fit + ", or pin a torch built for CUDA " + std::to_string(cmajor),
-        req_.torch->origin.location()};
+    return Blocker{torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested +
+                       "): its variants are " + variant_list(*torch_) + ", and one must be CUDA " +
+                       std::to_string(cmajor) + ".x at or below " + std::string(c.release->minor) +
+                       " (torch refuses to build extensions with an nvcc of another CUDA major, as DeepSpeed's and "
+                       "apex's builds do)",
+                   "pin a torch built for CUDA " + std::to_string(cmajor),
+                   req_.torch->origin.location(),
+                   // Decided before it is printed: a toolkit the fleet rules out is never proposed.
+                   {with_cuda(fit, "set " + req_.cuda.origin.label + " to " + fit)}};
   }
   for (const manifest::Arch a : platforms_) {
     const std::vector<int>& sass = sass_for(*chosen, a);
