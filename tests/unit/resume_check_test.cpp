@@ -536,6 +536,50 @@ TEST(Verdict, ARunThatStartedOverDidNotResume) {
             0);
 }
 
+// Issue 50: a program with no resume at all, killed after its first checkpoint (--kill-at auto),
+// starts over and writes that checkpoint again byte for byte: "saved again what it loaded" was
+// taken as a resume and the verdict said identical. The same bytes written again are no
+// evidence: without a load in envpin_ckpt's journal it did not resume, and the line says why.
+TEST(Verdict, TheFirstCheckpointWrittenAgainIsNoEvidenceOfAResume) {
+  const RunRecord ref =
+      record("t-ref", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-30.pt", "3"}}, {10, 20, 30});
+  const RunRecord over =
+      record("t-kill", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-30.pt", "3"}},
+             {10, 10, 20, 30});
+  const Verdict v = judge(ref, over, {{1.0, "ckpt-10.pt", 1}}, std::nullopt);
+  EXPECT_EQ(v.exit_code, 1);
+  ASSERT_GE(v.lines.size(), 2u);
+  EXPECT_EQ(v.lines[1],
+            "  the job did not resume after kill 1: nothing shows it loaded a checkpoint: its first write after the "
+            "kill, ckpt-10.pt (step 10, version 2), has the bytes of the run's first checkpoint, ckpt-10.pt (step 10, "
+            "version 1), which a run that starts over writes first (envpin_ckpt.load_latest() records a load)");
+  // Two kills, each right after that first checkpoint again (auto chose a copy as "new").
+  const RunRecord twice =
+      record("t-kill", "aa",
+             {{"ckpt-10.pt", "1"}, {"ckpt-10.pt", "1"}, {"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}, {"ckpt-30.pt", "3"}},
+             {10, 10, 10, 20, 30});
+  EXPECT_EQ(judge(ref, twice, {{1.0, "ckpt-10.pt", 1}, {2.0, "ckpt-10.pt", 2}}, std::nullopt).exit_code, 1);
+  // With the load in the journal, the same sequence is a resume that saved again what it loaded.
+  RunRecord loaded = over;
+  loaded.journal = parse_journal("saved 10 " + std::string(64, 'a') + " ckpt-10.pt\nloaded 10 " + std::string(64, 'a') +
+                                 " ckpt-10.pt\n");
+  EXPECT_EQ(judge(ref, loaded, {{1.0, "ckpt-10.pt", 1}}, std::nullopt).exit_code, 0);
+}
+
+// A kill after the last checkpoint: the segment after it writes none, so it tests no resume;
+// the verdict says so instead of counting it.
+TEST(Verdict, AKillAfterTheLastCheckpointTestsNothing) {
+  const RunRecord ref = record("t-ref", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}}, {10, 20});
+  const RunRecord killed = record("t-kill", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}}, {10, 20});
+  const Verdict v = judge(ref, killed, {{1.0, "ckpt-10.pt", 1}, {3.0, "ckpt-20.pt", 2}}, std::nullopt);
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(std::find(v.lines.begin(), v.lines.end(),
+                      "  kill 2 (after ckpt-20.pt) came after the last checkpoint: the run after it wrote none, so it "
+                      "tests no resume"),
+            v.lines.end())
+      << v.lines.back();
+}
+
 TEST(Journal, IsReadWithAGrammar) {
   const std::string a(64, 'a'), b(64, 'b');
   const Journal j = parse_journal("saved 10 " + a + " ckpt-10.pt\nsaved - " + b + " x.pt\nloaded 10 " + a +

@@ -218,11 +218,17 @@ Response fetch_once(const Request& request, const HttpOptions& options, BodySink
         throw diag::Error("envpin fetches only http:// and https:// URLs, not " + diag::quote(shown(request.url)),
                           std::nullopt, "name the file by its web address");
       // A host that accepts and then says nothing (or never accepts) would only make the user
-      // wait again. The time is what was waited: the connect timeout or the stall limit.
-      if (code == CURLE_OPERATION_TIMEDOUT)
-        throw diag::Error(
-            "no answer from " + shown(request.url) + " after " + std::to_string((elapsed_ms() + 500) / 1000) + " s",
-            std::nullopt, "check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)");
+      // wait again. The time named is the limit that ran out (the connect timeout, the stall
+      // limit or the whole transfer's), the largest the wait reached: the same words however
+      // late a loaded machine noticed.
+      if (code == CURLE_OPERATION_TIMEDOUT) {
+        long limit = std::min(options.connect_timeout_s, options.stall_s);
+        for (const long l : {options.stall_s, options.timeout_s})
+          if (l > limit && elapsed_ms() >= l * 1000) limit = l;
+        throw diag::Error("no answer from " + shown(request.url) + " after " + std::to_string(limit) + " s",
+                          std::nullopt,
+                          "check that the server is up; wait longer with --timeout SECONDS (or ENVPIN_NET_TIMEOUT)");
+      }
       if (attempt == options.attempts) break;
     }
     if (elapsed_ms() + delay_ms > options.stall_s * 1000) break;

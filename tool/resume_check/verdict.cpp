@@ -415,6 +415,18 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
     // with its weights equal): the first version after the kill that is not such a copy tells.
     // The same step with other weights was trained again: the step counter was not restored.
     const std::vector<Resave> resaves = resaves_after(v, at);
+    // The same bytes written again are no evidence by themselves: a run that starts over writes
+    // its first checkpoint first, byte for byte (a program with no resume, killed by `auto` after
+    // that checkpoint). Only a load in envpin_ckpt's journal (one per segment) tells them apart.
+    const bool load_recorded = killed.journal.loaded.size() > k;
+    if (!load_recorded && !resaves.empty() && resaves.front().same_bytes && resaves.front().before == 0 &&
+        !ref.checkpoints.empty() && ref.checkpoints.front().sha256 == v[0].sha256) {
+      out.push_back(head + "nothing shows it loaded a checkpoint: its first write after the kill, " +
+                    version_text(v, resaves.front().after) + ", has the bytes of the run's first checkpoint, " +
+                    version_text(v, 0) +
+                    ", which a run that starts over writes first (envpin_ckpt.load_latest() records a load)");
+      continue;
+    }
     // Only where a step names one save: in the uninterrupted run no two versions of that name
     // share a step (a last.pt saved each N iterations with its epoch as the step would).
     const auto one_save_a_step = [&](const std::string& name) {
@@ -538,6 +550,17 @@ bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics
 
 namespace {
 
+// Kills after which the run wrote no checkpoint: nothing was resumed from them.
+std::vector<std::string> untested_kills(const RunRecord& killed, const std::vector<KillPoint>& kills) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < kills.size(); ++k)
+    if (!killed.checkpoints.empty() && kills[k].completed >= killed.checkpoints.size())
+      out.push_back("kill " + std::to_string(k + 1) +
+                    (kills[k].newest.empty() ? "" : " (after " + kills[k].newest + ")") +
+                    " came after the last checkpoint: the run after it wrote none, so it tests no resume");
+  return out;
+}
+
 Verdict decide(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
                const std::optional<RunRecord>& ref2, const Semantics& semantics, const Tolerance& tolerance,
                const std::string& bytes_only_note) {
@@ -603,6 +626,7 @@ Verdict decide(const RunRecord& ref, const RunRecord& killed, const std::vector<
       else if (i.match == Match::same_state)
         v.lines.push_back("  " + i.name + "  state identical (" + m.how + "); the files differ in bytes only");
     }
+    for (const std::string& n : untested_kills(killed, kills)) v.lines.push_back("  " + n);
     return v;
   }
 
