@@ -564,6 +564,17 @@ TEST(Verdict, TheFirstCheckpointWrittenAgainIsNoEvidenceOfAResume) {
   loaded.journal = parse_journal("saved 10 " + std::string(64, 'a') + " ckpt-10.pt\nloaded 10 " + std::string(64, 'a') +
                                  " ckpt-10.pt\n");
   EXPECT_EQ(judge(ref, loaded, {{1.0, "ckpt-10.pt", 1}}, std::nullopt).exit_code, 0);
+  // A config.json written at each start (no step, once in the uninterrupted run) is written again
+  // by a run that resumes too: no verdict from it.
+  const RunRecord cfg_ref =
+      record("t-ref", "aa", {{"config.json", "c"}, {"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}}, {-1, 10, 20});
+  RunRecord cfg =
+      record("t-kill", "aa", {{"config.json", "c"}, {"config.json", "c"}, {"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}});
+  cfg.checkpoints[2].step = 10;
+  cfg.checkpoints[3].step = 20;
+  RunRecord cfg_ref_unstepped = cfg_ref;
+  cfg_ref_unstepped.checkpoints[0].step.reset();
+  EXPECT_EQ(judge(cfg_ref_unstepped, cfg, {{1.0, "config.json", 1}}, std::nullopt).exit_code, 0);
 }
 
 // A kill after the last checkpoint: the segment after it writes none, so it tests no resume;

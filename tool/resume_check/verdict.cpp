@@ -418,9 +418,16 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
     // The same bytes written again are no evidence by themselves: a run that starts over writes
     // its first checkpoint first, byte for byte (a program with no resume, killed by `auto` after
     // that checkpoint). Only a load in envpin_ckpt's journal (one per segment) tells them apart.
+    // A name with no step that the uninterrupted run wrote once (a config.json written at each
+    // start) is no checkpoint to judge by: a resumed run writes it again too.
     const bool load_recorded = killed.journal.loaded.size() > k;
+    const auto written_once = [&](const std::string& name) {
+      return std::count_if(ref.checkpoints.begin(), ref.checkpoints.end(),
+                           [&](const Version& r) { return r.name == name; }) == 1;
+    };
     if (!load_recorded && !resaves.empty() && resaves.front().same_bytes && resaves.front().before == 0 &&
-        !ref.checkpoints.empty() && ref.checkpoints.front().sha256 == v[0].sha256) {
+        !ref.checkpoints.empty() && ref.checkpoints.front().sha256 == v[0].sha256 &&
+        (v[0].step || !written_once(v[0].name))) {
       out.push_back(head + "nothing shows it loaded a checkpoint: its first write after the kill, " +
                     version_text(v, resaves.front().after) + ", has the bytes of the run's first checkpoint, " +
                     version_text(v, 0) +
