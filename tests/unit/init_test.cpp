@@ -665,6 +665,48 @@ TEST_F(Init, DockerfileFinalStageAptAndPip) {
   for (const std::string& n : d.notes) EXPECT_EQ(n.find("hf_abc"), std::string::npos) << n;
 }
 
+// Issue 50, item 5: a requirements file the Dockerfile COPYs from its context into the image is
+// read from the context (it was "not beside the Dockerfile: pass it with --from", and its packages
+// were missing), a glob included; one a COPY --from another stage brings is not; and pip flags
+// that change what is installed are named, never dropped silently.
+TEST_F(Init, DockerfileFollowsCopiesAndNamesPipFlags) {
+  write("requirements_a.txt", "numpy==1.26.4\n");
+  write("requirements_b.txt", "requests==2.31.0\n");
+  fs::create_directories(dir_ / "deps");
+  write("deps/extra.txt", "six==1.16.0\n");
+  write("other.txt", "rich==13.7.0\n");
+  const fs::path df =
+      write("Dockerfile",
+            "FROM python:3.11-slim AS base\n"
+            "COPY other.txt /stage/other.txt\n"
+            "FROM python:3.11-slim\n"
+            "COPY requirements_*.txt /tmp/\n"
+            "RUN pip install -r /tmp/requirements_*.txt\n"
+            "COPY deps/extra.txt /opt/x.txt\n"
+            "COPY --from=base /stage/other.txt /opt/other.txt\n"
+            "RUN pip install -r /opt/x.txt -r /opt/other.txt && pip install foo==1.0 --no-deps --pre\n");
+  Draft d;
+  read_dockerfile(df, d);
+  settle(d);
+  const std::string m = manifest(d, {});
+  EXPECT_NE(m.find("    - \"numpy==1.26.4\"  # requirements_a.txt:1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("    - \"requests==2.31.0\"  # requirements_b.txt:1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("    - \"six==1.16.0\"  # extra.txt:1\n"), std::string::npos) << m;
+  EXPECT_EQ(m.find("rich"), std::string::npos) << "another stage's file is not the context's: " << m;
+  EXPECT_NE(m.find("#   Dockerfile:8: pip installs '/opt/other.txt', which is not beside the Dockerfile: pass it "
+                   "with --from\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("#   Dockerfile:8: pip's --no-deps is not carried: envpin lock resolves the packages of this line "
+                   "with their dependencies"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("#   Dockerfile:8: pip's --pre is not carried: envpin lock takes a pre-release only where a pin "
+                   "names one"),
+            std::string::npos)
+      << m;
+}
+
 // Issue 34, item 3: the --index-url of one `pip install torch` line is that line's, not the
 // project's only index (the generated Dockerfile installed every package from download.pytorch.org).
 TEST_F(Init, DockerfileTorchIndexKeepsItsScope) {

@@ -4,6 +4,8 @@
 // its `apt-get install` and `pip install` lines. Nothing in it is run or expanded beyond the
 // global ARG defaults a FROM names. A Dockerfile is read after the other inputs and gives way to
 // them: where it disagrees, its value is a suggestion in the notes.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -268,9 +270,56 @@ bool pytorch_index(std::string_view url) {
   return url.starts_with("https://download.pytorch.org/whl/") || url.starts_with("http://download.pytorch.org/whl/");
 }
 
+// A COPY or ADD from the build context (no --from): its sources, relative to the context and
+// maybe globs, and where they land in the image.
+struct ContextCopy {
+  std::vector<std::string> sources;
+  std::string dest;
+};
+
+// The context files that are at `image_path` (a glob like /tmp/requirements_*.txt too) after the
+// COPYs so far, relative to `context`: "COPY requirements_*.txt /tmp/" then "pip install -r
+// /tmp/requirements_*.txt" reads requirements_a.txt and requirements_b.txt beside the Dockerfile.
+std::vector<std::string> copied_to(const std::string& image_path, const std::vector<ContextCopy>& copies,
+                                   const fs::path& context, const fs::path& root) {
+  const fs::path wanted = fs::path(image_path).lexically_normal();
+  for (auto c = copies.rbegin(); c != copies.rend(); ++c) {
+    const bool into_directory = c->dest.ends_with("/") || c->sources.size() > 1 ||
+                                std::any_of(c->sources.begin(), c->sources.end(), [](const std::string& x) {
+                                  return x.find_first_of("*?[") != std::string::npos;
+                                });
+    const fs::path dest = fs::path(c->dest).lexically_normal();
+    std::vector<std::string> found;
+    for (const std::string& source : c->sources) {
+      const fs::path src = fs::path(source).lexically_normal();
+      if (src.is_absolute() || src.empty() || *src.begin() == "..") continue;
+      const std::string pattern = src.filename().string();
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(context / src.parent_path(), ec)) {
+        const std::string name = entry.path().filename().string();
+        if (found.size() >= 16 || ::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
+        const fs::path landed = into_directory ? (dest / name).lexically_normal() : dest;
+        const bool hit = into_directory ? landed.parent_path() == wanted.parent_path() &&
+                                              ::fnmatch(wanted.filename().c_str(), name.c_str(), FNM_PERIOD) == 0
+                                        : landed == wanted;
+        std::error_code fe;
+        const fs::path resolved = fs::weakly_canonical(entry.path(), fe);
+        if (hit && !fe && inside(resolved, root) && fs::is_regular_file(resolved, fe))
+          found.push_back((src.parent_path() / name).generic_string());
+      }
+    }
+    if (!found.empty()) {
+      std::sort(found.begin(), found.end());
+      return found;
+    }
+  }
+  return {};
+}
+
 // `pip install` arguments, read as the lines of a requirements file would be.
 void pip_install(std::vector<std::string> words, std::size_t first, const fs::path& file, int line, Draft& d,
-                 Includes& inc, const std::map<std::string, std::string>& vars) {
+                 Includes& inc, const std::map<std::string, std::string>& vars,
+                 const std::vector<ContextCopy>& copies) {
   const std::string from = where(file, line);
   // "torch==${PYTORCH_VERSION}": the value the Dockerfile's own ARG default or ENV gives it.
   for (std::size_t i = first; i < words.size(); ++i)
@@ -289,12 +338,21 @@ void pip_install(std::vector<std::string> words, std::size_t first, const fs::pa
       const fs::path included = file.parent_path() / words[++i];
       std::error_code ec;
       const fs::path resolved = fs::weakly_canonical(fs::absolute(included, ec), ec);
+      const std::vector<std::string> copied =
+          words[i].find("://") == std::string::npos
+              ? copied_to(words[i], copies, fs::absolute(file).parent_path(), inc.root)
+              : std::vector<std::string>{};
       if (!fs::path(words[i]).is_absolute() && words[i].find("://") == std::string::npos && !ec &&
-          inside(resolved, inc.root) && fs::is_regular_file(resolved, ec))
+          inside(resolved, inc.root) && fs::is_regular_file(resolved, ec)) {
         requirement_line("-r " + words[i], file, line, d, inc);
-      else
+      } else if (!copied.empty()) {
+        // A file the Dockerfile copied from its context: read where it comes from; each
+        // package's comment names that file.
+        for (const std::string& c : copied) requirement_line("-r " + c, file, line, d, inc);
+      } else {
         note(d, from + ": pip installs " + quote_input(words[i]) +
                     ", which is not beside the Dockerfile: pass it with --from");
+      }
     } else if ((w == "-c" || w == "--constraint") && has_value) {
       note(d, from + ": the constraints file " + quote_input(words[++i]) +
                   " is not carried: envpin lock pins every version the listed packages resolve to");
@@ -319,8 +377,16 @@ void pip_install(std::vector<std::string> words, std::size_t first, const fs::pa
       note(d, from + ": the pip option " + quote_input(w) +
                   " is not carried (envpin lock and the Dockerfile set pip's options)");
       ++i;
+    } else if (w == "--no-deps" || w == "--no-dependencies" || w == "--pre") {
+      // What is installed changes: named, never dropped silently. envpin lock resolves every
+      // package with its dependencies and takes pre-releases only where a pin names one.
+      note(d, from + ": pip's " + w + " is not carried: " +
+                  (w == "--pre" ? "envpin lock takes a pre-release only where a pin names one; pin it (X==1.0rc1)"
+                                : "envpin lock resolves the packages of this line with their dependencies, so a "
+                                  "requirement of theirs may now conflict with the project's: pin the conflicting "
+                                  "package, or leave it out of envpin.yaml"));
     } else if (w.starts_with("-")) {
-      continue;  // -U, --no-cache-dir, --no-deps, -q: how pip runs, not what it installs
+      continue;  // -U, --no-cache-dir, -q: how pip runs, not what it installs
     } else if (const std::string n = manifest::normalize_name(w.substr(0, w.find_first_of("<>=!~[; ")));
                n == "pip" || n == "setuptools" || n == "wheel") {
       note(d, from + ": " + quote_input(w) + " is pip's own tooling: left out (the Python envpin installs brings it)");
@@ -361,7 +427,7 @@ bool leaves_nothing(const std::string& program, const std::vector<std::string>& 
 }
 
 void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& inc,
-              const std::map<std::string, std::string>& vars, bool pip_only) {
+              const std::map<std::string, std::string>& vars, bool pip_only, const std::vector<ContextCopy>& copies) {
   const std::string from = where(file, ins.line);
   if (ins.args.starts_with("[") || ins.args.find("<<") != std::string::npos) {
     note(d, from + ": a RUN in exec or heredoc form is not read: add what it installs by hand");
@@ -412,7 +478,7 @@ void run_line(const Instruction& ins, const fs::path& file, Draft& d, Includes& 
           note(d, from + ": " + quote_input(r) +
                       " is not quoted, so the shell reads its '<' or '>' as a redirection: pip installs " +
                       quote_input(r.substr(0, r.find_first_of("<>"))) + " at any version; quote it in the Dockerfile");
-        pip_install(cmd, j + 1, file, ins.line, d, inc, vars);
+        pip_install(cmd, j + 1, file, ins.line, d, inc, vars, copies);
       } else {
         step(cmd, i);
       }
@@ -630,6 +696,7 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
   }
   // The values of ARG defaults and ENV a stage has, for the pip words that expand them.
   std::map<std::size_t, std::map<std::string, std::string>> vars_of;
+  std::vector<ContextCopy> copies;  // from the build context, in order: a later -r may read them
   for (std::size_t k = 0; k < all.size(); ++k) {
     const Instruction& ins = all[k];
     const std::string from = where(file, ins.line);
@@ -682,9 +749,25 @@ void detail::read_dockerfile_unredacted(const fs::path& file, Draft& d) {
               collecting(d, Location{file.generic_string(), ins.line, 1},
                          [&] { requirement_line(option + " " + url, file, ins.line, d, inc); });
           }
+    if (ins.keyword == "COPY" || ins.keyword == "ADD") {
+      ContextCopy c;
+      bool from_stage = false;
+      std::stringstream words(ins.args);
+      for (std::string w; words >> w;)
+        if (w.starts_with("--from"))
+          from_stage = true;
+        else if (!w.starts_with("--"))
+          c.sources.push_back(w);
+      if (!from_stage && c.sources.size() >= 2) {
+        c.dest = c.sources.back();
+        c.sources.pop_back();
+        copies.push_back(std::move(c));
+      }
+    }
     if (pip_only && ins.keyword != "RUN") continue;
     if (ins.keyword == "RUN") {
-      collecting(d, Location{file.generic_string(), ins.line, 1}, [&] { run_line(ins, file, d, inc, vars, pip_only); });
+      collecting(d, Location{file.generic_string(), ins.line, 1},
+                 [&] { run_line(ins, file, d, inc, vars, pip_only, copies); });
     } else if (ins.keyword == "ENV") {
       std::string names;
       int count = 0;
