@@ -6,6 +6,7 @@
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "lock/size.hpp"
+#include "resolve/cuda_packages.hpp"
 #include "resolve/cuda_tables.hpp"
 
 namespace envpin::resolve {
@@ -105,6 +106,7 @@ Environment resolve(const Manifest& m) {
     env.codename = std::string(os_info("ubuntu" + env.os_version).codename);
     env.base_image = env.cuda->base_image;
     for (const Note& n : env.cuda->warnings) env.warnings.push_back(diag::format_warning(n.text, n.where));
+    for (std::string& w : cuda_package_warnings(m, *env.cuda)) env.warnings.push_back(std::move(w));
   } else if (m.base) {
     env.base_image = m.base->value;
     const OsInfo* os = m.os ? &os_info(m.os->value) : os_of_image(m.base->value);
