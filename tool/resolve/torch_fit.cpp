@@ -124,15 +124,7 @@ void TorchFit::check_pinned_variant_kernels() const {
                   "'s aarch64 CUDA wheels are " + (with.empty() ? "none" : with) +
                   ", and pip would install PyPI's CPU-only aarch64 wheel",
               "", req_.torch_variant->origin.location()};
-    for (auto t = torch_->variants.rbegin(); t != torch_->variants.rend() && b.fixes.empty(); ++t)
-      if (runs_on_fleet(*t))
-        b.fixes.push_back(with_torch(req_, req_.torch->value, std::string(t->tag),
-                                     "use torch " + req_.torch->value + "+" + std::string(t->tag) +
-                                         " (its variant with linux/arm64 wheels for the fleet)"));
-    if (b.fixes.empty())
-      if (auto f = fleet_fix()) b.fixes.push_back(*f);
-    if (b.fixes.empty()) b.hint = "drop linux/arm64 from platforms";
-    throw Refusal(b);
+    refuse_pinned(b, "with linux/arm64 wheels for the fleet", "drop linux/arm64 from platforms");
   }
   for (const GpuTarget& g : fleet_) {
     const bool runs = std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
@@ -143,21 +135,25 @@ void TorchFit::check_pinned_variant_kernels() const {
     const bool too_old = !able.empty() && version_pair(pinned->cuda) < version_pair(able.front());
     const std::string needs =
         too_old ? "; " + sm_name(g.sm) + " needs CUDA " + std::string(able.front()) + " or newer" : "";
-    // Another variant of the same release first: the user keeps the torch they pinned.
     Blocker b{"torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
                   req_.torch_variant->origin.describe() + ") wheels are built with CUDA " + std::string(pinned->cuda) +
                   " and carry no kernels for '" + g.input + "' (" + sm_name(g.sm) + ")" + needs,
               "", req_.torch_variant->origin.location()};
-    for (auto t = torch_->variants.rbegin(); t != torch_->variants.rend() && b.fixes.empty(); ++t)
-      if (runs_on_fleet(*t))
-        b.fixes.push_back(with_torch(req_, req_.torch->value, std::string(t->tag),
-                                     "use torch " + req_.torch->value + "+" + std::string(t->tag) +
-                                         " (its variant with kernels for the fleet)"));
-    if (b.fixes.empty())
-      if (auto f = fleet_fix()) b.fixes.push_back(*f);
-    if (b.fixes.empty()) b.hint = "drop '" + g.input + "'";
-    throw Refusal(b);
+    refuse_pinned(b, "with kernels for the fleet", "drop '" + g.input + "'");
   }
+}
+
+void TorchFit::refuse_pinned(Blocker b, const std::string& why, const std::string& otherwise) const {
+  // Another variant of the same release first: the user keeps the torch they pinned.
+  for (auto t = torch_->variants.rbegin(); t != torch_->variants.rend() && b.fixes.empty(); ++t)
+    if (runs_on_fleet(*t))
+      b.fixes.push_back(
+          with_torch(req_, req_.torch->value, std::string(t->tag),
+                     "use torch " + req_.torch->value + "+" + std::string(t->tag) + " (its variant " + why + ")"));
+  if (b.fixes.empty())
+    if (auto f = fleet_fix()) b.fixes.push_back(*f);
+  if (b.fixes.empty()) b.hint = otherwise;
+  throw Refusal(b);
 }
 
 // No variant of this torch carries kernels for a fleet GPU: no toolkit or driver can fix that,

@@ -37,6 +37,9 @@ class TorchFit {
 
  private:
   void check_pinned_variant_kernels() const;
+  // Throws `b` with, as its fix, the pinned release's newest variant that runs on the fleet ("use
+  // torch V+TAG (its variant `why`)"), else the releases that do, else `otherwise` as the hint.
+  [[noreturn]] void refuse_pinned(Blocker b, const std::string& why, const std::string& otherwise) const;
   void check_some_variant_runs() const;
   void check_python_wheels() const;
   bool runs_on_fleet(const TorchVariant& v) const;
