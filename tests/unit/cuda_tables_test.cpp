@@ -100,6 +100,10 @@ TEST(CudaTables, GpuNamesAsNvidiaSmiPrintsThem) {
     const char* product;
   } cases[] = {
       {"NVIDIA H100 80GB HBM3", "H100"},
+      // Jetson Thor as users and NVIDIA name it (was "unknown GPU ... did you mean 'Jetson AGX Orin'").
+      {"Jetson AGX Thor", "Jetson AGX Thor"},
+      {"NVIDIA Jetson AGX Thor", "Jetson AGX Thor"},
+      {"Jetson Thor", "Jetson Thor"},
       {"NVIDIA A100-SXM4-80GB", "A100"},
       {"Tesla V100-SXM2-16GB", "V100"},
       {"NVIDIA A10", "A10"},

@@ -107,6 +107,10 @@ constexpr GpuModel kGpus[] = {
     {"RTX 5050", 120, consumer},
     {"Jetson T5000", 110, jetson, HostArch::arm64},
     {"Jetson T4000", 110, jetson, HostArch::arm64},
+    // The developer kit's and the series' names as NVIDIA markets them ("NVIDIA Jetson AGX Thor
+    // Developer Kit", "Jetson Thor"), as users write them (pollen-robotics/microduck_rl#38).
+    {"Jetson AGX Thor", 110, jetson, HostArch::arm64},
+    {"Jetson Thor", 110, jetson, HostArch::arm64},
     // What the driver prints on Jetson AGX Thor: "NVIDIA Thor" (vllm-project/vllm#34470).
     {"Thor", 110, jetson, HostArch::arm64},
     {"GB300", 103, data_center, HostArch::arm64},

@@ -3,7 +3,7 @@
 # Runs one long job of pytorch-train in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/pytorch-train:43ba707e1e465aa6, built from Dockerfile when the engine lacks it;
+# - the image envpin/pytorch-train:21dc63112bf6e4b3, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -34,7 +34,7 @@
 set -u
 
 name='pytorch-train'
-image=${ENVPIN_IMAGE:-'envpin/pytorch-train:43ba707e1e465aa6'}
+image=${ENVPIN_IMAGE:-'envpin/pytorch-train:21dc63112bf6e4b3'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'

@@ -39,6 +39,8 @@ rtx 5060|12.0
 rtx 5050|12.0
 jetson t5000|11.0
 jetson t4000|11.0
+jetson agx thor|11.0
+jetson thor|11.0
 thor|11.0
 gb300|10.3
 b300|10.3

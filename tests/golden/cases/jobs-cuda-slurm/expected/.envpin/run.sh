@@ -3,7 +3,7 @@
 # Runs one long job of trainer in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/trainer:eefa80dacd6b2481, built from Dockerfile when the engine lacks it;
+# - the image envpin/trainer:38c93932f769f37f, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /workspace/checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -34,7 +34,7 @@
 set -u
 
 name='trainer'
-image=${ENVPIN_IMAGE:-'envpin/trainer:eefa80dacd6b2481'}
+image=${ENVPIN_IMAGE:-'envpin/trainer:38c93932f769f37f'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/workspace/checkpoints'

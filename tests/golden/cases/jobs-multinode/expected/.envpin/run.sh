@@ -3,7 +3,7 @@
 # Runs one long job of ddp in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/ddp:566a644e361bfc11, built from Dockerfile when the engine lacks it;
+# - the image envpin/ddp:ca8c51dd19c669db, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -50,7 +50,7 @@
 set -u
 
 name='ddp'
-image=${ENVPIN_IMAGE:-'envpin/ddp:566a644e361bfc11'}
+image=${ENVPIN_IMAGE:-'envpin/ddp:ca8c51dd19c669db'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'

@@ -3,7 +3,7 @@
 # Runs one long job of finetune in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/finetune:2fdba39e95228853, built from Dockerfile when the engine lacks it;
+# - the image envpin/finetune:ba50b9552e38365c, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -38,7 +38,7 @@
 set -u
 
 name='finetune'
-image=${ENVPIN_IMAGE:-'envpin/finetune:2fdba39e95228853'}
+image=${ENVPIN_IMAGE:-'envpin/finetune:ba50b9552e38365c'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'

@@ -3,7 +3,7 @@
 # Runs one long job of pretrain in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/pretrain:110446bca7fecf84, built from Dockerfile when the engine lacks it;
+# - the image envpin/pretrain:9a9423996ecafb6e, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file named step-*.pt (jobs.checkpoints.pattern)) the job is started with ENVPIN_RESUME=1 and
@@ -45,7 +45,7 @@
 set -u
 
 name='pretrain'
-image=${ENVPIN_IMAGE:-'envpin/pretrain:110446bca7fecf84'}
+image=${ENVPIN_IMAGE:-'envpin/pretrain:9a9423996ecafb6e'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'
