@@ -293,6 +293,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "wheels: torch 2.7.0's aarch64 CUDA wheels are cu128, and pip would install PyPI's CPU-only aarch64 "
                  "wheel\n"
                  "envpin: hint: use torch 2.7.0+cu128 (its variant with linux/arm64 wheels for the fleet)\n"},
+        // 2.9's cu129 wheels exist outside its release matrix (astral-sh/uv#17380): a pin is taken
+        // (it was "torch 2.9.1 has no cu129 wheels"; pollen-robotics/microduck_rl#38 runs it on a
+        // GB10), but auto and the hints keep to the matrix's measured variants (cu128 above).
+        Scenario{"gb10_torch291_cu129_pinned", Req().gpu("GB10").arm64().torch("2.9.1").variant("cu129"),
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [121] torch=cu129 driver>=575.57.08 unknown warnings=0"},
+        Scenario{"torch210_has_no_cu129", Req().gpu("H100").torch("2.10.0").variant("cu129"),
+                 "envpin: error: envpin.yaml:9:5: torch 2.10.0 has no cu129 wheels (its CUDA variants: cu126, cu128, "
+                 "cu130)\n"
+                 "envpin: hint: use one of its variants, or remove the index and let envpin choose\n"},
         Scenario{"range_bare_torch_h100", Req().gpu("H100").torch_range(""),
                  "13.2.1 13.2.1-runtime-ubuntu22.04 [90] torch=cu132 driver>=595.58.03 unknown warnings=0"},
         Scenario{"range_upper_bound", Req().gpu("A100").torch_range(">=2.4,<2.5"),

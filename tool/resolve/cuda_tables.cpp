@@ -321,6 +321,14 @@ const std::vector<TorchRelease>& torch_table() {
   // Blackwell(10.0, 12.0)"; cu126 keeps 7.0. Measured: torch.cuda.get_arch_list() of 2.11.0+cu128
   // is sm_75 ... sm_120, of 2.11.0+cu126 sm_50 ... sm_90, of 2.10.0+cu128 sm_70 ... sm_120
   // (pytorch/pytorch#182250). A V100 fleet on 2.11 takes cu126, a V100 + sm_120 fleet torch 2.10.
+  // 2.9.0 and 2.9.1 were also published on the cu129 index, for x86_64 and aarch64, though the 2.9
+  // release matrix names 12.6, 12.8 and 13.0 only (torch-2.9.1+cu129-...-manylinux_2_28_aarch64.whl
+  // listed in astral-sh/uv#17380; 2.9.0+cu129 pinned in public projects). Its lists are 2.9's build
+  // scripts' for 12.9 (.ci/manywheel/build_cuda.sh: as 12.8; aarch64 8.0;9.0;10.0;12.0 since
+  // pytorch/pytorch#157843), without PTX: not measured on a released wheel, and release wheels
+  // drop +PTX (#157516).
+  TorchVariant cu129_29 = variant("cu129", "12.9", volta_to_blackwell, 0, {80, 90, 100, 120});
+  cu129_29.pinned_only = true;
   const TorchVariant cu128_211 = variant("cu128", "12.8", turing_to_blackwell, 0, {80, 90, 100, 120});
   // The record conflicts on cu130/cu132's PTX: RELEASE.md lists "12.0+PTX", but release wheels were
   // built without it up to 2.12.1 (pytorch/pytorch#175567 for 2.11, #188914), and 2.13.0 cu130 had it
@@ -347,7 +355,7 @@ const std::vector<TorchRelease>& torch_table() {
       {"2.6", {cu118, cu124, cu126_26}, "3.9", "3.13"},
       {"2.7", {cu118, cu126_x86, cu128_27}, "3.9", "3.13"},
       {"2.8", {cu126_x86, cu128_28, cu129}, "3.9", "3.13"},
-      {"2.9", {cu126, cu128, cu130}, "3.10", "3.14"},
+      {"2.9", {cu126, cu128, cu129_29, cu130}, "3.10", "3.14"},
       {"2.10", {cu126, cu128, cu130}, "3.10", "3.14"},
       {"2.11", {cu126, cu128_211, cu130}, "3.10", "3.14"},
       {"2.12", {cu126, cu130, cu132}, "3.10", "3.14"},

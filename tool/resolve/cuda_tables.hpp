@@ -130,6 +130,9 @@ struct TorchVariant {
   int ptx = 0;                  // compute_XX PTX in the x86_64 wheel, 0 for none
   std::vector<int> sass_arm64;  // cubins in the aarch64 wheel; empty: no verified aarch64 wheel
   int ptx_arm64 = 0;
+  // Published, but outside the release's matrix and not measured (2.9's cu129): taken when a pin
+  // names it, never chosen or proposed in its place.
+  bool pinned_only = false;
 };
 
 struct TorchRelease {

@@ -48,7 +48,8 @@ std::string variant_cuda(const std::string& tag) {
 
 std::string variant_list(const TorchRelease& r) {
   std::string out;
-  for (const auto& v : r.variants) out += (out.empty() ? "" : ", ") + std::string(v.tag);
+  for (const auto& v : r.variants)
+    if (!v.pinned_only) out += (out.empty() ? "" : ", ") + std::string(v.tag);
   return out;
 }
 

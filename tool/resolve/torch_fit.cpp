@@ -97,7 +97,9 @@ void TorchFit::check_pinned_variant_kernels() const {
   if (floor_ && needs_driver && *floor_ < *needs_driver && !forward) {
     std::string runs;  // the newest variant of this torch the driver runs
     for (const TorchVariant& t : torch_->variants)
-      if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first)); f && *floor_ >= *f) runs = t.tag;
+      if (const auto f = parse_driver(minor_compat_floor(version_pair(t.cuda).first));
+          f && *floor_ >= *f && !t.pinned_only)
+        runs = t.tag;
     Blocker b{"torch " + req_.torch->value + "+" + std::string(pinned->tag) + " (" +
                   req_.torch_variant->origin.describe() + ") needs a CUDA " + std::to_string(major) + ".x driver, " +
                   branch_text(minor_compat_floor(major)) + " or newer even with minor-version compatibility, but " +
@@ -175,10 +177,11 @@ void TorchFit::check_some_variant_runs() const {
   const bool arm64 = std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end();
   std::string arm64_variants;  // "cu129": the variants whose aarch64 wheels were looked at
   for (const TorchVariant& v : torch_->variants)
-    if (!v.sass_arm64.empty()) arm64_variants += (arm64_variants.empty() ? "" : ", ") + std::string(v.tag);
+    if (!v.sass_arm64.empty() && !v.pinned_only)
+      arm64_variants += (arm64_variants.empty() ? "" : ", ") + std::string(v.tag);
   for (const GpuTarget& g : fleet_) {
     if (std::any_of(torch_->variants.begin(), torch_->variants.end(),
-                    [&](const TorchVariant& v) { return runs(v, g.sm); }))
+                    [&](const TorchVariant& v) { return !v.pinned_only && runs(v, g.sm); }))
       continue;
     const std::string which =
         arm64 && some_arm64 ? "none of its variants with linux/arm64 wheels (" + arm64_variants + ") has them there"
@@ -196,6 +199,7 @@ void TorchFit::check_some_variant_runs() const {
   // and the variant a toolkit would pick names only half the cause.
   std::vector<std::string> lacks;
   for (const TorchVariant& v : torch_->variants) {
+    if (v.pinned_only) continue;
     std::string missing;
     for (const GpuTarget& g : fleet_)
       if (!runs(v, g.sm)) missing += (missing.empty() ? "'" : " and '") + g.input + "' (" + sm_name(g.sm) + ")";
@@ -254,6 +258,7 @@ const std::vector<int>& TorchFit::sass_for(const TorchVariant& v, manifest::Arch
 // Whether a variant's kernels run on every fleet GPU, on every platform of the image (aarch64
 // wheels carry their own, shorter lists).
 bool TorchFit::runs_on_fleet(const TorchVariant& v) const {
+  if (v.pinned_only) return false;  // never proposed
   return std::all_of(platforms_.begin(), platforms_.end(), [&](manifest::Arch a) {
     const int ptx = a == manifest::Arch::amd64 ? v.ptx : v.ptx_arm64;
     return std::all_of(sms_.begin(), sms_.end(), [&](int sm) { return kernels_run_on(sass_for(v, a), ptx, sm); });
@@ -300,7 +305,7 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
   const TorchVariant* chosen = nullptr;
   const TorchVariant* without_arm64 = nullptr;  // fits the toolkit, but has no aarch64 CUDA wheels
   for (const TorchVariant& v : torch_->variants) {
-    if (req_.torch_variant && v.tag != req_.torch_variant->value) continue;
+    if (req_.torch_variant ? v.tag != req_.torch_variant->value : v.pinned_only) continue;
     if (!image_serves(v, *c.release)) continue;
     if (std::find(platforms_.begin(), platforms_.end(), manifest::Arch::arm64) != platforms_.end() &&
         v.sass_arm64.empty())
@@ -338,7 +343,8 @@ std::optional<Blocker> TorchFit::check(const Candidate& c, CudaDecision& d, cons
                          std::to_string(cmajor) + ".x variant at or below " + std::string(c.release->minor),
                      "change the torch index, or " + req_.cuda.origin.label, req_.torch_variant->origin.location()};
     std::string fit;  // toolkits this torch does fit
-    for (const TorchVariant& v : torch_->variants) fit = std::string(v.cuda);
+    for (const TorchVariant& v : torch_->variants)
+      if (!v.pinned_only) fit = std::string(v.cuda);
     return Blocker{torch_label + " has no wheels that fit a CUDA " + c.toolkit + " image (" + requested +
                        "): its variants are " + variant_list(*torch_) + ", and one must be CUDA " +
                        std::to_string(cmajor) + ".x at or below " + std::string(c.release->minor) +
