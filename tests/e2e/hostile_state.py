@@ -229,7 +229,11 @@ def main():
                 shutil.rmtree(os.path.join(outside, "dir"))
                 os.makedirs(os.path.join(outside, "dir"))
             if kind >= 10:  # the planted link gone again, the log and checkpoint directory as run.sh left them
-                os.remove(planted[where])
+                target = planted[where]
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.rmtree(target)
+                elif os.path.lexists(target):
+                    os.remove(target)
                 if where == "log":
                     with open(log_path, "wb") as f:
                         f.write(seed_log)
