@@ -49,8 +49,11 @@ TEST(CudaPackages, EachPackageBuiltForAnotherCudaIsNamedWithItsFix) {
 }
 
 TEST(CudaPackages, WithoutTorchTheToolkitDecides) {
-  const std::vector<std::string> w = warnings_for("    - cupy-cuda11x\n    - nvidia-nccl-cu12\n", "12.4");
-  ASSERT_EQ(w.size(), 1u);
+  const std::vector<std::string> w =
+      warnings_for("    - cupy-cuda11x\n    - nvidia-nccl-cu12\n    - mxnet-cu92\n", "12.4");
+  ASSERT_EQ(w.size(), 2u);
+  // Two digits past 20 are a CUDA 9.x build (mxnet-cu92), not CUDA 92.
+  EXPECT_NE(w[1].find("'mxnet-cu92' is built for CUDA 9 (its name)"), std::string::npos) << w[1];
   EXPECT_NE(
       w[0].find("'cupy-cuda11x' is built for CUDA 11 (its name), but the environment runs the CUDA 12.4.1 image: use "
                 "cupy-cuda12x\n"),

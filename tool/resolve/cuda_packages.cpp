@@ -33,7 +33,12 @@ std::optional<std::string> digits_after(const std::string& s, const std::string&
   return d;
 }
 
-int major_of_digits(const std::string& d) { return std::stoi(d.size() == 3 ? d.substr(0, 2) : d); }
+// "118" -> 11, "12" -> 12, "92" -> 9 (CUDA 9.2: no CUDA major has reached 20).
+int major_of_digits(const std::string& d) {
+  if (d.size() == 3) return std::stoi(d.substr(0, 2));
+  const int v = std::stoi(d);
+  return v >= 20 ? v / 10 : v;
+}
 
 std::optional<Build> build_of(const manifest::Requirement& r) {
   const std::string& n = r.normalized;
