@@ -258,6 +258,19 @@ test_files_made_anew_replace_a_planted_link_and_own_dirs_refuse_one() {
   assertTrue "made" "[ -d '$T/new/logs' ] && [ ! -L '$T/new/logs' ]"
 }
 
+# Two run.sh of one job on one host (jobs.launch: srun) make build.log at once: the second's
+# exclusive create finds the first's regular file and shares it (e2e.rootless failed with "cannot
+# create build.log: File exists"); a link planted in that moment is still refused.
+test_a_file_made_anew_by_another_run_sh_meanwhile_is_shared_but_not_a_link() {
+  printf 'keep\n' >"$T/outside"
+  out=$( (rm() { command rm "$@"; : >"$T/shared.log"; }; fresh "$T/shared.log" printf 'second\n') 2>&1); rc=$?
+  assertEquals "shared: $out" 0 "$rc"
+  assertEquals second "$(cat "$T/shared.log")"
+  ( rm() { command rm "$@"; ln -s "$T/outside" "$T/shared.log"; }; fresh "$T/shared.log" printf 'x\n' ) 2>/dev/null
+  assertEquals "a link made meanwhile is refused" 1 "$?"
+  assertEquals "the target is untouched" keep "$(cat "$T/outside")"
+}
+
 test_die_exits_2_with_the_hint() {
   out=$( (die 'no engine' 'install one') 2>&1); rc=$?
   assertEquals 2 "$rc"

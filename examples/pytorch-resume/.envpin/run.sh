@@ -292,7 +292,11 @@ own_dir() {  # DIR WHAT
 fresh() {  # FILE COMMAND [ARG...]: the command's output into FILE
   fresh_file=$1
   shift
-  rm -f "$fresh_file" && (set -C && "$@" >"$fresh_file")
+  rm -f "$fresh_file" || return 1
+  (set -C && "$@" >"$fresh_file") 2>/dev/null && return 0
+  # Made between the rm and the create by another run.sh of this job (each node of jobs.launch:
+  # srun builds on one host): a regular file is shared, a link still never written through.
+  [ -f "$fresh_file" ] && [ ! -L "$fresh_file" ] && "$@" >>"$fresh_file"
 }
 # When process $1 started (ticks since boot, field 22 of /proc/PID/stat): with the pid it names
 # the supervisor, so a pid reused by another process is never taken for it.
