@@ -50,9 +50,11 @@ TEST(CudaPackages, EachPackageBuiltForAnotherCudaIsNamedWithItsFix) {
 
 TEST(CudaPackages, WithoutTorchTheToolkitDecides) {
   const std::vector<std::string> w =
-      warnings_for("    - cupy-cuda11x\n    - nvidia-nccl-cu12\n    - mxnet-cu92\n", "12.4");
+      warnings_for("    - cupy-cuda11x\n    - nvidia-nccl-cu12\n    - mxnet-cu92\n    - nvidia-cublas-cu11\n", "12.4");
   ASSERT_EQ(w.size(), 2u);
-  // Two digits past 20 are a CUDA 9.x build (mxnet-cu92), not CUDA 92.
+  // Two digits past 20 are a CUDA 9.x build (mxnet-cu92), not CUDA 92. Without torch, NVIDIA's
+  // runtime wheels bring their own libraries (nvidia-cublas-cu11 is no warning: the old text said
+  // "torch's wheels bring" them, with no torch).
   EXPECT_NE(w[1].find("'mxnet-cu92' is built for CUDA 9 (its name)"), std::string::npos) << w[1];
   EXPECT_NE(
       w[0].find("'cupy-cuda11x' is built for CUDA 11 (its name), but the environment runs the CUDA 12.4.1 image: use "

@@ -82,6 +82,9 @@ std::vector<std::string> cuda_package_warnings(const manifest::Manifest& m, cons
     if (r.normalized == "torch") return;  // the CUDA choice itself
     const auto b = build_of(r);
     if (!b) return;
+    // Without torch an nvidia-*-cuNN wheel is wanted by something else (onnxruntime, tensorflow)
+    // and brings its own CUDA libraries: nothing the image's toolkit replaces.
+    if (!torch && r.normalized.starts_with("nvidia-")) return;
     const bool other_variant = torch && !b->variant.empty() && b->variant != variant;
     if (b->major == chosen_major && !other_variant) return;
     std::string fix = b->fix;
