@@ -28,7 +28,9 @@ MANIFEST="$T/project/envpin.yaml"
 case $MODE in
   installed) cmake --install "$BUILD" --prefix "$T/prefix" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
              set -- "-DCMAKE_PREFIX_PATH=$T/prefix"; source_expected="$T/prefix/bin/envpin" ;;
-  fetchcontent) set -- "-DENVPIN_SOURCE_DIR=$ROOT"; source_expected="$T/project/.envpin/envpin.cmake" ;;
+  # envpin built inside the consumer, as a unity build (the consumer's CMAKE_UNITY_BUILD reaches
+  # it): one source at a time is tests/run.sh's ASan build's job (ENVPIN_CORE_ONE_BY_ONE).
+  fetchcontent) set -- "-DENVPIN_SOURCE_DIR=$ROOT" -DCMAKE_UNITY_BUILD=ON; source_expected="$T/project/.envpin/envpin.cmake" ;;
   module) set -- "-DENVPIN_SOURCE_DIR=$ROOT"; source_expected="$T/project/.envpin/envpin.cmake" ;;
   no-cuda) set -- "-DENVPIN_SOURCE_DIR=$ROOT" ;;
   *) echo "usage: consumer.sh BUILD_DIR installed|fetchcontent|module|no-cuda"; exit 64 ;;

@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The run.sh library's functions one by one (templates/lib/checkpoints.sh and templates/lib/run.sh,
+# The run.sh library's functions one by one (templates/lib/checkpoints.sh, image.sh and run.sh,
 # the helpers every generated run.sh carries byte for byte), under shunit2 (Debian's shunit2 package).
 #   dash tests/sh/run_test.sh   (ctest runs it under dash, busybox sh and bash)
 # shellcheck disable=SC2016,SC2034,SC2154,SC2317  # a literal $(id); values the library reads and sets; shunit2 calls the tests
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LIB="$ROOT/templates/lib/run.sh"
 CHECKPOINTS="$ROOT/templates/lib/checkpoints.sh"
+IMAGE_LIB="$ROOT/templates/lib/image.sh"
 if [ ! -r /usr/share/shunit2/shunit2 ]; then
   [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ] && { echo "FAIL: shunit2 is not installed (run .ci/install-deps)"; exit 1; }
   echo "SKIP: shunit2 is not installed (run .ci/install-deps)"
@@ -16,6 +17,8 @@ fi
 setUp() {
   # shellcheck source=/dev/null
   . "$CHECKPOINTS"
+  # shellcheck source=/dev/null
+  . "$IMAGE_LIB"
   # shellcheck source=/dev/null
   . "$LIB"
   T=$(mktemp -d)

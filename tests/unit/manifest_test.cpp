@@ -137,6 +137,30 @@ TEST(Manifest, JobsDefaultsAndValues) {
   EXPECT_EQ(full.jobs->slurm_partition->where.line, 9);
 }
 
+TEST(Manifest, DevServersDefaultsAndKinds) {
+  const Manifest m = parse(
+      "envpin: 1\nname: x\ndev:\n  servers:\n    - {name: nb}\n    - {name: lab, port: 8889, command: [jupyter-lab]}\n"
+      "    - {name: tb, command: [tensorboard]}\n    - {name: app, port: 7860, command: [app, '{host}', '{port}']}\n",
+      "envpin.yaml", ".");
+  ASSERT_TRUE(m.dev);
+  ASSERT_EQ(m.dev->servers.size(), 4u);
+  EXPECT_EQ(m.dev->servers[0].kind.value, "jupyter");
+  EXPECT_EQ(m.dev->servers[0].port.value, 8888);
+  EXPECT_TRUE(m.dev->servers[0].command.empty());
+  EXPECT_EQ(m.dev->servers[1].kind.value, "jupyter");
+  EXPECT_EQ(m.dev->servers[2].kind.value, "tensorboard");
+  EXPECT_EQ(m.dev->servers[2].port.value, 6006);
+  ASSERT_TRUE(m.dev->servers[2].logdir);
+  EXPECT_EQ(m.dev->servers[2].logdir->value, "runs");
+  EXPECT_EQ(m.dev->servers[3].kind.value, "command");
+  EXPECT_EQ(m.dev->servers[3].port.where.line, 8);
+  EXPECT_FALSE(parse("envpin: 1\nname: x\n", "envpin.yaml", ".").dev);
+  // An empty section: the container and its shell, no server.
+  const Manifest bare = parse("envpin: 1\nname: x\ndev:\n", "envpin.yaml", ".");
+  ASSERT_TRUE(bare.dev);
+  EXPECT_TRUE(bare.dev->servers.empty());
+}
+
 TEST(Manifest, GpuDefaultsToOptionalWithCuda) {
   const Manifest m = parse("envpin: 1\nname: x\ncuda: {version: '12.4'}\n", "envpin.yaml", ".");
   EXPECT_EQ(m.devcontainer.gpu.value, GpuRequirement::optional);
@@ -186,7 +210,7 @@ const ErrorCase kErrors[] = {
     {"unknown_key", "envpin: 1\nname: x\ncuda_vesion: 12.4\n",
      "envpin: error: envpin.yaml:3:1: unknown key 'cuda_vesion' (did you mean 'cuda'?)\n"
      "envpin: hint: valid keys: envpin, name, platforms, os, base, cuda, python, apt, env, secrets, "
-     "paths, workdir, user, context, devcontainer, jobs, outputs\n"},
+     "paths, workdir, user, context, devcontainer, jobs, dev, outputs\n"},
     {"unknown_nested_key", "envpin: 1\nname: x\ncuda:\n  verison: '12.4'\n",
      "envpin: error: envpin.yaml:4:3: unknown key 'verison' in cuda (did you mean 'version'?)\n"
      "envpin: hint: valid keys in cuda: version, flavor, cudnn, gpus, driver, forward_compat, repository, "
@@ -578,6 +602,62 @@ const ErrorCase kErrors[] = {
     {"jobs_checkpoints_host_boot", "envpin: 1\nname: x\njobs: {checkpoints: {host: /boot/ck}}\n",
      "envpin: error: envpin.yaml:3:28: 'jobs.checkpoints.host' must not be the system directory '/boot/ck' or under it\n"
      "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
+    // dev.servers (issue 51): nothing may bind another address than 127.0.0.1, take the port or the
+    // token out of envpin's hands, or hide a word envpin does not fill.
+    {"dev_binds_every_address",
+     "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [jupyter, notebook, \"--ip=0.0.0.0\"]}]}\n",
+     "envpin: error: envpin.yaml:3:72: dev.servers 'nb' command binds '--ip=0.0.0.0', another address than 127.0.0.1\n"
+     "envpin: hint: leave the address to envpin (it binds 127.0.0.1; reach it from elsewhere through an SSH forward); for kind command write {host}\n"},
+    {"dev_binds_ipv6_any",
+     "envpin: 1\nname: x\ndev: {servers: [{name: web, port: 9000, command: [x, \"[::]\", \"{host}\", \"{port}\"]}]}\n",
+     "envpin: error: envpin.yaml:3:54: dev.servers 'web' command binds '[::]', another address than 127.0.0.1\n"
+     "envpin: hint: leave the address to envpin (it binds 127.0.0.1; reach it from elsewhere through an SSH forward); for kind command write {host}\n"},
+    {"dev_jupyter_token_flag",
+     "envpin: 1\nname: x\ndev: {servers: [{name: nb, command: [jupyter, notebook, --NotebookApp.token=abc]}]}\n",
+     "envpin: error: envpin.yaml:3:57: dev.servers 'nb' command sets '--NotebookApp.token=abc', which envpin sets for a jupyter server\n"
+     "envpin: hint: remove it: envpin binds 127.0.0.1 on dev.servers.port and hands Jupyter a token of its own\n"},
+    {"dev_jupyter_remote_access",
+     "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [jupyter, lab, --ServerApp.allow_remote_access=True]}]}\n",
+     "envpin: error: envpin.yaml:3:67: dev.servers 'nb' command sets '--ServerApp.allow_remote_access=True', which envpin sets for a jupyter server\n"
+     "envpin: hint: remove it: envpin binds 127.0.0.1 on dev.servers.port and hands Jupyter a token of its own\n"},
+    {"dev_tensorboard_bind_all",
+     "envpin: 1\nname: x\ndev: {servers: [{name: tb, kind: tensorboard, command: [tensorboard, --bind_all]}]}\n",
+     "envpin: error: envpin.yaml:3:70: dev.servers 'tb' command sets '--bind_all', which envpin sets for a tensorboard server\n"
+     "envpin: hint: remove it: envpin binds 127.0.0.1 on dev.servers.port and passes dev.servers.logdir\n"},
+    {"dev_command_without_host",
+     "envpin: 1\nname: x\ndev: {servers: [{name: web, port: 8000, command: [python3, -m, http.server, \"{port}\"]}]}\n",
+     "envpin: error: envpin.yaml:3:51: dev.servers 'web' command does not name {host}: envpin could not make it listen on 127.0.0.1 at dev.servers.port\n"
+     "envpin: hint: pass both to the program, e.g. [python3, -m, http.server, --bind, '{host}', '{port}']\n"},
+    {"dev_command_unknown_word",
+     "envpin: 1\nname: x\ndev: {servers: [{name: web, port: 8000, command: [python3, app.py, \"{host}\", \"{port}\", \"{cmd}\"]}]}\n",
+     "envpin: error: envpin.yaml:3:88: dev.servers 'web' command has '{cmd}', which envpin does not fill\n"
+     "envpin: hint: write {host}, {port} or {token_file}, or quote the braces another way\n"},
+    {"dev_command_without_port",
+     "envpin: 1\nname: x\ndev: {servers: [{name: web, command: [python3, app.py, \"{host}\", \"{port}\"]}]}\n",
+     "envpin: error: envpin.yaml:3:17: dev.servers 'web' has no port\n"
+     "envpin: hint: add 'port: 8000' (the port its {port} word gets on the host's 127.0.0.1)\n"},
+    {"dev_jupyter_through_a_shell",
+     "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [sh, -c, \"jupyter notebook\"]}]}\n",
+     "envpin: error: envpin.yaml:3:53: dev.servers 'nb' command starts with 'sh', not a Jupyter server\n"
+     "envpin: hint: write [jupyter, notebook], [jupyter, lab] or [jupyter-lab]; for another program use kind: command\n"},
+    {"dev_server_name", "envpin: 1\nname: x\ndev: {servers: [{name: \"a b\", kind: jupyter}]}\n",
+     "envpin: error: envpin.yaml:3:24: dev.servers.name 'a b' is not a name of letters, digits, '-' and '_'\n"
+     "envpin: hint: name it e.g. 'notebook' (at most 32 characters, starting with a letter or digit)\n"},
+    {"dev_same_port", "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter}, {name: nb2, kind: jupyter}]}\n",
+     "envpin: error: envpin.yaml:3:44: dev.servers 'nb2' and 'nb' both take port 8888\n"
+     "envpin: hint: give each server its own port\n"},
+    {"dev_same_name", "envpin: 1\nname: x\ndev: {servers: [{name: nb}, {name: nb, port: 8889}]}\n",
+     "envpin: error: envpin.yaml:3:36: dev.servers has two servers named 'nb' (the first at line 3)\n"
+     "envpin: hint: rename one of them\n"},
+    {"dev_privileged_port",
+     "envpin: 1\nname: x\ndev: {servers: [{name: web, port: 80, command: [\"{host}\", \"{port}\"]}]}\n",
+     "envpin: error: envpin.yaml:3:35: 'dev.servers.port' must be between 1024 and 65535, found 80\n"},
+    {"dev_logdir_not_tensorboard", "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, logdir: runs}]}\n",
+     "envpin: error: envpin.yaml:3:51: dev.servers.logdir is for kind tensorboard, not jupyter\n"
+     "envpin: hint: remove it, or set kind: tensorboard\n"},
+    {"dev_server_without_name", "envpin: 1\nname: x\ndev: {servers: [{kind: jupyter}]}\n",
+     "envpin: error: envpin.yaml:3:17: a dev.servers item has no name\n"
+     "envpin: hint: add 'name: notebook' (it names the server in envpin dev)\n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, ManifestError, testing::ValuesIn(kErrors),

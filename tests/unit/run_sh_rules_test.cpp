@@ -34,6 +34,8 @@ const std::string kLibrary = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/ru
 // Every run.sh carries the checkpoint library before its own (templates/lib/checkpoints.sh).
 const std::string kCheckpoints = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/checkpoints.sh";
 const std::string kWithCheckpoints = ". '" + kCheckpoints + "'; ";
+// The engine and image helpers run.sh and dev.sh share (templates/lib/image.sh).
+const std::string kImageLibrary = std::string(ENVPIN_SOURCE_DIR) + "/templates/lib/image.sh";
 
 // The job-id rule lives twice: jobs::check_job_id (envpin's commands) and run.sh's `case $job in`
 // (the script runs without envpin). The script's pattern, taken from its library and run by sh,
@@ -136,7 +138,7 @@ TEST(EngineChoice, RunShAndEnvpinChooseTheSameEngine) {
       cpp = jobs::container_engine();
     } catch (const diag::Error&) {
     }
-    const io::ProcessResult sh = io::run_process({"/bin/sh", "-c", ". \"$1\"; choose_engine", "sh", kLibrary});
+    const io::ProcessResult sh = io::run_process({"/bin/sh", "-c", ". \"$1\"; choose_engine", "sh", kImageLibrary});
     std::string chosen = sh.out;
     if (!chosen.empty() && chosen.back() == '\n') chosen.pop_back();
     EXPECT_EQ(chosen, cpp);
@@ -178,7 +180,7 @@ TEST(PodmanSession, RunShAndEnvpinDropTheSameRuntimeDirs) {
         io::run_process({"/bin/sh", "-c",
                          ". \"$1\"; engine=podman; XDG_RUNTIME_DIR=$2; export XDG_RUNTIME_DIR; podman_session "
                          "2>/dev/null; printf %s \"${XDG_RUNTIME_DIR:-}\"",
-                         "sh", kLibrary, c.value});
+                         "sh", kImageLibrary, c.value});
     EXPECT_EQ(cpp, c.kept) << "envpin, XDG_RUNTIME_DIR=" << c.value;
     EXPECT_EQ(!sh.out.empty(), c.kept) << "run.sh, XDG_RUNTIME_DIR=" << c.value << ": '" << sh.out << "'";
   }

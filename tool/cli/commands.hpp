@@ -61,5 +61,6 @@ Command rm_command();
 Command init_command();
 Command sync_command();
 Command remote_command();
+Command dev_command();
 
 }  // namespace envpin::cli

@@ -91,6 +91,16 @@ constexpr KeyDoc kKeys[] = {
     {"jobs.kubernetes.namespace", S::value, false, "the namespace (default: the one kubectl uses)"},
     {"jobs.kubernetes.claim", S::value, false, "the PersistentVolumeClaim holding the checkpoints"},
     {"jobs.kubernetes.secret", S::value, false, "the Secret holding the secrets and jobs.env by name"},
+    {"dev", S::section, false, "the development container of envpin dev (.envpin/dev.sh)"},
+    {"dev.servers", S::list, false, "servers started with it, on the host's 127.0.0.1 only"},
+    {"dev.servers.name", S::value, false, "the server's name: letters, digits, '-' and '_'"},
+    {"dev.servers.kind", S::value, false,
+     "jupyter, tensorboard or command (default: the command's program when it is jupyter or tensorboard, else "
+     "command; no command: jupyter)"},
+    {"dev.servers.port", S::value, false, "the port on the host's 127.0.0.1 (a busy one: the next free)"},
+    {"dev.servers.command", S::list, false,
+     "the program and its arguments; kind command: with {host} and {port}, and {token_file} if it takes one"},
+    {"dev.servers.logdir", S::value, false, "tensorboard: the log directory, relative to the project"},
     {"outputs", S::section, false, "where generated files are written"},
     {"outputs.dockerfile", S::value, false, "the Dockerfile (default: Dockerfile)"},
     {"outputs.devcontainer", S::value, false, "the devcontainer.json"},
@@ -138,8 +148,11 @@ std::string json_schema() {
       json properties = json::object();
       for (std::string_view child : keys_in(it->path))
         properties[std::string(child)] = nodes[std::string(it->path) + "." + std::string(child)];
-      node["properties"] = properties;
-      node["additionalProperties"] = false;
+      // A list with keys below it (dev.servers) is a list of such mappings.
+      json& target = it->shape == KeyShape::list ? node["items"] : node;
+      target["properties"] = properties;
+      target["additionalProperties"] = false;
+      if (it->shape == KeyShape::list) target["type"] = "object";
       if (it->shape == KeyShape::section) node["type"] = {"object", "null"};
     }
   }

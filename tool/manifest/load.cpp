@@ -36,6 +36,7 @@ using detail::is_digit;
 using detail::is_env_name;
 using detail::kPathExtra;
 using detail::only;
+using detail::read_dev;
 using detail::read_jobs;
 using detail::read_outputs;
 using detail::Reader;
@@ -481,6 +482,8 @@ Manifest parse(std::string source, const std::string& display_name, const fs::pa
         read_devcontainer(r, v, m, gpu_set);
       } else if (key == "jobs") {
         jobs_node = v;  // read after the others: its defaults depend on cuda and secrets
+      } else if (key == "dev") {
+        read_dev(r, v, m);
       } else if (key == "outputs") {
         read_outputs(r, v, m);
       }

@@ -150,6 +150,29 @@ struct Jobs {
   std::optional<Kubernetes> kubernetes;
 };
 
+// dev.servers: a long-running server of the development container (`envpin dev`), started with it
+// and bound by envpin to 127.0.0.1 on the host's network only. kind jupyter or tensorboard: envpin
+// adds the address, port and (Jupyter) token itself; kind command: the words name {host} and
+// {port} (and may name {token_file}, the token's path in the container).
+struct DevServer {
+  Located<std::string> name;
+  Located<std::string> kind;
+  Located<int> port;
+  std::vector<Located<std::string>> command;   // empty: the kind's own (jupyter notebook, tensorboard)
+  std::optional<Located<std::string>> logdir;  // tensorboard: relative to the workdir
+};
+
+// The development container of `envpin dev`: one a project and user, from the job image.
+struct Dev {
+  Location where;
+  std::vector<DevServer> servers;
+};
+
+// The words a dev.servers command may name, filled by .envpin/dev.sh.
+inline constexpr std::string_view kDevHostWord = "{host}";
+inline constexpr std::string_view kDevPortWord = "{port}";
+inline constexpr std::string_view kDevTokenWord = "{token_file}";
+
 // Where each artifact is written, relative to the project directory.
 struct Outputs {
   Located<std::string> dockerfile{"Dockerfile", {}};
@@ -161,6 +184,8 @@ struct Outputs {
   // Fixed: written when the manifest has a jobs section.
   Located<std::string> run{".envpin/run.sh", {}};
   Located<std::string> sbatch{".envpin/job.sbatch", {}};
+  // Fixed: written when the manifest has a dev section.
+  Located<std::string> dev{".envpin/dev.sh", {}};
   Located<std::string> ckpt_helper{".envpin/envpin_ckpt.py", {}};
   // Fixed: with a lock that holds heavy wheels (torch, nvidia-*) and others, the two halves of
   // requirements.lock the image installs in two layers, heavy first (lock::heavy_wheel).
@@ -209,6 +234,7 @@ struct Manifest {
   std::vector<std::pair<std::string, std::vector<std::string>>> gitignore;
   Devcontainer devcontainer;
   std::optional<Jobs> jobs;
+  std::optional<Dev> dev;
   Outputs outputs;
 };
 

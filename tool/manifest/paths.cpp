@@ -206,7 +206,7 @@ void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m) {
                                        &m.outputs.dockerignore,  &m.outputs.cmake,        &m.outputs.run,
                                        &m.outputs.sbatch,        &m.outputs.ckpt_helper,  &m.outputs.record,
                                        &m.outputs.rsync_exclude, &m.outputs.kubernetes,   &m.outputs.heavy_lock,
-                                       &m.outputs.rest_lock,     &m.outputs.schema};
+                                       &m.outputs.rest_lock,     &m.outputs.schema,       &m.outputs.dev};
   // Each artifact its own path, and none a directory of another.
   const auto inside = [](const std::string& file, const std::string& dir) {
     return file.size() > dir.size() && file.starts_with(dir) && file[dir.size()] == '/';

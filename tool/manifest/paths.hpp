@@ -48,6 +48,9 @@ void check_reincludes(const Manifest& m);
 // The jobs section into m.jobs (manifest/jobs.cpp).
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m);
 
+// The dev section into m.dev (manifest/dev.cpp).
+void read_dev(const Reader& r, const YAML::Node& node, Manifest& m);
+
 // The outputs section into m.outputs; every output checked against the others and against the
 // files envpin must not write.
 void read_outputs(const Reader& r, const YAML::Node& node, Manifest& m);

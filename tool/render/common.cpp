@@ -28,6 +28,7 @@ std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Env
   for (Artifact& a : requirements_layers(m, env)) out.push_back(std::move(a));
   const std::string image = job_image(m, out[0], dockerfile_inputs(m, env, out[2]));
   for (Artifact& a : jobs(m, image)) out.push_back(std::move(a));
+  for (Artifact& a : dev(m, image)) out.push_back(std::move(a));
   for (Artifact& a : kubernetes(m, env)) out.push_back(std::move(a));
   out.push_back({m.outputs.schema.value, manifest::json_schema(), false});
   out.push_back(generated_record(m, out));

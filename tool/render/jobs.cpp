@@ -112,6 +112,7 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   d.code("checkpoint_patterns", Code::sh(globs));
   d.code("not_checkpoint_patterns", Code::sh(not_checkpoint_globs()));
   d.code("checkpoints_library", Code::embedded("checkpoints.sh"));
+  d.code("image_library", Code::embedded("image.sh"));
   d.code("library", Code::embedded("run.sh"));
   d.text("checkpoint_rule", globs.empty() ? "a file that is not a temporary, a sidecar, an image, a log or a report"
                                           : "a file named " + rule + " (jobs.checkpoints.pattern)");
@@ -119,14 +120,9 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   // several, the engine builds the host's and check_env names the mismatch).
   d.code("platform_sh", m.platforms.size() == 1 ? Code::sh(m.platforms.front().value.text()) : Code::literal("''"));
   // Secrets and jobs.env pass by name only: the engine reads each value from the caller.
-  std::vector<std::string> names;
-  for (const auto& s : m.secrets) names.push_back(s.value);
-  for (const auto& e : j.env) names.push_back(e.value);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
   std::vector<Fields> pass;
   std::string pass_names;
-  for (const auto& n : names) {
+  for (const auto& n : passed_names(m)) {
     Fields item;
     item.text("name", n);
     pass.push_back(item);

@@ -28,6 +28,10 @@ inline constexpr const char* kFrameworkSmokeInImage = "/usr/local/share/envpin/s
 bool has_torch(const manifest::Manifest& m);
 // .envpin/run.sh and .envpin/job.sbatch, running jobs in `image`; none without a jobs section.
 std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image);
+// .envpin/dev.sh, the development container of `envpin dev` from `image`; none without a dev section.
+std::vector<Artifact> dev(const manifest::Manifest& m, const std::string& image);
+// The variables passed into a job's or the dev container by name: secrets and jobs.env, sorted, once each.
+std::vector<std::string> passed_names(const manifest::Manifest& m);
 
 // .envpin/kubernetes.yaml for a manifest with jobs.kubernetes: a ConfigMap with the entry script
 // (resume from the newest complete checkpoint, as run.sh does), a headless Service for several

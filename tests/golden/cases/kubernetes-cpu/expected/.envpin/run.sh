@@ -98,6 +98,8 @@ not_checkpoint_patterns='*tfevents*
 
 # --- envpin checkpoint library: templates/lib/checkpoints.sh, byte for byte ---
 # (templates/lib/checkpoints.sh)
+# --- envpin image library: templates/lib/image.sh, byte for byte ---
+# (templates/lib/image.sh)
 # --- envpin run library: templates/lib/run.sh, byte for byte ---
 # (templates/lib/run.sh)
 # --- end of the library ---

@@ -1,0 +1,297 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2154  # the values block before it sets name, image, workdir, servers, ...
+# envpin's dev.sh library (templates/lib/dev.sh), copied byte for byte into every generated
+# .envpin/dev.sh after the run library, whose image build and engine choice it uses: the
+# development container of `envpin dev`, one a project and user, from the job image.
+# - It runs on the host's network, so a server bound to 127.0.0.1 in it listens on the host's
+#   loopback and nowhere else: nothing is published, no proxy listens on another address. After a
+#   start every server's port is read back from /proc/net/tcp{,6}: a socket of it on any other
+#   address stops the container.
+# - The token (random, made here) lives in a directory of this user's only (mode 700), mounted at
+#   /run/envpin-dev: servers read it from there (Jupyter through JUPYTER_TOKEN, set inside the
+#   container from the file), so it is in no command line, container config or log.
+# tests/sh/dev_test.sh tests the functions one by one (shunit2).
+
+die() {
+  echo "envpin dev: error: $1" >&2
+  [ -z "${2:-}" ] || echo "envpin dev: hint: $2" >&2
+  exit 2
+}
+say() { echo "envpin dev: $*" >&2; }
+
+dev_mount=/run/envpin-dev
+# The kernel's tables of TCP sockets (the sh tests give their own).
+net_tcp=/proc/net/tcp net_tcp6=/proc/net/tcp6
+
+# The lines of `servers` ("NAME KIND PORT" each) as "NAME KIND PORT" with PORT the one this
+# container uses: <state>/ports when it has the server, else the manifest's.
+server_ports() {  # [PORTS_FILE]
+  printf '%s\n' "$servers" | awk -v ports="${1:-}" '
+    BEGIN { if (ports != "") while ((getline line < ports) > 0) { split(line, w, " "); p[w[1]] = w[2] } }
+    NF == 3 { print $1, $2, (($1 in p) && p[$1] ~ /^[0-9]+$/ ? p[$1] : $3) }'
+}
+
+# The ports something listens on (any address), decimal, one a line: /proc/net/tcp and tcp6 read
+# once, by one awk.
+listening_ports() {
+  awk 'FNR > 1 && $4 == "0A" { n = split($2, a, ":"); h = toupper(a[n]); v = 0
+         for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789ABCDEF", substr(h, i, 1)) - 1
+         print v }' "$net_tcp" "$net_tcp6" 2>/dev/null | sort -u
+}
+
+# The addresses listening on port $1 that are not loopback (127.0.0.0/8, ::1), as /proc/net shows
+# them (hex), one a line: none is the only right answer for a dev server.
+outside_listeners() {  # PORT
+  awk -v port="$1" 'FNR > 1 && $4 == "0A" { n = split($2, a, ":"); h = toupper(a[n]); v = 0
+         for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789ABCDEF", substr(h, i, 1)) - 1
+         if (v != port) next
+         addr = a[1]
+         if (length(addr) == 8 && substr(addr, 7, 2) == "7F") next
+         if (addr == "00000000000000000000000001000000") next
+         if (addr ~ /^0000000000000000FFFF0000/ && substr(addr, 31, 2) == "7F") next
+         print addr }' "$net_tcp" "$net_tcp6" 2>/dev/null
+}
+
+# Each server's port: the manifest's, or the next free one when it is taken (said so). Prints
+# "NAME PORT" lines.
+choose_ports() {
+  busy=$(listening_ports)
+  taken=''
+  server_ports | while read -r s_name s_kind s_port; do
+    p=$s_port
+    while printf '%s\n' "$busy" "$taken" | grep -qx "$p"; do
+      p=$((p + 1))
+      [ "$p" -le 65535 ] || die "no free port from $s_port for server $s_name"
+    done
+    [ "$p" = "$s_port" ] || say "port $s_port is taken on this host: server $s_name gets $p"
+    taken="$taken
+$p"
+    echo "$s_name $p"
+  done
+}
+
+# The token: 32 random bytes as hex, from the kernel.
+new_token() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
+
+# The server's command, one word a line, with envpin's words filled and its options added.
+server_argv() {  # NAME KIND PORT
+  server_words "$1" | awk -v port="$3" -v tok="$dev_mount/token" '
+    { gsub(/\{host\}/, "127.0.0.1"); gsub(/\{port\}/, port); gsub(/\{token_file\}/, tok); print }'
+  case $2 in
+    # Jupyter refuses to start as root without --allow-root: the container runs as the caller, and
+    # a caller who is root (a CI runner) gets it.
+    jupyter) printf '%s\n' --no-browser --ip=127.0.0.1 "--port=$3" --port-retries=0
+      [ "$(id -u)" != 0 ] || echo --allow-root ;;
+    tensorboard) printf '%s\n' --logdir "$(server_logdir "$1")" --host 127.0.0.1 --port "$3" ;;
+  esac
+}
+
+# What a server prints goes through this on its way to its log: the token, wherever it appears (a
+# request's URL that Jupyter logs), is written as <token>. awk reads it from its environment, never
+# from its command line.
+# mawk (Debian's awk) reads a pipe a block at a time unless told -W interactive; gawk and busybox
+# awk read it a line at a time and do not take the flag.
+scrub() {
+  if [ -z "$(awk -W interactive 'BEGIN {}' 2>&1 </dev/null)" ]; then set -- -W interactive; else set --; fi
+  awk "$@" '{ t = ENVIRON["ENVPIN_DEV_TOKEN"]; if (t != "") gsub(t, "<token>"); print; fflush() }'
+}
+
+# In the container (its main process): every server started, each with its output in
+# /run/envpin-dev/NAME.log (the token scrubbed), then kept: a server that ends is started again
+# after 5 s. SIGTERM (the engine's stop) ends the whole process group.
+serve() {
+  [ -d "$dev_mount" ] || die "serve runs inside the development container ($dev_mount is not mounted)"
+  trap 'trap - TERM INT HUP; kill -TERM 0 2>/dev/null; exit 0' TERM INT HUP
+  JUPYTER_RUNTIME_DIR=$dev_mount/runtime
+  ENVPIN_DEV_TOKEN=$(cat "$dev_mount/token")
+  export JUPYTER_RUNTIME_DIR ENVPIN_DEV_TOKEN
+  for line in $(server_ports "$dev_mount/ports" | tr ' ' ':'); do
+    s_name=${line%%:*} rest=${line#*:}
+    s_kind=${rest%%:*} s_port=${rest#*:}
+    (
+      [ "$s_kind" != jupyter ] || { JUPYTER_TOKEN=$ENVPIN_DEV_TOKEN; export JUPYTER_TOKEN; }
+      while :; do
+        set --
+        while IFS= read -r w; do set -- "$@" "$w"; done <<WORDS
+$(server_argv "$s_name" "$s_kind" "$s_port")
+WORDS
+        { "$@" 2>&1; echo "envpin dev: server $s_name ended (exit $?); started again in 5 s"; } | scrub >>"$dev_mount/$s_name.log"
+        sleep 5
+      done
+    ) &
+  done
+  while :; do sleep 3600 & wait $!; done
+}
+
+# The container as the engine sees it: running, exited, ... or nothing when there is none.
+dev_state() { "$engine" container inspect --format '{{.State.Status}}' "$container" 2>/dev/null | head -n 1; }
+dev_label() { "$engine" container inspect --format "{{index .Config.Labels \"$1\"}}" "$container" 2>/dev/null; }
+
+# Waits until every server listens (60 s at most each), then refuses one that listens on another
+# address than loopback: the container is stopped and removed.
+check_servers() {
+  for line in $(server_ports "$state/ports" | tr ' ' ':'); do
+    s_name=${line%%:*} s_port=${line##*:}
+    i=0
+    until listening_ports | grep -qx "$s_port"; do
+      i=$((i + 1))
+      if [ "$i" -gt 600 ] || [ "$(dev_state)" != running ]; then
+        tail -n 5 "$state/$s_name.log" 2>/dev/null | tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
+        die "server $s_name does not listen on 127.0.0.1:$s_port (its output is in $state/$s_name.log)" \
+          "$(server_hint "$s_name")"
+      fi
+      sleep 0.1
+    done
+    outside=$(outside_listeners "$s_port")
+    if [ -n "$outside" ]; then
+      "$engine" rm -f "$container" >/dev/null 2>&1
+      rm -rf "$state"
+      die "server $s_name listens on port $s_port at another address than 127.0.0.1 ($(echo "$outside" | head -n 1)): the development container was stopped" \
+        "make the program bind only the address it is given ({host}); nothing may listen outside loopback"
+    fi
+  done
+}
+
+# What to do when a server does not come up: for the known kinds, the package the image needs.
+server_hint() {  # NAME
+  case $(server_ports | awk -v n="$1" '$1 == n { print $2 }') in
+    jupyter) echo "add Jupyter to the image: python.packages: [notebook] (or apt: [python3-notebook]), then envpin lock" ;;
+    tensorboard) echo "add TensorBoard to the image: python.packages: [tensorboard], then envpin lock" ;;
+    *) echo "run it by hand to see why: envpin dev -- CMD..." ;;
+  esac
+}
+
+# "NAME URL" lines: each server's address on this host, with the token for Jupyter.
+print_urls() {
+  token=$(cat "$state/token" 2>/dev/null)
+  server_ports "$state/ports" | while read -r s_name s_kind s_port; do
+    case $s_kind in
+      jupyter) echo "$s_name http://127.0.0.1:$s_port/?token=$token" ;;
+      *) echo "$s_name http://127.0.0.1:$s_port/" ;;
+    esac
+  done
+}
+
+dev_up() {
+  case $(dev_state) in
+    running)
+      [ "$(dev_label org.envpin.project-dir)" = "$project" ] ||
+        die "the container $container belongs to another project directory ($(dev_label org.envpin.project-dir | tr -d '\000-\037'))" \
+          "stop it there first (envpin dev --stop), or rename this project"
+      [ "$(dev_label org.envpin.image)" = "$image" ] ||
+        say "warning: $container runs $(dev_label org.envpin.image | tr -d '\000-\037'), and the project's image is now $image: envpin dev --stop, then envpin dev, to move to it (the kernel and shells in it end)"
+      [ -f "$state/token" ] || die "the development container runs but its state $state is gone" "stop it (envpin dev --stop) and start it again"
+      say "$container is running"
+      print_urls
+      return 0 ;;
+    '') ;;
+    *)
+      # Stopped (the host restarted, or the engine stopped it): started again as it was.
+      if [ -f "$state/token" ] && [ "$(dev_label org.envpin.project-dir)" = "$project" ]; then
+        "$engine" start "$container" >/dev/null || die "cannot start the stopped container $container" "remove it: envpin dev --stop"
+        check_servers
+        say "$container was stopped: started again"
+        print_urls
+        return 0
+      fi
+      "$engine" rm -f "$container" >/dev/null 2>&1 ;;
+  esac
+  own_dir "$logs" "log directory"
+  build_image "$engine" 0
+  # The state: made private before anything secret is written to it.
+  rm -rf "$state"
+  (umask 077 && mkdir -p "$state") || die "cannot create $state"
+  chmod 700 "$state"
+  (umask 077 && new_token >"$state/token") || die "cannot write $state/token"
+  [ "$(wc -c <"$state/token")" = 64 ] || die "cannot read 32 random bytes from /dev/urandom"
+  choose_ports >"$state/ports" || exit 2
+  mkdir -p "$state/runtime"
+  gpu_flag='' gpu_value=''
+  if [ -n "$gpus" ]; then
+    case $engine in
+      *podman*) gpu_flag=--device gpu_value=nvidia.com/gpu=all ;;
+      *) gpu_flag=--gpus gpu_value=$gpus ;;
+    esac
+  fi
+  set --
+  for pass_name in $pass_names; do set -- "$@" -e "$pass_name"; done
+  [ ! -d "$ckpt_root" ] || set -- "$@" -v "$ckpt_root:$ckpt_path"
+  # shellcheck disable=SC2086
+  "$engine" run -d --init --restart unless-stopped --network host --name "$container" \
+    --label org.envpin.project="$name" --label org.envpin.dev=1 --label org.envpin.image="$image" \
+    --label org.envpin.project-dir="$project" \
+    ${userns:+"$userns"} --user "$(id -u):$(id -g)" \
+    -v "$project:$workdir" -w "$workdir" -v "$state:$dev_mount" -e ENVPIN_DEV=1 "$@" \
+    ${gpu_flag:+"$gpu_flag"} ${gpu_value:+"$gpu_value"} ${ENVPIN_RUN_FLAGS:-} \
+    "$image" sh "$workdir/.envpin/dev.sh" serve >/dev/null ||
+    { rm -rf "$state"; die "cannot start the development container $container from $image"; }
+  # check_env in it: a red verdict stops it, with the cause.
+  if ! "$engine" exec "$container" sh /usr/local/bin/envpin-check-env ${check_flags:+"$check_flags"} >"$state/check_env.out" 2>&1; then
+    grep -v '^ok ' "$state/check_env.out" | tr -d '\000-\010\013-\037\177' | head -n 20 >&2
+    "$engine" rm -f "$container" >/dev/null 2>&1
+    rm -rf "$state"
+    die "check_env does not pass in the development container: it was stopped" "fix what it names, then envpin dev again"
+  fi
+  check_servers
+  say "$container started from $image (check_env passed); it runs until envpin dev --stop"
+  print_urls
+}
+
+dev_stop() {
+  [ -z "$(dev_state)" ] || "$engine" rm -f "$container" >/dev/null 2>&1 || die "cannot remove $container"
+  rm -rf "$state"
+}
+
+dev_status() {
+  st=$(dev_state)
+  if [ -z "$st" ]; then
+    echo "state none"
+    return 0
+  fi
+  echo "state $st"
+  echo "image $(dev_label org.envpin.image | tr -d '\000-\037')"
+  busy=$(listening_ports)
+  server_ports "$state/ports" | while read -r s_name s_kind s_port; do
+    if printf '%s\n' "$busy" | grep -qx "$s_port"; then up=listening; else up=down; fi
+    echo "server $s_name $s_kind 127.0.0.1:$s_port $up"
+  done
+}
+
+dev_main() {
+  usage="usage: sh .envpin/dev.sh up | status | stop | url | shell | exec CMD [ARG...] | serve"
+  [ $# -gt 0 ] || die "no command" "$usage"
+  action=$1
+  shift
+  [ "$action" != serve ] || { serve; exit 0; }
+  project=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the project directory from $0"
+  case $ckpt_root in /*) ;; *) ckpt_root=$project/$ckpt_root ;; esac
+  case $logs in /*) ;; *) logs=$project/$logs ;; esac
+  user_name=$(id -un 2>/dev/null | tr -c 'A-Za-z0-9_.\n-' '_')
+  [ -n "$user_name" ] || user_name=$(id -u)
+  container=envpin-$name-dev-$user_name
+  state=${ENVPIN_DEV_STATE:-${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/envpin/dev/$container}
+  engine=$(choose_engine)
+  [ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
+  [ "$engine" != ch-run ] || die "envpin dev needs docker or podman (ch-run has no long-lived container)" "run it with ENVPIN_ENGINE=docker or podman"
+  podman_session
+  "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  userns=$(userns_flag)
+  case $action in
+    up) dev_up ;;
+    ensure) dev_up >&2 ;;  # started or found running, its URLs on stderr: a command's output follows
+    stop) dev_stop ;;
+    status) dev_status ;;
+    url) [ "$(dev_state)" = running ] || die "the development container is not running" "start it: envpin dev"
+      print_urls ;;
+    shell | exec)
+      [ "$(dev_state)" = running ] || die "the development container is not running" "start it: envpin dev"
+      tty=''
+      [ ! -t 0 ] || [ ! -t 1 ] || tty=-t
+      if [ "$action" = shell ]; then
+        exec "$engine" exec -i ${tty:+"$tty"} -w "$workdir" "$container" sh -c 'if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi'
+      fi
+      [ $# -gt 0 ] || die "exec needs a command" "$usage"
+      exec "$engine" exec -i ${tty:+"$tty"} -w "$workdir" "$container" "$@" ;;
+    *) die "unknown command '$action'" "$usage" ;;
+  esac
+}

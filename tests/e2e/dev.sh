@@ -1,0 +1,147 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# `envpin dev` for real: the development container from the pinned job image (built by dockerd
+# from the locked Dockerfile: bookworm with Debian's Jupyter Notebook, jupyter-notebook), its
+# Jupyter server on the host's 127.0.0.1 only with envpin's token (answers with it, refuses
+# without it), the token in no command line, container configuration or log; a second `envpin dev`
+# finds the same container and the same kernel; a command run in it; a server that binds every
+# address stopped by the check after its start; --stop leaves no container and no state.
+#   dev.sh ENVPIN_BINARY
+set -u
+ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/lib.sh"
+need dockerd docker docker-registry debootstrap curl /usr/bin/python3 shellcheck
+need_root "dockerd and debootstrap" "$0" "$@"
+
+T=$(mktemp -d /tmp/envpin-e2e-dev.XXXXXX)
+. "$(dirname "$0")/servers.sh"
+cleanup() {
+  docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
+  stop_servers
+  remove_tmp
+}
+trap cleanup EXIT
+start_registry_and_dockerd
+push_base_image
+
+P=$T/project
+mkdir -p "$P"
+cat >"$P/envpin.yaml" <<EOF2
+envpin: 1
+name: e2e-dev
+base: $IMAGE
+os: debian12
+apt: [jupyter-notebook]
+secrets: [E2E_DEV_SECRET]
+jobs:
+  checkpoints: {path: /checkpoints, host: ckpt}
+dev:
+  servers:
+    - {name: notebook, kind: jupyter, command: [jupyter-notebook]}
+EOF2
+cd "$P" || exit 1
+export DOCKER_BUILDKIT=0 ENVPIN_BUILD_FLAGS="--network host" ENVPIN_DEV_STATE="$T/state"
+step "envpin lock and generate (Debian's Jupyter Notebook)"
+"$ENVPIN" lock >"$T/lock.out" 2>&1 || { fail "envpin lock"; cat "$T/lock.out"; exit 1; }
+"$ENVPIN" generate >/dev/null || { fail "envpin generate"; exit 1; }
+if shellcheck -s sh .envpin/dev.sh; then pass; else fail "shellcheck .envpin/dev.sh"; fi
+
+# Something else holds 8888 on this host: the server gets the next free port, said so.
+/usr/bin/python3 -c 'import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 8888)); s.listen(); time.sleep(600)' &
+HOLDER=$!
+step "envpin dev (builds the image, starts the container and Jupyter)"
+start=$(date +%s)
+E2E_DEV_SECRET=planted-dev-secret "$ENVPIN" dev --no-shell >"$T/up.out" 2>"$T/up.err"
+rc=$?
+URL=$(sed -n 's/^notebook \(http:.*\)$/\1/p' "$T/up.out")
+PORT=$(printf '%s' "$URL" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')
+TOKEN=$(printf '%s' "$URL" | sed -n 's|.*?token=\([0-9a-f]*\)$|\1|p')
+if [ "$rc" = 0 ] && [ -n "$PORT" ] && [ "$PORT" != 8888 ] && [ "${#TOKEN}" = 64 ] &&
+   grep -q "port 8888 is taken on this host: server notebook gets $PORT" "$T/up.err"; then pass; else
+  fail "envpin dev: exit $rc"; cat "$T/up.out" "$T/up.err"; cat "$T/state/notebook.log" 2>/dev/null | tail -20; exit 1; fi
+kill "$HOLDER" 2>/dev/null
+step "up in $(( $(date +%s) - start )) s: notebook on 127.0.0.1:$PORT"
+CONTAINER=envpin-e2e-dev-dev-$(id -un)
+ID=$(docker inspect --format '{{.Id}}' "$CONTAINER")
+
+# Jupyter answers with the token and refuses without it.
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+if [ "$(code "http://127.0.0.1:$PORT/api/status?token=$TOKEN")" = 200 ] &&
+   [ "$(code "http://127.0.0.1:$PORT/api/status")" = 403 ] &&
+   [ "$(code "http://127.0.0.1:$PORT/api/status?token=$(printf '%064d' 0)")" = 403 ] &&
+   [ "$(code "http://127.0.0.1:$PORT/api/contents/no-such-file?token=$TOKEN")" = 404 ]; then pass; else
+  fail "Jupyter's answers with and without the token"; tail -20 "$T/state/notebook.log"; fi
+# Nothing of it listens outside loopback: every socket on its port is 127.0.0.1's.
+listeners() {
+  /usr/bin/python3 - "$1" <<'PY'
+import sys
+port = int(sys.argv[1])
+for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for line in open(f).read().splitlines()[1:]:
+        w = line.split()
+        addr, p = w[1].rsplit(":", 1)
+        if w[3] == "0A" and int(p, 16) == port:
+            print(addr)
+PY
+}
+if [ "$(listeners "$PORT")" = 0100007F ]; then pass; else fail "sockets on port $PORT: $(listeners "$PORT" | tr '\n' ' ')"; fi
+# The token: in no process's command line, not in the container's configuration, not in a log.
+ps -eo args >"$T/ps.out"
+if ! grep -q "$TOKEN" "$T/ps.out" && ! docker inspect "$CONTAINER" | grep -q "$TOKEN" &&
+   ! grep -rq "$TOKEN" "$T/state/notebook.log" logs 2>/dev/null; then pass; else
+  fail "the token is visible"; grep -h "$TOKEN" "$T/ps.out" "$T/state/notebook.log" | sed "s/$TOKEN/<TOKEN>/g"; docker inspect "$CONTAINER" | grep -c "$TOKEN"; fi
+# Jupyter logs a failed request's URL (the 404 above): it reached the log with the token scrubbed.
+if grep -q 'no-such-file?token=<token>' "$T/state/notebook.log"; then pass; else fail "no scrubbed request in the server's log"; tail -n 20 "$T/state/notebook.log"; fi
+if [ "$(stat -c %a "$T/state")" = 700 ] && [ "$(stat -c %a "$T/state/token")" = 600 ]; then pass; else
+  fail "the state's modes: $(stat -c '%n %a' "$T/state" "$T/state/token")"; fi
+# The secret reached the container by name, not through the image.
+if [ "$("$ENVPIN" dev -- sh -c 'printf %s "$E2E_DEV_SECRET"' 2>"$T/exec.err")" = planted-dev-secret ] &&
+   ! docker history --no-trunc "$(docker inspect --format '{{.Config.Image}}' "$CONTAINER")" | grep -q planted-dev-secret; then
+  pass; else fail "the secret in the dev container"; cat "$T/exec.err"; fi
+
+# A kernel started now is there after envpin dev again, which finds the same container.
+KERNEL=$(curl -s -X POST -H 'Content-Type: application/json' -d '{"name": "python3"}' \
+  "http://127.0.0.1:$PORT/api/kernels?token=$TOKEN" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+"$ENVPIN" dev --no-shell >"$T/again.out" 2>"$T/again.err"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(docker inspect --format '{{.Id}}' "$CONTAINER")" = "$ID" ] &&
+   [ "$(docker ps -q --filter label=org.envpin.dev=1 | wc -l)" = 1 ] && grep -qx "notebook $URL" "$T/again.out" &&
+   curl -s "http://127.0.0.1:$PORT/api/kernels?token=$TOKEN" | grep -q "\"$KERNEL\""; then pass; else
+  fail "envpin dev again: exit $rc"; cat "$T/again.out" "$T/again.err"; fi
+"$ENVPIN" dev --url >"$T/url.out" 2>&1
+if grep -qx "notebook $URL" "$T/url.out"; then pass; else fail "envpin dev --url"; cat "$T/url.out"; fi
+"$ENVPIN" dev --status >"$T/status.out" 2>&1
+if grep -qx 'state running' "$T/status.out" && grep -qx "server notebook jupyter 127.0.0.1:$PORT listening" "$T/status.out"; then pass; else
+  fail "envpin dev --status"; cat "$T/status.out"; fi
+# The project is mounted at the workdir: a file written in the container is the project's.
+"$ENVPIN" dev -- sh -c 'echo from-dev > /workspace/written-in-dev' 2>/dev/null
+if [ "$(cat written-in-dev 2>/dev/null)" = from-dev ]; then pass; else fail "a file written in the dev container"; fi
+
+step "envpin dev --stop"
+"$ENVPIN" dev --stop >"$T/stop.out" 2>&1
+if [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/state" ] && [ -z "$(listeners "$PORT")" ]; then pass; else
+  fail "envpin dev --stop left something"; docker ps -a; ls -la "$T/state"; fi
+
+step "check_env red in the container (the secret not passed): stopped, nothing left"
+"$ENVPIN" dev --no-shell >"$T/red.out" 2>"$T/red.err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q '^MISMATCH secret.E2E_DEV_SECRET ' "$T/red.err" &&
+   grep -q '^envpin dev: error: check_env does not pass in the development container: it was stopped$' "$T/red.err" &&
+   [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/state" ]; then pass; else
+  fail "a red check_env: exit $rc"; cat "$T/red.out" "$T/red.err"; fi
+
+step "a server that binds every address is stopped"
+cat >>envpin.yaml <<'EOF2'
+    - name: wide
+      port: 18765
+      command: [python3, -c, "import socket, sys, time; s = socket.socket(); s.bind(('', int(sys.argv[2]))); s.listen(); time.sleep(600)", "{host}", "{port}"]
+EOF2
+"$ENVPIN" generate >/dev/null || fail "envpin generate with the wide server"
+E2E_DEV_SECRET=x "$ENVPIN" dev --no-shell >"$T/wide.out" 2>"$T/wide.err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q '^envpin dev: error: server wide listens on port 18765 at another address than 127.0.0.1 (00000000): the development container was stopped$' "$T/wide.err" &&
+   [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ -z "$(listeners 18765)" ]; then pass; else
+  fail "the wide server: exit $rc"; cat "$T/wide.out" "$T/wide.err"; docker ps -a; fi
+"$ENVPIN" dev --stop >/dev/null 2>&1
+finish

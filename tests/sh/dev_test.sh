@@ -1,0 +1,104 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The dev.sh library's functions one by one (templates/lib/dev.sh, copied byte for byte into every
+# generated .envpin/dev.sh): the kernel's socket tables read, the ports chosen, the servers'
+# command lines, the token scrubbed from their output. Under shunit2.
+#   dash tests/sh/dev_test.sh   (ctest runs it under dash, busybox sh and bash)
+# shellcheck disable=SC2016,SC2034,SC2154,SC2317  # literal {words}; values the library reads; shunit2 calls the tests
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+if [ ! -r /usr/share/shunit2/shunit2 ]; then
+  [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ] && { echo "FAIL: shunit2 is not installed (run .ci/install-deps)"; exit 1; }
+  echo "SKIP: shunit2 is not installed (run .ci/install-deps)"
+  exit 125
+fi
+
+setUp() {
+  # shellcheck source=/dev/null
+  . "$ROOT/templates/lib/image.sh"
+  # shellcheck source=/dev/null
+  . "$ROOT/templates/lib/dev.sh"
+  T=$(mktemp -d)
+  net_tcp=$T/tcp net_tcp6=$T/tcp6
+  header='  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode'
+  printf '%s\n' "$header" >"$net_tcp"
+  printf '%s\n' "$header" >"$net_tcp6"
+  servers='notebook jupyter 8888
+board tensorboard 6006
+app command 7860'
+  server_words() {
+    case $1 in
+      notebook) printf '%s\n' jupyter lab ;;
+      board) printf '%s\n' tensorboard ;;
+      app) printf '%s\n' python3 app.py --host '{host}' "--port={port}" '{token_file}' ;;
+    esac
+  }
+  server_logdir() { echo runs; }
+}
+tearDown() { rm -rf "$T"; }
+
+# A socket line as /proc/net/tcp writes it: ADDRESS:PORT (hex) in state ST (0A: listening).
+socket_line() {  # FILE ADDRESS PORT ST
+  printf '   0: %s:%04X 00000000:0000 %s 00000000:00000000 00:00000000 00000000     0        0 1\n' "$2" "$3" "$4" >>"$1"
+}
+
+test_listening_ports_are_the_listening_sockets_only() {
+  socket_line "$net_tcp" 0100007F 8888 0A
+  socket_line "$net_tcp" 0100007F 9999 01  # established, not listening
+  socket_line "$net_tcp6" 00000000000000000000000000000000 6006 0A
+  assertEquals "$(printf '6006\n8888')" "$(listening_ports)"
+}
+
+test_only_loopback_listeners_pass() {
+  socket_line "$net_tcp" 0100007F 8888 0A                           # 127.0.0.1
+  socket_line "$net_tcp" 0200007F 8888 0A                           # 127.0.0.2: loopback too
+  socket_line "$net_tcp6" 00000000000000000000000001000000 8888 0A  # ::1
+  socket_line "$net_tcp6" 0000000000000000FFFF00000100007F 8888 0A  # ::ffff:127.0.0.1
+  assertEquals "" "$(outside_listeners 8888)"
+  socket_line "$net_tcp" 00000000 8888 0A                           # 0.0.0.0
+  socket_line "$net_tcp6" 00000000000000000000000000000000 8888 0A  # ::
+  socket_line "$net_tcp" 0101A8C0 8888 0A                           # 192.168.1.1
+  socket_line "$net_tcp" 00000000 7777 0A                           # another port
+  assertEquals "$(printf '00000000\n00000000000000000000000000000000\n0101A8C0')" "$(outside_listeners 8888 | LC_ALL=C sort)"
+}
+
+test_a_taken_port_moves_to_the_next_free_one_and_says_so() {
+  socket_line "$net_tcp" 0100007F 8888 0A
+  socket_line "$net_tcp" 00000000 8889 0A
+  socket_line "$net_tcp" 0100007F 6007 0A
+  out=$(choose_ports 2>"$T/err")
+  assertEquals "$(printf 'notebook 8890\nboard 6006\napp 7860')" "$out"
+  assertEquals "envpin dev: port 8888 is taken on this host: server notebook gets 8890" "$(cat "$T/err")"
+}
+
+test_ports_chosen_at_the_start_are_the_ones_used() {
+  printf 'notebook 8890\nboard 6006\napp x\n' >"$T/ports"
+  assertEquals "$(printf 'notebook jupyter 8890\nboard tensorboard 6006\napp command 7860')" "$(server_ports "$T/ports")"
+}
+
+test_server_command_lines() {
+  assertEquals "$(printf 'python3\napp.py\n--host\n127.0.0.1\n--port=7861\n/run/envpin-dev/token')" "$(server_argv app command 7861)"
+  assertEquals "$(printf 'tensorboard\n--logdir\nruns\n--host\n127.0.0.1\n--port\n6006')" "$(server_argv board tensorboard 6006)"
+  jupyter=$(server_argv notebook jupyter 8890)
+  assertContains "$jupyter" "$(printf 'jupyter\nlab\n--no-browser\n--ip=127.0.0.1\n--port=8890\n--port-retries=0')"
+  # --allow-root only for a caller who is root (Jupyter refuses root without it).
+  if [ "$(id -u)" = 0 ]; then assertContains "$jupyter" "--allow-root"; else assertNotContains "$jupyter" "--allow-root"; fi
+}
+
+test_the_token_is_scrubbed_from_server_output() {
+  ENVPIN_DEV_TOKEN=0123abcd
+  export ENVPIN_DEV_TOKEN
+  out=$(printf 'GET /api?token=0123abcd 403\nplain line\n0123abcd0123abcd\n' | scrub)
+  assertEquals "$(printf 'GET /api?token=<token> 403\nplain line\n<token><token>')" "$out"
+  unset ENVPIN_DEV_TOKEN
+}
+
+test_the_token_is_random_hex_of_32_bytes() {
+  a=$(new_token)
+  b=$(new_token)
+  assertEquals 64 "${#a}"
+  assertNotEquals "$a" "$b"
+  assertEquals "" "$(printf '%s' "$a" | tr -d '0-9a-f')"
+}
+
+# shellcheck source=/dev/null
+. /usr/share/shunit2/shunit2
