@@ -117,6 +117,22 @@ TEST_F(CheckpointDir, LastCompleteSkipsACheckpointCutOffMidWrite) {
   EXPECT_FALSE(last_complete(dir_).has_value());
 }
 
+// A resumed program that saves again, byte for byte, what it loaded made --kill-at auto kill again
+// at once, though the job had made no progress (issue 50): the version is recorded, not returned.
+TEST_F(CheckpointDir, AByteIdenticalResaveIsRecordedButIsNoProgress) {
+  CheckpointWatch watch(dir_);
+  checkpoint("ckpt.pt", "step 10", "step 10");
+  EXPECT_EQ(watch.poll(), std::vector<std::string>{"ckpt.pt"});
+  age("ckpt.pt", 5);  // the same bytes written again: another mtime
+  checkpoint("ckpt.pt", "step 10", "step 10");
+  EXPECT_TRUE(watch.poll().empty());
+  EXPECT_EQ(watch.completed().size(), 2u);
+  checkpoint("ckpt.pt", "step 20", "step 20");
+  EXPECT_EQ(watch.poll(), std::vector<std::string>{"ckpt.pt"});
+  ASSERT_EQ(watch.completed().size(), 3u);
+  EXPECT_EQ(watch.completed()[2].sha256, pin::sha256_hex("step 20"));
+}
+
 TEST_F(CheckpointDir, WatchRecordsACheckpointOnceComplete) {
   CheckpointWatch watch(dir_);
   // Without a sidecar: complete once unchanged between two polls.

@@ -108,8 +108,14 @@ std::vector<std::string> CheckpointWatch::poll() {
     }
     if (!v.copy.empty()) budget_ -= std::min(budget_, f.size);
     recorded_[f.name] = key;
+    // A version with the bytes of the one before it under that name (a resumed program saving
+    // again what it loaded) is recorded, for the verdict, but is no progress: --kill-at auto
+    // waits for new bytes, not a new mtime, before it kills again.
+    const auto last = last_sha256_.find(f.name);
+    const bool same_bytes = last != last_sha256_.end() && last->second == v.sha256;
+    last_sha256_[f.name] = v.sha256;
     completed_.push_back(std::move(v));
-    done.push_back(f.name);
+    if (!same_bytes) done.push_back(f.name);
   }
   return done;
 }

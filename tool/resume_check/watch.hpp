@@ -47,7 +47,8 @@ class CheckpointWatch {
   explicit CheckpointWatch(std::filesystem::path dir, Patterns patterns = {}, std::filesystem::path snapshots = {},
                            std::uintmax_t budget = 0)
       : dir_(std::move(dir)), patterns_(std::move(patterns)), snapshots_(std::move(snapshots)), budget_(budget) {}
-  // Looks once; returns the names that completed since the last poll.
+  // Looks once; returns the names that completed since the last poll with bytes other than their
+  // previous version's (every version, new bytes or not, is in completed()).
   std::vector<std::string> poll();
   const std::vector<Version>& completed() const { return completed_; }
   // After the run: each version's step, from the journal, else from a number in its name when
@@ -62,6 +63,7 @@ class CheckpointWatch {
   std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> seen_;  // pending or recorded
   std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> recorded_;
   std::vector<Version> completed_;
+  std::map<std::string, std::string> last_sha256_;  // each name's newest recorded version
 };
 
 }  // namespace envpin::resume_check
