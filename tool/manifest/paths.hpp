@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diag/cursor.hpp"
 #include "manifest/model.hpp"
 #include "manifest/yaml_reader.hpp"
 
@@ -16,7 +17,7 @@ namespace envpin::manifest::detail {
 // #SBATCH line or a devcontainer mount string.
 inline constexpr std::string_view kPathExtra = "._-+@/";
 
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using diag::is_digit;  // one home (diag/cursor.hpp): unity builds see one entity
 
 // An environment variable name: letters, digits and '_', not starting with a digit.
 bool is_env_name(const std::string& s);

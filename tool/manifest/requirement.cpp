@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "diag/cursor.hpp"
 #include "diag/text.hpp"
 #include "manifest/marker.hpp"
 
@@ -33,7 +34,7 @@ std::string normalize_name(std::string_view name) {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using diag::is_digit;
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
 // A cursor over a version string for the PEP 440 grammar (appendix B, case-insensitive),
