@@ -5,17 +5,8 @@
 // and one started by hand behave the same; these commands check the project first (a current
 // lock, current generated files, an engine) and read the state run.sh keeps in the logs
 // directory: <job>.status (key=value lines), <job>.log, <job>.args.
-#include <signal.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <ostream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -24,8 +15,6 @@
 #include "cli/job_command.hpp"
 #include "diag/error.hpp"
 #include "diag/text.hpp"
-#include "io/process.hpp"
-#include "jobs/checkpoints.hpp"
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 #include "jobs/slurm_rest.hpp"
@@ -174,24 +163,7 @@ int list_jobs(const JobOptions& o, Streams& io) {
 int job_logs(const JobOptions& o, Streams& io) {
   const jobs::Project p = jobs::load_project(o.manifest);
   jobs::job_status(p, o.job_id);
-  const fs::path log = p.logs / (o.job_id + ".log");
-  std::ifstream in(log, std::ios::binary);
-  // What the log holds beyond what was printed.
-  const auto print_new = [&] {
-    if (!in.is_open()) in.open(log, std::ios::binary);
-    // (operator<< of an empty streambuf would set failbit on io.out: look first.)
-    if (in.peek() != std::ifstream::traits_type::eof()) io.out << in.rdbuf();
-    io.out.flush();
-    in.clear();  // at the end of the file: clear eof/fail to read what is appended next
-  };
-  print_new();
-  while (!o.no_follow) {
-    const auto s = jobs::read_status(p.logs / (o.job_id + ".status"));
-    const bool ended = !jobs::active(jobs::field(s, "state")) || !jobs::supervisor_alive(p, s);
-    std::this_thread::sleep_for(std::chrono::milliseconds(ended ? 0 : 200));
-    print_new();  // after an end too: what was written before the state changed
-    if (ended) break;
-  }
+  jobs::print_log(p, o.job_id, io.out, !o.no_follow);
   return kOk;
 }
 
@@ -211,18 +183,8 @@ int stop_job(const JobOptions& o, Streams& io) {
   if (jobs::active(s["state"]) && !s["pid"].empty())
     io.err << "envpin: note: the recorded supervisor of job " << o.job_id << " (pid " << s["pid"]
            << ") is gone or is not this project's run.sh; nothing was signalled\n";
-  // No supervisor (it was killed, or the job ran on another machine's Slurm): the container, if
-  // any. The engine and the container's name come from the project and PATH, never the status.
-  const std::string container = jobs::container_name(p, o.job_id);
-  const std::string engine = jobs::container_engine();
-  if (engine == "ch-run") {
-    if (jobs::stop_ch_session(p, o.job_id, p.m.jobs->stop_timeout.value)) {
-      io.out << "stopped the ch-run session of job " << o.job_id << "\n";
-      return kOk;
-    }
-  } else if (io::run_process({engine, "stop", "-t", std::to_string(p.m.jobs->stop_timeout.value), container})
-                 .exit_code == 0) {
-    io.out << "stopped container " << container << " of job " << o.job_id << "\n";
+  if (const auto stopped = jobs::stop_unsupervised(p, o.job_id)) {
+    io.out << "stopped " << *stopped << " of job " << o.job_id << "\n";
     return kOk;
   }
   throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(p, s) +
@@ -244,22 +206,11 @@ int submit_job(const JobOptions& o, Streams& io) {
                 "choose another --job-id, or continue that job with: envpin submit --resume --job-id " + o.job_id);
   std::string slurm_id;
   if (!o.rest.empty()) {
-    jobs::RestTarget t = jobs::rest_target(o.rest);
-    jobs::discover_api(t);
-    jobs::Submission s;
-    s.project_dir = fs::absolute(p.m.project_dir).lexically_normal().generic_string();
-    while (s.project_dir.size() > 1 && s.project_dir.back() == '/') s.project_dir.pop_back();
-    std::ifstream in(p.sbatch_script, std::ios::binary);
-    s.script.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    s.job_id = o.job_id;
-    s.command = o.command;
     std::vector<std::string> withheld;
-    s.environment = jobs::job_environment(p.m, s.project_dir, o.job_id, withheld);
+    slurm_id = jobs::rest_submit_job(p, o.rest, o.job_id, o.command, withheld);
     for (const auto& name : withheld)
       io.err << "envpin: note: the secret " << name << " is not sent to slurmrestd; the job gets it only where the "
              << "cluster's environment sets it\n";
-    fs::create_directories(p.logs);  // Slurm writes the output there and does not create it
-    slurm_id = jobs::rest_submit(t, jobs::submit_body(p.m, s, t.api));
   } else {
     slurm_id = jobs::sbatch_submit(p, jobs::find_sbatch(), o.job_id, o.command);
   }

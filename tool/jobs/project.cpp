@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -25,6 +26,7 @@
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
 #include "jobs/checkpoints.hpp"
+#include "jobs/slurm_rest.hpp"
 #include "manifest/load.hpp"
 
 namespace envpin::jobs {
@@ -533,6 +535,40 @@ Status stop_supervisor(const Project& p, const std::string& id, int timeout_s) {
               "look at 'envpin logs " + id + "'; the container is " + field(s, "container"));
 }
 
+std::optional<std::string> stop_unsupervised(const Project& p, const std::string& id) {
+  const int timeout = p.m.jobs->stop_timeout.value;
+  const std::string engine = container_engine();
+  if (engine == "ch-run") {
+    if (stop_ch_session(p, id, timeout)) return "the ch-run session";
+    return std::nullopt;
+  }
+  const std::string container = container_name(p, id);
+  if (io::run_process({engine, "stop", "-t", std::to_string(timeout), container}).exit_code == 0)
+    return "container " + container;
+  return std::nullopt;
+}
+
+void print_log(const Project& p, const std::string& id, std::ostream& out, bool follow) {
+  const fs::path log = p.logs / (id + ".log");
+  std::ifstream in(log, std::ios::binary);
+  // What the log holds beyond what was printed.
+  const auto print_new = [&] {
+    if (!in.is_open()) in.open(log, std::ios::binary);
+    // (operator<< of an empty streambuf would set failbit on `out`: look first.)
+    if (in.peek() != std::ifstream::traits_type::eof()) out << in.rdbuf();
+    out.flush();
+    in.clear();  // at the end of the file: clear eof/fail to read what is appended next
+  };
+  print_new();
+  while (follow) {
+    const auto s = read_status(p.logs / (id + ".status"));
+    const bool ended = !active(field(s, "state")) || !supervisor_alive(p, s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ended ? 0 : 200));
+    print_new();  // after an end too: what was written before the state changed
+    if (ended) break;
+  }
+}
+
 int exec_run_script(const Project& p, std::vector<std::string> args) {
   const std::string engine = container_engine();
   args.insert(args.begin(), {"sh", p.run_script.string()});
@@ -569,6 +605,22 @@ std::string sbatch_submit(const Project& p, const std::string& sbatch, const std
                 "check that slurmctld is up and SLURM_CONF names its slurm.conf ('scontrol ping')");
   }
   return r.out.substr(0, r.out.find_first_of(";\n"));
+}
+
+std::string rest_submit_job(const Project& p, const std::string& rest, const std::string& job_id,
+                            const std::vector<std::string>& command, std::vector<std::string>& withheld) {
+  RestTarget t = rest_target(rest);
+  discover_api(t);
+  Submission s;
+  s.project_dir = fs::absolute(p.m.project_dir).lexically_normal().generic_string();
+  while (s.project_dir.size() > 1 && s.project_dir.back() == '/') s.project_dir.pop_back();
+  std::ifstream in(p.sbatch_script, std::ios::binary);
+  s.script.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  s.job_id = job_id;
+  s.command = command;
+  s.environment = job_environment(p.m, s.project_dir, job_id, withheld);
+  fs::create_directories(p.logs);  // Slurm writes the output there and does not create it
+  return rest_submit(t, submit_body(p.m, s, t.api));
 }
 
 }  // namespace envpin::jobs

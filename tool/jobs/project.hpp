@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -155,6 +156,13 @@ Patterns checkpoint_patterns(const Project& p);
 // the running states, waiting up to `timeout_s`; throws when it is still running then.
 Status stop_supervisor(const Project& p, const std::string& id, int timeout_s);
 
+// A job with no live supervisor (killed, or run by another machine's Slurm): its container (or
+// ch-run session) stopped, the engine and the name from the project and PATH, never the status.
+// What was stopped ("container envpin-x-7", "the ch-run session"), or none when nothing ran.
+std::optional<std::string> stop_unsupervised(const Project& p, const std::string& id);
+// The job's log to `out`: what it holds, then, with `follow`, what is appended while the job runs.
+void print_log(const Project& p, const std::string& id, std::ostream& out, bool follow);
+
 // Runs .envpin/run.sh with `args` attached to this terminal; its exit status.
 int exec_run_script(const Project& p, std::vector<std::string> args);
 // sbatch on PATH, or an error naming the fix.
@@ -162,5 +170,10 @@ std::string find_sbatch();
 // Submits .envpin/job.sbatch with the command as envpin job `job_id`; the Slurm job id.
 std::string sbatch_submit(const Project& p, const std::string& sbatch, const std::string& job_id,
                           const std::vector<std::string>& command);
+// Submits .envpin/job.sbatch through slurmrestd at `rest` (an URL as `envpin jobs --rest` takes it)
+// with the job's environment; the names of secrets held back (not sent to slurmrestd) are added to
+// `withheld`. The Slurm job id.
+std::string rest_submit_job(const Project& p, const std::string& rest, const std::string& job_id,
+                            const std::vector<std::string>& command, std::vector<std::string>& withheld);
 
 }  // namespace envpin::jobs

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin dev`'s work: the project's development container through its generated .envpin/dev.sh
+// (which holds the engine's side: image, container, servers, token), after the same pinned check
+// `envpin run` makes.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace envpin::workflow {
+
+struct DevRequest {
+  enum class Action { open, status, stop, url };
+  std::string manifest = "envpin.yaml";
+  Action action = Action::open;
+  bool shell = true;                 // open: a shell in it afterwards (when the terminal is one)
+  std::vector<std::string> command;  // open: one command in it instead of a shell
+};
+
+// Runs dev.sh for the request with this process's terminal; returns its exit status. Throws
+// diag::Error when the manifest has no dev section or the lock or artifacts are not current.
+int dev(const DevRequest& r, std::ostream& err);
+
+}  // namespace envpin::workflow
