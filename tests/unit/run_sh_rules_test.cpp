@@ -438,8 +438,9 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
   const pid_t orphan_waiter = start_session(orphan_record);
   const auto orphan = jobs::parse_ch_record(io::read_file(orphan_record).value_or(""));
   ASSERT_TRUE(orphan);
-  // Once the wrapper has started its `sleep` (the record is written just before): a process of the
-  // session other than its leader.
+  // Once the wrapper has started its `sleep` (the record is written just before): the `sleep` in the
+  // session. Not any member: right after the record appears, its `mv` (or a command substitution)
+  // may still be one, and a wrapper killed then never starts the job (a flake under load).
   const auto member_runs = [&] {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator("/proc", ec)) {
@@ -453,7 +454,8 @@ TEST(StillRunning, RunShAndEnvpinJudgeACharliecloudSessionAlike) {
       if (paren == std::string::npos || entry.path().filename() == std::to_string(orphan->pid)) continue;
       std::istringstream in(stat.substr(paren + 2));
       std::string state, ppid, pgrp, session;
-      if (in >> state >> ppid >> pgrp >> session && session == std::to_string(orphan->pid)) return true;
+      const bool sleeping = stat.find(" (sleep) ") != std::string::npos;
+      if (in >> state >> ppid >> pgrp >> session && session == std::to_string(orphan->pid) && sleeping) return true;
     }
     return false;
   };
