@@ -6,16 +6,28 @@
 # without it), the token in no command line, container configuration or log; a second `envpin dev`
 # finds the same container and the same kernel; a command run in it; a server that binds every
 # address stopped by the check after its start; --stop leaves no container and no state.
+# Then `envpin dev --host` against a real OpenSSH server on 127.0.0.2, reached through an alias in
+# an ssh config file: the project synced there, the container started there, its Jupyter forwarded
+# to this machine's 127.0.0.1 by ssh; a real browser (Debian's chromium, puppeteer-core) runs cells
+# through the forward; the connection is cut on the server's side and the forward comes back by
+# itself, the forward is killed and `envpin dev --host` brings it back: the same kernel (x = 41
+# still set) each time; the token in no argument, log or state file; --stop leaves nothing.
+# ENVPIN_E2E_DEV_TORCH=1 adds Debian's python3-torch to the image and imports it in the notebook.
 #   dev.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl /usr/bin/python3 shellcheck
-need_root "dockerd and debootstrap" "$0" "$@"
+need dockerd docker docker-registry debootstrap curl /usr/bin/python3 shellcheck /usr/sbin/sshd ssh ssh-keygen rsync \
+  chromium node
+need_root "dockerd, debootstrap and sshd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-dev.XXXXXX)
 . "$(dirname "$0")/servers.sh"
+SSHD_PID=""
 cleanup() {
+  [ -z "$SSHD_PID" ] || kill "$SSHD_PID" 2>/dev/null
+  pkill -f '^sh -c up=.* envpin-dev-forward ' 2>/dev/null
   docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
   stop_servers
   remove_tmp
@@ -26,12 +38,14 @@ push_base_image
 
 P=$T/project
 mkdir -p "$P"
+TORCH_APT='' TORCH_CELL='import sys; v = sys.version_info[0]'
+if [ "${ENVPIN_E2E_DEV_TORCH:-0}" = 1 ]; then TORCH_APT=', python3-torch' TORCH_CELL='import torch; v = torch.__version__'; fi
 cat >"$P/envpin.yaml" <<EOF2
 envpin: 1
 name: e2e-dev
 base: $IMAGE
 os: debian12
-apt: [jupyter-notebook]
+apt: [jupyter-notebook$TORCH_APT]
 secrets: [E2E_DEV_SECRET]
 jobs:
   checkpoints: {path: /checkpoints, host: ckpt}
@@ -122,6 +136,106 @@ step "envpin dev --stop"
 "$ENVPIN" dev --stop >"$T/stop.out" 2>&1
 if [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/state" ] && [ -z "$(listeners "$PORT")" ]; then pass; else
   fail "envpin dev --stop left something"; docker ps -a; ls -la "$T/state"; fi
+
+step "envpin dev --host: an OpenSSH server on 127.0.0.2 (root, key only), reached through an ssh config alias"
+mkdir -p /run/sshd && chmod 755 /run/sshd
+ssh-keygen -q -t ed25519 -N '' -f "$T/host_key" -C host
+ssh-keygen -q -t ed25519 -N '' -f "$T/id_user" -C user
+cp "$T/id_user.pub" "$T/authorized_keys"
+SSH_PORT=$(free_port)
+# The server's environment: its docker, its dev state, the secret the manifest passes by name.
+cat >"$T/sshd_config" <<EOF2
+ListenAddress 127.0.0.2:$SSH_PORT
+HostKey $T/host_key
+PidFile $T/sshd.pid
+AuthorizedKeysFile $T/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+SetEnv DOCKER_HOST=$DOCKER_HOST ENVPIN_DEV_STATE=$T/server-state E2E_DEV_SECRET=server-secret DOCKER_BUILDKIT=0
+EOF2
+/usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
+SSHD_PID=$!
+cat >"$T/ssh_config" <<EOF2
+Host devbox
+  HostName 127.0.0.2
+  Port $SSH_PORT
+  User root
+  IdentityFile $T/id_user
+  IdentitiesOnly yes
+  UserKnownHostsFile $T/known_hosts
+  StrictHostKeyChecking yes
+  BatchMode yes
+EOF2
+echo "[127.0.0.2]:$SSH_PORT $(cut -d' ' -f1,2 "$T/host_key.pub")" >"$T/known_hosts"
+export ENVPIN_SSH="ssh -F $T/ssh_config" ENVPIN_REMOTE_ENVPIN="$ENVPIN" XDG_STATE_HOME="$T/laptop-state"
+wait_for 20 ssh -F "$T/ssh_config" devbox true || { fail "sshd did not start"; cat "$T/sshd.log"; exit 1; }
+R="$T/server/e2e-dev"
+HOST="devbox:$R"
+"$ENVPIN" dev --host "$HOST" --no-shell >"$T/host.out" 2>"$T/host.err"
+rc=$?
+HURL=$(sed -n 's/^notebook \(http:.*\)$/\1/p' "$T/host.out")
+LPORT=$(printf '%s' "$HURL" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')
+HTOKEN=$(printf '%s' "$HURL" | sed -n 's|.*?token=\([0-9a-f]*\)$|\1|p')
+SPORT=$(sed -n 's/^notebook \([0-9]*\)$/\1/p' "$T/server-state/ports" 2>/dev/null)
+if [ "$rc" = 0 ] && [ -f "$R/envpin.yaml" ] && [ -n "$LPORT" ] && [ "${#HTOKEN}" = 64 ] &&
+   grep -q "port $SPORT is taken on this machine: server notebook is forwarded from $LPORT" "$T/host.err"; then pass; else
+  fail "envpin dev --host: exit $rc (server port '$SPORT')"; cat "$T/host.out" "$T/host.err" "$T/server-state/ports"; exit 1; fi
+HID=$(docker inspect --format '{{.Id}}' "$CONTAINER")
+KEEPER=$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)
+if [ "$(code "http://127.0.0.1:$LPORT/api/status?token=$HTOKEN")" = 200 ] && [ "$(code "http://127.0.0.1:$LPORT/api/status")" = 403 ] &&
+   [ "$(listeners "$LPORT")" = 0100007F ] && [ "$(docker inspect --format '{{index .Config.Labels "org.envpin.project-dir"}}' "$CONTAINER")" = "$R" ]; then
+  pass; else fail "Jupyter through the forward on 127.0.0.1:$LPORT (listeners: $(listeners "$LPORT" | tr '\n' ' '))"; fi
+ps -eo args >"$T/ps-host.out"
+if grep -q "envpin-dev-forward" "$T/ps-host.out" && ! grep -q "$HTOKEN" "$T/ps-host.out" &&
+   ! grep -rq "$HTOKEN" "$T/laptop-state" && [ "$(stat -c %a "$T"/laptop-state/envpin/forward/*)" = 700 ]; then pass; else
+  fail "the forward: its process, the token or its state's mode"; grep -h envpin-dev-forward "$T/ps-host.out" | sed "s/$HTOKEN/<TOKEN>/g"; fi
+
+browser() {  # browser CELL...: what the page shows under the last cell
+  NB_URL=$HURL TMPDIR=$T node "$HERE/notebook_browser.js" e2e-browser.ipynb "$@" 2>>"$T/browser.err"
+}
+step "a browser through the forward: a notebook, a cell run in the dev container's kernel"
+shown=$(browser "$TORCH_CELL; x = 41" 'print(v, x + 1)')
+case $shown in *" 42") pass ;; *) fail "the browser shows '$shown'"; cat "$T/browser.err"; tail -20 "$T/server-state/notebook.log" ;; esac
+step "the connection cut on the server's side: the forward reconnects by itself, the kernel kept x"
+pkill -KILL -P "$SSHD_PID" 2>/dev/null
+wait_for 30 sh -c "grep -q 'again in 3 s' '$T'/laptop-state/envpin/forward/*/forward.log && [ \"\$(curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:$LPORT/api/status?token=$HTOKEN')\" = 200 ]" ||
+  fail "the forward did not come back by itself"
+shown=$(browser 'print(x + 1)')
+if [ "$shown" = 42 ] && [ "$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)" = "$KEEPER" ]; then pass; else
+  fail "after the reconnection the browser shows '$shown'"; cat "$T/browser.err" "$T"/laptop-state/envpin/forward/*/forward.log; fi
+step "the forward killed (laptop asleep, ssh gone): envpin dev --host again, the same container and kernel"
+kill -KILL -- "-$KEEPER" 2>/dev/null
+wait_for 10 sh -c "! kill -0 $KEEPER 2>/dev/null"
+# Work done on the server meanwhile (the notebook the browser saved, a file edited there) is the
+# user's: the sync before the forward neither refuses it nor overwrites it.
+sleep 1 && echo edited-on-server >"$R/written-in-dev"
+"$ENVPIN" dev --host "$HOST" --no-shell >"$T/host2.out" 2>"$T/host2.err"
+rc=$?
+shown=$(browser 'print(x + 1)')
+if [ "$rc" = 0 ] && grep -qx "notebook $HURL" "$T/host2.out" && [ "$(docker inspect --format '{{.Id}}' "$CONTAINER")" = "$HID" ] &&
+   [ "$(docker ps -q --filter label=org.envpin.dev=1 | wc -l)" = 1 ] && [ "$shown" = 42 ] && [ -f "$R/e2e-browser.ipynb" ] &&
+   [ "$(cat "$R/written-in-dev")" = edited-on-server ] && grep -q "file(s) there that this project does not have" "$T/host2.err"; then pass; else
+  fail "envpin dev --host again: exit $rc, the browser shows '$shown'"; cat "$T/host2.out" "$T/host2.err" "$T/browser.err"; fi
+"$ENVPIN" dev --host "$HOST" --url >"$T/host-url.out" 2>&1
+"$ENVPIN" dev --host "$HOST" --status >"$T/host-status.out" 2>&1
+if grep -qx "notebook $HURL" "$T/host-url.out" && grep -qx 'state running' "$T/host-status.out" &&
+   grep -q "^forward notebook 127.0.0.1:$LPORT -> devbox 127.0.0.1:$SPORT (pid " "$T/host-status.out"; then pass; else
+  fail "envpin dev --host --url/--status"; cat "$T/host-url.out" "$T/host-status.out"; fi
+"$ENVPIN" dev --host "$HOST" -- sh -c 'cat /workspace/envpin.yaml >/dev/null && echo "$E2E_DEV_SECRET"' >"$T/host-exec.out" 2>"$T/host-exec.err"
+if [ "$(cat "$T/host-exec.out")" = server-secret ]; then pass; else fail "a command in the server's dev container"; cat "$T/host-exec.out" "$T/host-exec.err"; fi
+step "envpin dev --host --stop: nothing left here or there"
+"$ENVPIN" dev --host "$HOST" --stop >"$T/host-stop.out" 2>&1
+if [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/server-state" ] &&
+   [ -z "$(ls -A "$T/laptop-state/envpin/forward" 2>/dev/null)" ] && ! pgrep -f envpin-dev-forward >/dev/null &&
+   [ -z "$(listeners "$LPORT")" ]; then pass; else
+  fail "envpin dev --host --stop left something"; cat "$T/host-stop.out"; docker ps -a; pgrep -af envpin-dev-forward; fi
+"$ENVPIN" dev --host "nosuchalias:$R" --status >"$T/host-bad.out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && [ "$(grep -c '^envpin: error:' "$T/host-bad.out")" = 1 ]; then pass; else fail "an unknown host: exit $rc"; cat "$T/host-bad.out"; fi
+unset ENVPIN_SSH ENVPIN_REMOTE_ENVPIN XDG_STATE_HOME
 
 step "check_env red in the container (the secret not passed): stopped, nothing left"
 "$ENVPIN" dev --no-shell >"$T/red.out" 2>"$T/red.err"

@@ -23,6 +23,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // ended it), or -1 when it could not start.
 int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
+// Starts argv (looked up on PATH) in a session of its own (setsid), its stdin /dev/null and its
+// stdout and stderr appended to `log` (created mode 0600), and does not wait for it: a process
+// that outlives this one (envpin dev's SSH forward). Returns its pid, or -1 when it could not start.
+int spawn_detached(const std::vector<std::string>& argv, const std::string& log);
+
 // The container engine to run: the value of the first of `variables` that is set ("none" when
 // the user wants none), else docker, else podman when on PATH; empty when there is none.
 std::string find_container_engine(std::initializer_list<const char*> variables);

@@ -23,7 +23,8 @@ int dev_script(const jobs::Project& p, std::vector<std::string> args) {
 
 }  // namespace
 
-int dev(const DevRequest& r, std::ostream& err) {
+int dev(const DevRequest& r, std::ostream& out, std::ostream& err) {
+  if (!r.host.empty()) return dev_remote(r, out, err);
   jobs::Project p{manifest::load(r.manifest), {}, {}, {}};
   if (!p.m.dev)
     throw Error(p.m.file + " has no dev section", diag::Location{p.m.file, 0, 0},

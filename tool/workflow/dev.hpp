@@ -16,10 +16,18 @@ struct DevRequest {
   Action action = Action::open;
   bool shell = true;                 // open: a shell in it afterwards (when the terminal is one)
   std::vector<std::string> command;  // open: one command in it instead of a shell
+  std::string host;                  // [user@]host:path: the container on that server, through ssh
 };
 
 // Runs dev.sh for the request with this process's terminal; returns its exit status. Throws
 // diag::Error when the manifest has no dev section or the lock or artifacts are not current.
-int dev(const DevRequest& r, std::ostream& err);
+// With a host, dev_remote.
+int dev(const DevRequest& r, std::ostream& out, std::ostream& err);
+
+// The request on a server (workflow/dev_remote.cpp): the project synced there by envpin sync's
+// rules, envpin dev run there, and the servers' ports forwarded to this machine's 127.0.0.1 by a
+// detached ssh that reconnects after a lost connection; the URLs printed to `out` with this
+// machine's ports. --stop ends the forward too; --status and --url add the forward's ports.
+int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err);
 
 }  // namespace envpin::workflow

@@ -162,7 +162,7 @@ SyncResult sync_project(const SyncRequest& o, std::ostream& warnings) {
   out.destination = destination;
 
   if (o.dry_run) return out;
-  if (!deletions.empty() && !o.remove) {
+  if (!deletions.empty() && !o.remove && !o.keep_there) {
     std::string names;
     for (std::size_t i = 0; i < deletions.size() && i < 5; ++i) names += (i ? ", " : "") + diag::quote(deletions[i]);
     if (deletions.size() > 5) names += " and " + std::to_string(deletions.size() - 5) + " more";
@@ -171,6 +171,7 @@ SyncResult sync_project(const SyncRequest& o, std::ostream& warnings) {
                 std::nullopt, "pass --delete to remove them there, or sync into another directory");
   }
   if (o.remove) argv.emplace_back("--delete");
+  if (o.keep_there) argv.emplace_back("--update");
   argv.emplace_back("--stats");
   argv.push_back(from);
   argv.push_back(destination);
@@ -210,7 +211,10 @@ int run_remote(const std::string& target_text, const std::vector<std::string>& a
     throw Error("no envpin command to run on " + target.host, std::nullopt,
                 "e.g. envpin remote " + target_text + " -- check");
   if (args.front() == "run") check_remote_data(target, target_text, args);
-  const int code = io::run_attached(sync::remote_envpin_argv(target, args));
+  return remote_exit(io::run_attached(sync::remote_envpin_argv(target, args)), target);
+}
+
+int remote_exit(int code, const sync::Target& target) {
   if (code == 127)
     throw Error(
         "envpin is not installed on " + target.host + " (or the directory " + diag::quote(target.path) + " is missing)",

@@ -21,6 +21,10 @@ struct SyncRequest {
   bool dry_run = false;
   bool remove = false;  // --delete
   bool data = false;    // --data: the jobs' data that the ignore rules leave out, sent too
+  // envpin dev --host: what was made or changed there (a notebook, an edit in the container) is
+  // the user's work: files only there are no refusal (listed in `deletions`, never deleted) and a
+  // file newer there than here is not overwritten (rsync --update).
+  bool keep_there = false;
 };
 
 // What a sync sent (or, dry, would send) and left out.
@@ -49,5 +53,9 @@ void check_remote_data(const sync::Target& target, const std::string& shown_targ
 // this terminal; its exit code. ssh's and the server's failures to start it (127, 255) are a
 // diag::Error with the fix.
 int run_remote(const std::string& target, const std::vector<std::string>& args);
+
+// The exit status of envpin run over ssh on `target`, or the error it means: 127 (no envpin or no
+// directory there), 255 (ssh failed; its message is above), -1 (no ssh here).
+int remote_exit(int code, const sync::Target& target);
 
 }  // namespace envpin::workflow

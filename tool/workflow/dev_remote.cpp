@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+// `envpin dev --host [user@]host:path`: the development container on a server. The project goes
+// there by envpin sync's rules; envpin there starts (or finds) the container; the servers' ports
+// come to this machine through one SSH local forward, kept by a small detached keeper that
+// reconnects when ssh exits on a lost connection (255) and is replaced by the next `envpin dev
+// --host`. Nothing here listens outside 127.0.0.1, and the token travels only on ssh's stdout:
+// never in an argument, the keeper's log or its state.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "diag/error.hpp"
+#include "diag/text.hpp"
+#include "io/atomic_file.hpp"
+#include "io/process.hpp"
+#include "jobs/project.hpp"
+#include "manifest/load.hpp"
+#include "pin/sha256.hpp"
+#include "sync/remote.hpp"
+#include "workflow/dev.hpp"
+#include "workflow/sync.hpp"
+
+namespace envpin::workflow {
+namespace {
+
+namespace fs = std::filesystem;
+using diag::Error;
+
+// The keeper: ssh again after a lost connection (exit 255) once the first connection was up ($1
+// exists); any other end (killed, refused forward, auth) is final.
+constexpr const char* kKeeper =
+    "up=$1; shift; while :; do \"$@\"; rc=$?; [ \"$rc\" = 255 ] && [ -e \"$up\" ] || exit \"$rc\"; "
+    "echo \"envpin-dev-forward: ssh exited 255 (the connection was lost): again in 3 s\"; sleep 3; done";
+constexpr const char* kKeeperName = "envpin-dev-forward";
+
+struct Forward {
+  std::string name;
+  int remote = 0, local = 0;
+  std::string rest;  // the URL after host:port ("/?token=..." for Jupyter); never written to disk
+};
+
+struct Keeper {
+  int pid = 0;
+  std::string start;
+  std::vector<Forward> ports;  // without `rest`
+};
+
+// One directory per server project: ${XDG_STATE_HOME:-~/.local/state}/envpin/forward/<hash>.
+fs::path state_dir(const sync::Target& t) {
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path root = xdg && *xdg ? fs::path(xdg) : fs::path(home && *home ? home : "/tmp") / ".local/state";
+  return root / "envpin/forward" / pin::sha256_hex(t.destination + ":" + t.path).substr(0, 16);
+}
+
+std::optional<Keeper> read_keeper(const fs::path& dir) {
+  std::ifstream in(dir / "state");
+  Keeper k;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key == "pid") words >> k.pid;
+    if (key == "start") words >> k.start;
+    if (Forward f; key == "port" && words >> f.name >> f.remote >> f.local) k.ports.push_back(f);
+  }
+  if (k.pid <= 0 || k.start.empty()) return std::nullopt;
+  return k;
+}
+
+// The recorded keeper still runs: the same process (start time) running the keeper's script.
+bool keeper_alive(const Keeper& k) {
+  if (jobs::process_start(k.pid) != k.start) return false;
+  const auto args = jobs::process_args(k.pid, 4);
+  return args.size() == 4 && args[3] == kKeeperName;
+}
+
+void stop_keeper(const fs::path& dir) {
+  const auto k = read_keeper(dir);
+  if (k && keeper_alive(*k)) {
+    ::kill(-k->pid, SIGTERM);  // its session's group: the keeper and its ssh
+    for (int i = 0; i < 50 && keeper_alive(*k); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (keeper_alive(*k)) ::kill(-k->pid, SIGKILL);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+sockaddr_in loopback(int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+// Whether 127.0.0.1:port can be bound (`bind`) or answers (`connect`).
+template <typename Call>
+bool on_port(int port, Call call, bool reuse) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const int one = 1;
+  if (reuse) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a = loopback(port);
+  const bool ok = call(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+bool port_free(int port) { return on_port(port, ::bind, true); }
+bool port_answers(int port) { return on_port(port, ::connect, false); }
+
+// The servers' URLs as envpin dev --url prints them there: "NAME http://127.0.0.1:PORT/REST".
+std::vector<Forward> remote_urls(const sync::Target& t, std::ostream& err) {
+  const io::ProcessResult r = io::run_process(sync::remote_envpin_argv(t, {"dev", "--url"}));
+  if (r.exit_code != 0) {
+    if (r.exit_code == 255) throw sync::remote_error(r.err, 255, t, "asking");
+    err << diag::printable(r.err) << "\n";
+    remote_exit(r.exit_code, t);
+    throw Error("envpin dev --url failed on " + t.host + " (exit " + std::to_string(r.exit_code) + ")", std::nullopt,
+                "see its message above; envpin dev --host " + t.destination + ":" + t.path + " --status");
+  }
+  std::vector<Forward> out;
+  std::istringstream in(r.out);
+  constexpr std::string_view prefix = "http://127.0.0.1:";
+  for (std::string line; std::getline(in, line);) {
+    const auto space = line.find(' ');
+    Forward f;
+    f.name = line.substr(0, space);
+    const std::string url = space == std::string::npos ? "" : line.substr(space + 1);
+    const auto slash = url.find('/', prefix.size());
+    const std::string port =
+        url.starts_with(prefix) && slash != std::string::npos ? url.substr(prefix.size(), slash - prefix.size()) : "";
+    const bool name_ok = !f.name.empty() && f.name.find_first_not_of(
+                                                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789_.-") == std::string::npos;
+    if (!name_ok || port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+      throw Error("envpin on " + t.host + " printed a URL line envpin does not read: " + diag::quote(line),
+                  std::nullopt, "use the same envpin version on both machines");
+    f.remote = std::stoi(port);
+    f.rest = url.substr(slash);
+    out.push_back(f);
+  }
+  return out;
+}
+
+// A local port for each server: the one the previous forward had (its URL stays the same; a
+// forward killed a moment ago may hold it for a moment more: waited for up to 3 s), else its port
+// on the server when free here, else the next free one.
+void choose_local_ports(std::vector<Forward>& ports, const std::optional<Keeper>& before, std::ostream& err) {
+  std::vector<int> taken;
+  const auto usable = [&](int p) { return std::find(taken.begin(), taken.end(), p) == taken.end() && port_free(p); };
+  for (Forward& f : ports) {
+    int p = 0;
+    for (const Forward& old : before ? before->ports : std::vector<Forward>{})
+      if (old.name == f.name && old.remote == f.remote) {
+        for (int i = 0; i < 30 && !usable(old.local); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (usable(old.local)) p = old.local;
+      }
+    if (p == 0) {
+      p = f.remote;
+      while (p < 65535 && !usable(p)) ++p;
+      if (p >= 65535)
+        throw Error("no free port on 127.0.0.1 from " + std::to_string(f.remote), std::nullopt,
+                    "stop what holds them, then envpin dev --host again");
+      if (p != f.remote)
+        err << "envpin dev: port " << f.remote << " is taken on this machine: server " << f.name
+            << " is forwarded from " << p << "\n";
+    }
+    f.local = p;
+    taken.push_back(p);
+  }
+}
+
+// The keeper started and its forward up (every local port answers), or an error with ssh's words.
+Keeper start_keeper(const sync::Target& t, const fs::path& dir, std::vector<Forward> ports) {
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  std::vector<std::string> argv = {"sh", "-c", kKeeper, kKeeperName, (dir / "up").string()};
+  for (const std::string& w : sync::ssh_words()) argv.push_back(w);
+  argv.insert(argv.end(), {"-N", "-o", "ExitOnForwardFailure=yes", "-o", "BatchMode=yes"});
+  for (const Forward& f : ports) {
+    argv.push_back("-L");
+    argv.push_back("127.0.0.1:" + std::to_string(f.local) + ":127.0.0.1:" + std::to_string(f.remote));
+  }
+  argv.push_back(t.destination);
+  const int pid = io::spawn_detached(argv, (dir / "forward.log").string());
+  if (pid < 0) throw Error("cannot start the SSH forward (sh -c ssh ...)", std::nullopt, "is 'sh' on PATH?");
+  Keeper k{pid, jobs::process_start(pid), ports};
+  const auto all_up = [&] {
+    return std::all_of(ports.begin(), ports.end(), [](const Forward& f) { return port_answers(f.local); });
+  };
+  // The connection's own timeout bounds the wait: ssh gives up first, and the keeper with it.
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 600 && !all_up(); ++i) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      ended = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (ended || !all_up()) {
+    if (!ended) ::kill(-pid, SIGKILL);
+    std::ifstream in(dir / "forward.log");
+    std::string said, line;
+    while (std::getline(in, line))
+      if (!line.empty()) said = line;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    throw Error("the SSH forward to " + t.destination + " did not come up" +
+                    (said.empty() ? std::string() : ": " + diag::printable(said)),
+                std::nullopt,
+                "check 'ssh -N -L ... " + t.destination + "' by hand; ports: envpin dev --host ... --status");
+  }
+  std::ofstream(dir / "up").close();
+  std::string state = "pid " + std::to_string(pid) + "\nstart " + k.start + "\n";
+  for (const Forward& f : ports)
+    state += "port " + f.name + " " + std::to_string(f.remote) + " " + std::to_string(f.local) + "\n";
+  io::write_atomic(dir / "state", state, false);
+  return k;
+}
+
+void print_urls(const std::vector<Forward>& ports, const Keeper& k, std::ostream& out) {
+  for (const Forward& f : ports)
+    for (const Forward& kept : k.ports)
+      if (kept.name == f.name && kept.remote == f.remote)
+        out << f.name << " http://127.0.0.1:" << kept.local << f.rest << "\n";
+}
+
+}  // namespace
+
+int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
+  const sync::Target t = sync::parse_target(r.host);
+  const manifest::Manifest m = manifest::load(r.manifest);
+  if (!m.dev)
+    throw Error(m.file + " has no dev section", diag::Location{m.file, 0, 0},
+                "add one, e.g. 'dev: {servers: [{name: notebook, kind: jupyter}]}', then run 'envpin generate'");
+  const fs::path dir = state_dir(t);
+  const auto there = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "dev");
+    return remote_exit(io::run_attached(sync::remote_envpin_argv(t, args)), t);
+  };
+  switch (r.action) {
+    case DevRequest::Action::stop:
+      stop_keeper(dir);  // first: this machine's part ends even when the server cannot be reached
+      return there({"--stop"});
+    case DevRequest::Action::status: {
+      out.flush();
+      const int rc = there({"--status"});
+      const auto k = read_keeper(dir);
+      const bool alive = k && keeper_alive(*k);
+      if (!alive) out << "forward none (envpin dev --host " << r.host << " starts it)\n";
+      for (const Forward& f : alive ? k->ports : std::vector<Forward>{})
+        out << "forward " << f.name << " 127.0.0.1:" << f.local << " -> " << t.host << " 127.0.0.1:" << f.remote
+            << " (pid " << k->pid << ")\n";
+      return rc;
+    }
+    case DevRequest::Action::url: {
+      const auto k = read_keeper(dir);
+      if (!k || !keeper_alive(*k))
+        throw Error("no SSH forward to " + t.destination + " runs on this machine", std::nullopt,
+                    "envpin dev --host " + r.host + " starts it (and the container, if it is not running)");
+      print_urls(remote_urls(t, err), *k, out);
+      return 0;
+    }
+    case DevRequest::Action::open:
+      break;
+  }
+  const SyncResult s = sync_project({r.host, r.manifest, false, false, false, true}, err);
+  err << "envpin dev: synced to " << s.destination << " (" << s.files_sent << " file(s) sent)\n";
+  if (!s.deletions.empty())
+    err << "envpin dev: " << s.deletions.size() << " file(s) there that this project does not have (made there, e.g. "
+        << diag::quote(s.deletions.front()) << ") stay there, and a file newer there than here is not overwritten; "
+        << "envpin does not copy them back: rsync them home, or commit them there\n";
+  if (!r.command.empty()) {
+    std::vector<std::string> args = {"--"};
+    args.insert(args.end(), r.command.begin(), r.command.end());
+    return there(args);
+  }
+  // Started or found there; its URLs (the server's ports) are not this machine's: stdout dropped.
+  std::vector<std::string> up = sync::remote_envpin_argv(t, {"dev", "--no-shell"});
+  up.back() += " >/dev/null";
+  if (const int rc = remote_exit(io::run_attached(up), t); rc != 0) return rc;
+  std::vector<Forward> ports = remote_urls(t, err);
+  const std::optional<Keeper> before = read_keeper(dir);
+  stop_keeper(dir);  // the previous forward (a dropped one, or this one again): its ports reused
+  choose_local_ports(ports, before, err);
+  const Keeper k = start_keeper(t, dir, ports);
+  out.flush();
+  print_urls(ports, k, out);
+  out.flush();
+  err << "envpin dev: the forward runs in the background (pid " << k.pid
+      << "), reconnecting by itself; envpin dev --host " << r.host << " --stop ends it and the container\n";
+  if (!r.shell) return 0;
+  std::vector<std::string> shell = sync::remote_envpin_argv(t, {"dev"});
+  shell.insert(shell.begin() + 1, "-t");
+  return remote_exit(io::run_attached(shell), t);
+}
+
+}  // namespace envpin::workflow
