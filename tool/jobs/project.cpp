@@ -251,6 +251,13 @@ bool is_supervisor(const Project& p, int pid, const std::string& start) {
   if (pid <= 1 || start.empty() || process_start(pid) != start) return false;
   const std::string proc = "/proc/" + std::to_string(pid);
   std::vector<std::string> argv = process_args(pid, 4);
+  // Mid-execve (`sh` becoming `setsid`, `setsid` becoming `sh`) the same process shows an empty
+  // command line for a moment: looked at again, not taken for gone (resume-check saw a job it had
+  // just started as lost, on a loaded machine, before its first attempt).
+  for (int i = 0; i < 50 && argv.empty() && process_start(pid) == start; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    argv = process_args(pid, 4);
+  }
   // `run.sh --detach` starts it as `setsid sh run.sh ...` (or nohup): until setsid has executed
   // sh, the process (same pid, same start) is setsid with sh and the script as its arguments.
   while (!argv.empty() && (fs::path(argv[0]).filename() == "setsid" || fs::path(argv[0]).filename() == "nohup"))
