@@ -249,6 +249,7 @@ dev_status() {
     return 0
   fi
   echo "state $st"
+  echo "container $container"
   echo "image $(dev_label org.envpin.image | tr -d '\000-\037')"
   busy=$(listening_ports)
   server_ports "$state/ports" | while read -r s_name s_kind s_port; do

@@ -11,7 +11,9 @@
 # to this machine's 127.0.0.1 by ssh; a real browser (Debian's chromium, puppeteer-core) runs cells
 # through the forward; the connection is cut on the server's side and the forward comes back by
 # itself, the forward is killed and `envpin dev --host` brings it back: the same kernel (x = 41
-# still set) each time; the token in no argument, log or state file; --stop leaves nothing.
+# still set) each time; the devcontainer CLI over DOCKER_HOST=ssh:// reaches the same container and
+# sees the file the notebook wrote; the token in no argument, log or state file; --stop leaves
+# nothing.
 # ENVPIN_E2E_DEV_TORCH=1 adds Debian's python3-torch to the image and imports it in the notebook.
 #   dev.sh ENVPIN_BINARY
 set -u
@@ -197,7 +199,7 @@ browser() {  # browser CELL...: what the page shows under the last cell
   NB_URL=$HURL TMPDIR=$T node "$HERE/notebook_browser.js" e2e-browser.ipynb "$@" 2>>"$T/browser.err"
 }
 step "a browser through the forward: a notebook, a cell run in the dev container's kernel"
-shown=$(browser "$TORCH_CELL; x = 41" 'print(v, x + 1)')
+shown=$(browser "$TORCH_CELL; x = 41; open('/workspace/from-notebook', 'w').write(str(x))" 'print(v, x + 1)')
 case $shown in *" 42") pass ;; *) fail "the browser shows '$shown'"; cat "$T/browser.err"; tail -20 "$T/server-state/notebook.log" ;; esac
 step "the connection cut on the server's side: the forward reconnects by itself, the kernel kept x"
 pkill -KILL -P "$SSHD_PID" 2>/dev/null
@@ -224,6 +226,17 @@ if [ "$rc" = 0 ] && grep -qx "notebook $HURL" "$T/host2.out" && [ "$(docker insp
 if grep -qx "notebook $HURL" "$T/host-url.out" && grep -qx 'state running' "$T/host-status.out" &&
    grep -q "^forward notebook 127.0.0.1:$LPORT -> devbox 127.0.0.1:$SPORT (pid " "$T/host-status.out"; then pass; else
   fail "envpin dev --host --url/--status"; cat "$T/host-url.out" "$T/host-status.out"; fi
+# The IDE's path: the server's docker over ssh (docker's ssh:// transport, through the same ssh
+# config as the user's ~/.ssh/config) and the devcontainer CLI into the same container, which sees
+# the file the notebook wrote.
+IDE_CONTAINER=$(sed -n 's/^container //p' "$T/host-status.out")
+# (OpenSSH reads the login's ~/.ssh/config, not $HOME's: docker's ssh is one that reads this one.)
+mkdir -p "$T/bin" && printf '#!/bin/sh\nexec /usr/bin/ssh -F %s "$@"\n' "$T/ssh_config" >"$T/bin/ssh" && chmod 755 "$T/bin/ssh"
+ide=$(PATH=$T/bin:$PATH DOCKER_HOST=ssh://devbox "$HERE/../tools/node_modules/.bin/devcontainer" exec --container-id "$IDE_CONTAINER" \
+  cat /workspace/from-notebook 2>"$T/ide.err")
+if [ "$IDE_CONTAINER" = "$CONTAINER" ] && [ "$ide" = 41 ] &&
+   grep -q "^ide DOCKER_HOST=ssh://devbox devcontainer exec --container-id $CONTAINER " "$T/host-status.out"; then pass; else
+  fail "the IDE's path into the server's dev container: '$ide'"; cat "$T/host-status.out"; cat "$T/ide.err"; fi
 "$ENVPIN" dev --host "$HOST" -- sh -c 'cat /workspace/envpin.yaml >/dev/null && echo "$E2E_DEV_SECRET"' >"$T/host-exec.out" 2>"$T/host-exec.err"
 if [ "$(cat "$T/host-exec.out")" = server-secret ]; then pass; else fail "a command in the server's dev container"; cat "$T/host-exec.out" "$T/host-exec.err"; fi
 step "envpin dev --host --stop: nothing left here or there"

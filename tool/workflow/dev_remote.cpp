@@ -258,15 +258,31 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
       stop_keeper(dir);  // first: this machine's part ends even when the server cannot be reached
       return there({"--stop"});
     case DevRequest::Action::status: {
-      out.flush();
-      const int rc = there({"--status"});
+      const io::ProcessResult st = io::run_process(sync::remote_envpin_argv(t, {"dev", "--status"}));
+      if (st.exit_code != 0) {
+        err << diag::printable(st.err) << "\n";
+        return remote_exit(st.exit_code, t);
+      }
+      // Its lines as they came (each made printable); the container's name for the IDE's line.
+      std::string container;
+      std::istringstream lines(st.out);
+      for (std::string line; std::getline(lines, line);) {
+        out << diag::printable(line) << "\n";
+        if (line.starts_with("container ")) container = diag::printable(line.substr(10));
+      }
+      // An IDE reaches the same container through the server's docker over ssh (docker's own
+      // ssh:// transport, through the same ~/.ssh/config).
+      if (!container.empty())
+        out << "ide DOCKER_HOST=ssh://" << t.destination << " devcontainer exec --container-id " << container
+            << " bash (VS Code: Dev Containers: Attach to Running Container, with docker.host ssh://" << t.destination
+            << ")\n";
       const auto k = read_keeper(dir);
       const bool alive = k && keeper_alive(*k);
       if (!alive) out << "forward none (envpin dev --host " << r.host << " starts it)\n";
       for (const Forward& f : alive ? k->ports : std::vector<Forward>{})
         out << "forward " << f.name << " 127.0.0.1:" << f.local << " -> " << t.host << " 127.0.0.1:" << f.remote
             << " (pid " << k->pid << ")\n";
-      return rc;
+      return 0;
     }
     case DevRequest::Action::url: {
       const auto k = read_keeper(dir);
