@@ -4,8 +4,10 @@
 // `envpin run` makes.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace envpin::workflow {
@@ -29,5 +31,15 @@ int dev(const DevRequest& r, std::ostream& out, std::ostream& err);
 // detached ssh that reconnects after a lost connection; the URLs printed to `out` with this
 // machine's ports. --stop ends the forward too; --status and --url add the forward's ports.
 int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err);
+
+// One line of `envpin dev --url` as the server's envpin prints it ("NAME http://127.0.0.1:PORT/REST"),
+// read as data: none for any other shape, a port outside 1..65535, or a byte in REST that is not
+// printable ASCII (the URL is printed here again).
+struct DevUrl {
+  std::string name;
+  int port = 0;
+  std::string rest;  // "/?token=..."
+};
+std::optional<DevUrl> parse_dev_url(std::string_view line);
 
 }  // namespace envpin::workflow

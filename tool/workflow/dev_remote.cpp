@@ -134,24 +134,12 @@ std::vector<Forward> remote_urls(const sync::Target& t, std::ostream& err) {
   }
   std::vector<Forward> out;
   std::istringstream in(r.out);
-  constexpr std::string_view prefix = "http://127.0.0.1:";
   for (std::string line; std::getline(in, line);) {
-    const auto space = line.find(' ');
-    Forward f;
-    f.name = line.substr(0, space);
-    const std::string url = space == std::string::npos ? "" : line.substr(space + 1);
-    const auto slash = url.find('/', prefix.size());
-    const std::string port =
-        url.starts_with(prefix) && slash != std::string::npos ? url.substr(prefix.size(), slash - prefix.size()) : "";
-    const bool name_ok = !f.name.empty() && f.name.find_first_not_of(
-                                                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                "0123456789_.-") == std::string::npos;
-    if (!name_ok || port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    const auto u = parse_dev_url(line);
+    if (!u)
       throw Error("envpin on " + t.host + " printed a URL line envpin does not read: " + diag::quote(line),
                   std::nullopt, "use the same envpin version on both machines");
-    f.remote = std::stoi(port);
-    f.rest = url.substr(slash);
-    out.push_back(f);
+    out.push_back({u->name, u->port, 0, u->rest});
   }
   return out;
 }
@@ -241,6 +229,28 @@ void print_urls(const std::vector<Forward>& ports, const Keeper& k, std::ostream
 }
 
 }  // namespace
+
+std::optional<DevUrl> parse_dev_url(std::string_view line) {
+  constexpr std::string_view prefix = "http://127.0.0.1:";
+  const auto space = line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  DevUrl u{std::string(line.substr(0, space)), 0, {}};
+  const std::string_view url = line.substr(space + 1);
+  const auto slash = url.find('/', prefix.size());
+  if (!url.starts_with(prefix) || slash == std::string_view::npos) return std::nullopt;
+  const std::string_view port = url.substr(prefix.size(), slash - prefix.size());
+  const auto rest_ok = [](char c) { return c > ' ' && c < 0x7f; };  // printable ASCII, no space
+  if (u.name.empty() ||
+      u.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_.-") != std::string::npos ||
+      port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
+      !std::all_of(url.begin() + static_cast<std::ptrdiff_t>(slash), url.end(), rest_ok))
+    return std::nullopt;
+  u.port = std::stoi(std::string(port));
+  if (u.port < 1 || u.port > 65535) return std::nullopt;
+  u.rest = std::string(url.substr(slash));
+  return u;
+}
 
 int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
   const sync::Target t = sync::parse_target(r.host);
