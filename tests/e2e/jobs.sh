@@ -211,6 +211,25 @@ if [ "$rc" = 1 ] && grep -q '^differs: rcbad-kill (1 kill at ' "$T/rcbad.out" &&
    grep -q 'likely cause: the resumed program did not restore all of its state' "$T/rcbad.out" &&
    [ -e logs/rcbad-ref2.status ]; then pass; else fail "resume-check on train.sh forget: exit $rc"; cat "$T/rcbad.out" "$T/rcbad.err"; fi
 
+# Issue 50: the false passes. A program with no resume rewrites its first checkpoints byte for
+# byte and ends with the same digest; a config.json written at each start is no checkpoint; a
+# kill after the last checkpoint tests nothing. The causes come from the attempt's own output.
+step "envpin resume-check: a restart from zero, a config written at start, a kill after the last checkpoint"
+"$ENVPIN" resume-check --job-id rcfresh --compare 'line:digest' -- sh train.sh 20 5 0.2 fresh >"$T/rcfresh.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] &&
+   grep -q '^differs: rcfresh-kill (1 kill at .*) did not resume: its results equal those of the uninterrupted rcfresh-ref only because it ran again from the start' "$T/rcfresh.out" &&
+   grep -q "^  likely cause: the resume words (--resume auto) were passed with the checkpoint (attempt 2: 'resuming from .*'), and nothing attempt 2 printed shows it loaded it" "$T/rcfresh.out"; then
+  pass; else fail "resume-check on a job with no resume: exit $rc"; cat "$T/rcfresh.out"; fi
+"$ENVPIN" resume-check --job-id rcconfig --compare 'line:digest' -- sh train.sh 20 5 0.2 config >"$T/rcconfig.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^identical: 1 compared item of rcconfig-kill (1 kill at ' "$T/rcconfig.out"; then pass; else
+  fail "resume-check on a job that writes config.json at each start: exit $rc"; cat "$T/rcconfig.out"; fi
+"$ENVPIN" resume-check --job-id rclast --kill-at 'checkpoint at step 20' --compare 'line:digest' -- sh train.sh 22 5 0.2 >"$T/rclast.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^  kill 1 (after checkpoint) came after the last checkpoint: the run after it wrote none, so it tests no resume' "$T/rclast.out"; then
+  pass; else fail "resume-check with a kill after the last checkpoint: exit $rc"; cat "$T/rclast.out"; fi
+
 step "envpin resume-check: not deterministic, no checkpoint before the kill, a missing --compare"
 "$ENVPIN" resume-check --job-id rcrand --compare 'line:digest' -- \
   sh -c 'i=$(cat "$ENVPIN_CHECKPOINT_DIR/c" 2>/dev/null || echo 0); while [ $i -lt 8 ]; do i=$((i + 1)); echo $i > "$ENVPIN_CHECKPOINT_DIR/c"; sleep 0.2; done; echo "digest $(od -An -N8 -tx8 /dev/urandom)"' \

@@ -536,6 +536,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "envpin: hint: use torch 2.9.1+cu130 (its variant with kernels for the fleet)\n"},
         Scenario{"report_thor_torch291_auto", Req().gpu("Jetson T5000").arm64().torch("2.9.1"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [110] torch=cu130 driver>=580.95.05 unknown warnings=0"},
+        // vllm-project/vllm#34470 (collect_env on Jetson AGX Thor): "Nvidia driver version: 580.00", CUDA
+        // 13.0. Thor's driver numbering is its own: 580.00 reports 13.0, named or as capability 11.0.
+        Scenario{"report_thor_driver_58000", Req().gpu("Thor").arm64().torch("2.9.1").driver("580.00"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [110] torch=cu130 driver>=580.95.05 minor-version warnings=2"},
+        Scenario{"report_thor_driver_58000_capability", Req().gpu("11.0").arm64().torch("2.9.1").driver("580.00"),
+                 "13.0.3 13.0.3-runtime-ubuntu22.04 [110] torch=cu130 driver>=580.95.05 minor-version warnings=2"},
+        // The same number on another GPU is a desktop driver below 580.65.06: no CUDA 13.
+        Scenario{"report_gb10_driver_58000", Req().gpu("GB10").arm64().torch("2.9.1").driver("580.00"),
+                 "12.9.1 12.9.1-runtime-ubuntu22.04 [121] torch=cu128 driver>=575.57.08 full warnings=0"},
         // pytorch/pytorch#172629: GB10 (sm_121) under torch 2.9.1+cu130 runs the sm_120 cubins (same major).
         Scenario{"report_gb10_torch291", Req().gpu("NVIDIA GB10").arm64().torch("2.9.1"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [121] torch=cu130 driver>=580.95.05 unknown warnings=0"},

@@ -483,23 +483,79 @@ TEST(Verdict, TheSameStepWithOtherWeightsWasTrainedAgain) {
 }
 
 // Found on pytorch/examples: word_language_model has no resume option (no jobs.resume), dcgan
-// was given '--netG {checkpoint}' and loaded it, yet started at epoch 0 again. The cause says which.
-TEST(Verdict, TheCauseOfAStartOverNamesTheResumeWords) {
+// was given '--netG {checkpoint}' and loaded it, yet started at epoch 0 again. The cause says which,
+// from what the attempt after the kill printed; what the log does not tell is left out (issue 50).
+TEST(Verdict, TheCauseOfAStartOverComesFromTheLog) {
   const RunRecord ref = record("t-ref", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
   RunRecord killed =
       record("t-kill", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
-  Verdict v = judge(ref, killed, {{2.0, "m.pt", 2}}, std::nullopt);
+  const std::vector<KillPoint> kills = {{2.0, "m.pt", 2}};
+  Verdict v = judge(ref, killed, kills, std::nullopt);
   ASSERT_EQ(v.lines.size(), 3u);
   EXPECT_TRUE(
       v.lines[2].starts_with("  likely cause: the manifest has no jobs.resume, so each restart ran the "
-                             "original command again"))
+                             "original command again and nothing shows"))
       << v.lines[2];
+  // Words given, the log unknown: no cause is guessed.
   killed.resume_words = "--netG {checkpoint}";
-  v = judge(ref, killed, {{2.0, "m.pt", 2}}, std::nullopt);
-  EXPECT_TRUE(
-      v.lines[2].starts_with("  likely cause: the resume words (--netG {checkpoint}) were passed, yet it "
-                             "started over"))
+  v = judge(ref, killed, kills, std::nullopt);
+  EXPECT_EQ(v.lines.size(), 2u) << v.lines.back();
+  // Passed in and loaded (the program says so), yet started over: the counter, not the option.
+  const std::string first = "envpin run: job t-kill: attempt 1 in envpin-t-kill-1\nepoch 0 loss 1.5\n";
+  const std::string second =
+      "envpin run: job t-kill: attempt 2 in envpin-t-kill-2, resuming from .envpin/ckpt/t-kill (m.pt)\n"
+      "=> loading checkpoint '/ckpt/m.pt'\nepoch 0 loss 1.5\n";
+  killed.attempts = split_attempts("stray\n" + first + second, "t-kill");
+  ASSERT_EQ(killed.attempts.size(), 2u);
+  EXPECT_EQ(killed.attempts[0], first);
+  v = judge(ref, killed, kills, std::nullopt);
+  ASSERT_EQ(v.lines.size(), 3u);
+  EXPECT_EQ(v.lines[2],
+            "  likely cause: the resume words (--netG {checkpoint}) were passed with the checkpoint (attempt 2: "
+            "'resuming from .envpin/ckpt/t-kill (m.pt)') and attempt 2 printed '=> loading checkpoint "
+            "'/ckpt/m.pt'', yet it started over: its step or epoch counter was not restored from the checkpoint, "
+            "nor with it (most likely) the data position, the optimizer and LR scheduler state and the RNG states: "
+            "restore them all before the next step (see \"Checkpoint contract\" in envpin's docs/jobs.md)");
+  // Passed in, nothing says it was loaded: the option is ignored (or another file loaded).
+  killed.attempts = split_attempts(first + "envpin run: job t-kill: attempt 2 in envpin-t-kill-2, resuming from "
+                                           ".envpin/ckpt/t-kill (m.pt)\nepoch 0 loss 1.5\n",
+                                   "t-kill");
+  v = judge(ref, killed, kills, std::nullopt);
+  ASSERT_EQ(v.lines.size(), 3u);
+  EXPECT_TRUE(v.lines[2].ends_with(
+      "and nothing attempt 2 printed shows it loaded it: the program ignores that option or loads another file"))
       << v.lines[2];
+  // No jobs.resume, yet envpin_ckpt's journal records a load: it found the checkpoint itself.
+  killed.resume_words.clear();
+  killed.journal.loaded.push_back({std::nullopt, "2"});
+  v = judge(ref, killed, kills, std::nullopt);
+  ASSERT_EQ(v.lines.size(), 3u);
+  EXPECT_TRUE(v.lines[2].starts_with("  likely cause: it found a checkpoint by itself (envpin_ckpt.load_latest() "
+                                     "loaded it), yet it started over: its step or epoch counter"))
+      << v.lines[2];
+}
+
+// The job owns its log: an attempt's text is cut at 64 KiB, and an escape sequence the program
+// printed reaches the verdict as text.
+TEST(Verdict, AnAttemptsOutputIsData) {
+  const std::string note = "envpin run: job j: attempt 1 in c\n";
+  const auto big = split_attempts(note + std::string(200000, 'x'), "j");
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0].size(), 64u * 1024);
+  // Another job's notes do not cut this one's attempts.
+  EXPECT_EQ(split_attempts(note + "envpin run: job k: attempt 2 in c\n", "j").size(), 1u);
+  EXPECT_TRUE(split_attempts("no notes at all\n", "j").empty());
+  const RunRecord ref = record("t-ref", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
+  RunRecord killed =
+      record("t-kill", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
+  killed.resume_words = "--resume {checkpoint}";
+  killed.attempts = split_attempts("envpin run: job t-kill: attempt 1 in c\nenvpin run: job t-kill: attempt 2 in c, "
+                                   "resuming from d (m.pt)\n\x1b]0;owned\x07 loaded m.pt\n",
+                                   "t-kill");
+  const Verdict v = judge(ref, killed, {{2.0, "m.pt", 2}}, std::nullopt);
+  ASSERT_EQ(v.lines.size(), 3u);
+  EXPECT_EQ(v.lines[2].find('\x1b'), std::string::npos) << v.lines[2];
+  EXPECT_NE(v.lines[2].find("\\x1b]0;owned\\x07 loaded m.pt"), std::string::npos) << v.lines[2];
 }
 
 // Issue 32, 2: a segment that started over writes its first checkpoint again; its results

@@ -39,6 +39,7 @@ class Policy {
       requested = requested_candidate();
     }
     resolve_gpus();
+    read_tegra_driver();
     check_driver_knows_gpus();
     torch_fit_.check_input(early_notes_);
     if (!requested) return decide_auto();
@@ -189,6 +190,21 @@ class Policy {
       throw Error("invalid driver version '" + req_.driver->value + "'", req_.driver->origin.location(),
                   "give the driver as nvidia-smi prints it, e.g. '535.104.05'");
     if (req_.driver->value != v && !converted) req_.driver->value = v;
+  }
+
+  // Jetson Thor's driver has its own numbering: JetPack 7.0 and 7.1 (L4T r38.2, r38.4) print
+  // "Driver Version: 580.00  CUDA Version: 13.0" (vllm-project/vllm#34470's collect_env; users'
+  // nvidia-smi on Jetson AGX Thor), below 580.65.06, the first desktop/data-center driver that
+  // reports 13.0. For a fleet of Thor only (sm_110, which no other GPU has), 580.00 is taken as
+  // the CUDA it reports, the same whether the GPU is named or given as a capability.
+  void read_tegra_driver() {
+    if (!floor_ || fleet_.empty() || req_.driver->value != "580.00") return;
+    if (!std::all_of(fleet_.begin(), fleet_.end(), [](const GpuTarget& g) { return g.sm == 110; })) return;
+    const std::string first = first_driver_reporting("13.0");
+    floor_ = parse_driver(first);
+    early_notes_.push_back({req_.driver->origin.describe() + " 580.00 is Jetson Thor's (JetPack 7.0 and 7.1), which " +
+                                "reports CUDA 13.0: taken as " + first + ", the first driver that does elsewhere",
+                            req_.driver->origin.where});
   }
 
   // A driver branch older than a GPU's architecture cannot drive the GPU at all, whatever the

@@ -627,6 +627,10 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
     if (p.m.jobs)
       for (const auto& w : p.m.jobs->resume)
         killed.record.resume_words += (killed.record.resume_words.empty() ? "" : " ") + w.value;
+    // What each attempt printed, for the causes (the job's log is the job's: a link or a FIFO in
+    // its place is not read, and one past 32 MiB is left unread, the causes it would tell left out).
+    if (std::string log; io::read_regular(killed_run.log(), std::size_t{32} << 20, log) == io::ReadStatus::ok)
+      killed.record.attempts = split_attempts(log, killed_run.id());
     // Steps from inside the checkpoints (nanoGPT's iter_num, an epoch) where neither the journal
     // nor the names gave them: versions are then matched by step, not by order (a resumed
     // program that saves again what it loaded would shift every later version).

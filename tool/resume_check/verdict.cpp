@@ -2,12 +2,14 @@
 #include "resume_check/verdict.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <locale>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 #include "diag/error.hpp"
@@ -399,9 +401,19 @@ namespace {
 std::string state_text(const Semantic& m);
 }  // namespace
 
-std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
-                                         const std::vector<KillPoint>& kills, const Semantics& semantics) {
-  std::vector<std::string> out;
+namespace {
+
+// One segment that did not resume: after which kill, the line saying so, and whether it trained
+// again from a step it had loaded (its weights were restored, its counter was not).
+struct Failure {
+  std::size_t kill = 0;
+  std::string line;
+  bool counter_only = false;
+};
+
+std::vector<Failure> failures_of(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
+                                 const Semantics& semantics) {
+  std::vector<Failure> out;
   const auto& v = killed.checkpoints;
   // The uninterrupted run's first step (-1: unknown): a segment back there started from scratch.
   const long long first_step =
@@ -428,10 +440,11 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
     if (!load_recorded && !resaves.empty() && resaves.front().same_bytes && resaves.front().before == 0 &&
         !ref.checkpoints.empty() && ref.checkpoints.front().sha256 == v[0].sha256 &&
         (v[0].step || !written_once(v[0].name))) {
-      out.push_back(head + "nothing shows it loaded a checkpoint: its first write after the kill, " +
-                    version_text(v, resaves.front().after) + ", has the bytes of the run's first checkpoint, " +
-                    version_text(v, 0) +
-                    ", which a run that starts over writes first (envpin_ckpt.load_latest() records a load)");
+      out.push_back({k,
+                     head + "nothing shows it loaded a checkpoint: its first write after the kill, " +
+                         version_text(v, resaves.front().after) + ", has the bytes of the run's first checkpoint, " +
+                         version_text(v, 0) +
+                         ", which a run that starts over writes first (envpin_ckpt.load_latest() records a load)"});
       continue;
     }
     // Only where a step names one save: in the uninterrupted run no two versions of that name
@@ -447,9 +460,11 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
       const auto m = semantics.find("same:" + std::to_string(r.before) + ":" + std::to_string(r.after));
       if (r.same_bytes || m == semantics.end() || !m->second.weights_differ() || !one_save_a_step(v[r.after].name))
         continue;
-      out.push_back(head + "it wrote " + version_text(v, r.after) + " with other weights than " +
-                    version_text(v, r.before) + ", written at the same step before the kill: it trained that step " +
-                    "again, its step or epoch counter not restored (" + state_text(m->second) + ")");
+      out.push_back({k,
+                     head + "it wrote " + version_text(v, r.after) + " with other weights than " +
+                         version_text(v, r.before) + ", written at the same step before the kill: it trained that " +
+                         "step again, its step or epoch counter not restored (" + state_text(m->second) + ")",
+                     true});
       trained_again = true;
       break;
     }
@@ -459,24 +474,34 @@ std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& 
     const Version& after = v[first];
     if (before.step && after.step && *after.step < *before.step) {
       const bool from_start = first_step >= 0 && *after.step <= first_step;
-      out.push_back(head + (from_start ? "it started again from step 0" : "it went back to an earlier step") +
-                    " (its first checkpoint after the kill is " + version_text(v, first) + "; the kill came after " +
-                    version_text(v, at - 1) + ")");
+      out.push_back({k, head + (from_start ? "it started again from step 0" : "it went back to an earlier step") +
+                            " (its first checkpoint after the kill is " + version_text(v, first) +
+                            "; the kill came after " + version_text(v, at - 1) + ")"});
       continue;
     }
     // Without steps: a deterministic program that starts over writes an earlier checkpoint again.
     for (std::size_t e = 0; e + 1 < at; ++e)
       if (v[e].sha256 == after.sha256 && v[e].name == after.name) {
-        out.push_back(head + "it started again: its first checkpoint after the kill, " + version_text(v, first) +
-                      ", has the bytes of " + version_text(v, e) + ", written before the kill");
+        out.push_back({k, head + "it started again: its first checkpoint after the kill, " + version_text(v, first) +
+                              ", has the bytes of " + version_text(v, e) + ", written before the kill"});
         break;
       }
   }
   // envpin_ckpt's journal: every segment after a kill loads a checkpoint.
   if (out.empty() && !killed.journal.saved_step.empty() && killed.journal.loaded.size() < kills.size())
-    out.push_back("the job did not resume after " + std::to_string(kills.size() - killed.journal.loaded.size()) +
-                  " of " + std::to_string(kills.size()) +
-                  " kills: envpin_ckpt.load_latest() loaded nothing then, so it started again from step 0");
+    out.push_back({killed.journal.loaded.size(),
+                   "the job did not resume after " + std::to_string(kills.size() - killed.journal.loaded.size()) +
+                       " of " + std::to_string(kills.size()) +
+                       " kills: envpin_ckpt.load_latest() loaded nothing then, so it started again from step 0"});
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
+                                         const std::vector<KillPoint>& kills, const Semantics& semantics) {
+  std::vector<std::string> out;
+  for (const Failure& f : failures_of(ref, killed, kills, semantics)) out.push_back(f.line);
   return out;
 }
 
@@ -550,6 +575,21 @@ bool all_same(const std::vector<ItemView>& items) {
 
 }  // namespace
 
+std::vector<std::string> split_attempts(const std::string& log, const std::string& job) {
+  constexpr std::size_t kKept = 64 * 1024;
+  const std::string mark = "envpin run: job " + job + ": attempt ";
+  std::vector<std::string> out;
+  std::size_t at = log.starts_with(mark) ? 0 : log.find("\n" + mark);
+  if (at != std::string::npos && at > 0) ++at;
+  while (at != std::string::npos) {
+    std::size_t next = log.find("\n" + mark, at);
+    const std::size_t end = next == std::string::npos ? log.size() : next + 1;
+    out.push_back(log.substr(at, std::min(end - at, kKept)));
+    at = next == std::string::npos ? next : next + 1;
+  }
+  return out;
+}
+
 bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics& semantics,
                    const std::string& prefix) {
   return all_same(items_of(ref.outputs, other.outputs, semantics, prefix));
@@ -568,6 +608,73 @@ std::vector<std::string> untested_kills(const RunRecord& killed, const std::vect
   return out;
 }
 
+// What attempt `n` (0: the first) shows: run.sh's note opening it, and the first line the program
+// printed itself that says it loaded, resumed or restored something. (A line naming the checkpoint
+// alone tells nothing: "checkpoint at step 5" is a save.)
+struct AttemptView {
+  bool known = false;
+  std::string note;
+  std::string said;
+};
+
+AttemptView attempt_view(const RunRecord& r, std::size_t n) {
+  AttemptView a;
+  if (n >= r.attempts.size()) return a;
+  a.known = true;
+  std::string_view text = r.attempts[n];
+  bool first = true;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (first) {
+      a.note = line;
+      first = false;
+      continue;
+    }
+    if (line.starts_with("envpin run: ")) continue;
+    std::string lower(line);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("load") != std::string::npos || lower.find("resum") != std::string::npos ||
+        lower.find("restor") != std::string::npos) {
+      a.said = line;
+      break;
+    }
+  }
+  return a;
+}
+
+// The likely cause of failure `f`, from what the attempt after the kill printed and what
+// envpin_ckpt's journal recorded; empty when they do not tell.
+std::string start_over_cause(const RunRecord& killed, const Failure& f) {
+  const AttemptView a = attempt_view(killed, f.kill + 1);
+  const std::string attempt = "attempt " + std::to_string(f.kill + 2);
+  const bool journal_load = killed.journal.loaded.size() > f.kill;
+  std::string loaded = journal_load ? "envpin_ckpt.load_latest() loaded it"
+                       : a.said.empty() ? ""
+                                        : attempt + " printed '" + diag::excerpt(a.said, 160) + "'";
+  if (loaded.empty() && f.counter_only) loaded = "its weights were restored (the step it trained again started from them)";
+  const std::string counter =
+      "its step or epoch counter was not restored from the checkpoint, nor with it (most likely) the data position, "
+      "the optimizer and LR scheduler state and the RNG states: restore them all before the next step (see "
+      "\"Checkpoint contract\" in envpin's docs/jobs.md)";
+  if (killed.resume_words.empty()) {
+    if (!loaded.empty()) return "it found a checkpoint by itself (" + loaded + "), yet it started over: " + counter;
+    return "the manifest has no jobs.resume, so each restart ran the original command again and nothing shows the "
+           "program found its checkpoint by itself: give its resume option in jobs.resume (e.g. resume: "
+           "'--resume {checkpoint}') or read $ENVPIN_CHECKPOINT";
+  }
+  const std::string words = "the resume words (" + diag::printable(killed.resume_words) + ")";
+  const auto from = a.note.find(", resuming from ");
+  if (!a.known || from == std::string::npos) return loaded.empty() ? "" : words + " were passed and " + loaded + ": " + counter;
+  const std::string passed = words + " were passed with the checkpoint (" + attempt + ": '" +
+                             diag::excerpt(std::string_view(a.note).substr(from + 2), 160) + "')";
+  if (!loaded.empty()) return passed + " and " + loaded + ", yet it started over: " + counter;
+  return passed + ", and nothing " + attempt +
+         " printed shows it loaded it: the program ignores that option or loads another file";
+}
+
 Verdict decide(const RunRecord& ref, const RunRecord& killed, const std::vector<KillPoint>& kills,
                const std::optional<RunRecord>& ref2, const Semantics& semantics, const Tolerance& tolerance,
                const std::string& bytes_only_note) {
@@ -580,23 +687,15 @@ Verdict decide(const RunRecord& ref, const RunRecord& killed, const std::vector<
   const std::vector<ItemView> items = items_of(ref.outputs, killed.outputs, semantics, "");
 
   // A segment that started over proves nothing, whatever it ended with.
-  if (const auto failures = resume_failures(ref, killed, kills, semantics); !failures.empty()) {
+  if (const auto failures = failures_of(ref, killed, kills, semantics); !failures.empty()) {
     v.exit_code = 1;
     v.lines.push_back("differs: " + killed.job + " (" + killed_text + ") did not resume: " +
                       (all_same(items) ? "its results equal those of the uninterrupted " + ref.job +
                                              " only because it ran again from the start"
                                        : "its results differ from those of the uninterrupted " + ref.job));
-    for (const std::string& f : failures) v.lines.push_back("  " + f);
-    if (killed.resume_words.empty())
-      v.lines.push_back(
-          "  likely cause: the manifest has no jobs.resume, so each restart ran the original command again and the "
-          "program did not find its checkpoint by itself: give its resume option in jobs.resume (e.g. resume: "
-          "'--resume {checkpoint}') or read $ENVPIN_CHECKPOINT");
-    else
-      v.lines.push_back("  likely cause: the resume words (" + diag::printable(killed.resume_words) +
-                        ") were passed, yet it started over: it ignores them, loads another file, or restores only "
-                        "part of its state (a step or epoch counter that is not restored starts the loop at 0 "
-                        "again); its log shows what it loaded");
+    for (const Failure& f : failures) v.lines.push_back("  " + f.line);
+    if (const std::string cause = start_over_cause(killed, failures.front()); !cause.empty())
+      v.lines.push_back("  likely cause: " + cause);
     return v;
   }
 

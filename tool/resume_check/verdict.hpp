@@ -58,7 +58,15 @@ struct RunRecord {
   Journal journal;
   double seconds = 0;
   std::string resume_words;  // jobs.resume as the manifest gives it (empty: none), for the causes
+  // What each attempt printed (attempt 1 first), split from the job's log by split_attempts: the
+  // causes read whether a checkpoint was passed in and what the program said it loaded. Empty:
+  // not known (a cause the log would decide is then left out).
+  std::vector<std::string> attempts;
 };
+
+// The job's log cut into its attempts at run.sh's "envpin run: job JOB: attempt N in ..." notes;
+// what came before the first note is dropped. Each attempt keeps its note and at most 64 KiB.
+std::vector<std::string> split_attempts(const std::string& log, const std::string& job);
 
 struct KillPoint {
   double seconds = 0;         // since the run started
@@ -127,6 +135,7 @@ bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics
 
 // Each kill's resume checked: the segment after it must continue from the newest checkpoint,
 // not start again. A line for each that did not; empty when each did or it cannot be told.
+// (judge adds the likely cause: from the attempts' output where it tells, else left out.)
 // With `semantics` (pairs_to_compare's "same:I:J"), a save at the step it resumed from with
 // other weights counts as a segment that trained that step again.
 std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,

@@ -8,15 +8,18 @@
 # the tests also read the "resumed at step N" line. With "forget" it has the classic resume bug:
 # the checkpoint holds the step, but a resumed run starts its state from the seed again (as a
 # trainer that saves the model and re-seeds its RNG on start); resume-check must say where.
-#   train.sh STEPS EVERY DELAY [forget] [--resume auto]
+# With "fresh" it has no resume at all (it ignores --resume and starts at step 0, writing its
+# first checkpoints again byte for byte); with "config" it also writes config.json at each start.
+#   train.sh STEPS EVERY DELAY [forget | fresh | config] [--resume auto]
 set -eu
 steps=$1 every=$2 delay=$3
 shift 3
-forget=no
-[ "${1:-}" = forget ] && { forget=yes; shift; }
+mode=${1:-}
+case $mode in forget | fresh | config) shift ;; *) mode=normal ;; esac
 resume=no
-[ "${1:-}" = --resume ] && [ "${2:-}" = auto ] && resume=yes
+[ "${1:-}" = --resume ] && [ "${2:-}" = auto ] && [ "$mode" != fresh ] && resume=yes
 dir=${ENVPIN_CHECKPOINT_DIR:?ENVPIN_CHECKPOINT_DIR is not set}
+[ "$mode" != config ] || printf '{"steps": %s, "every": %s}\n' "$steps" "$every" > "$dir/config.json"
 i=0
 state=envpin-demo-seed
 # Stopped (docker stop, Slurm's requeue or scancel): end at once, as a real trainer would after
@@ -24,7 +27,7 @@ state=envpin-demo-seed
 trap 'echo "stopped at step $i"; exit 143' TERM
 if [ "$resume" = yes ] && [ -f "$dir/checkpoint" ]; then
   read -r i saved < "$dir/checkpoint"
-  [ "$forget" = yes ] || state=$saved
+  [ "$mode" = forget ] || state=$saved
   echo "resumed at step $i"
 else
   echo "starting at step 0"
