@@ -538,6 +538,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [110] torch=cu130 driver>=580.95.05 unknown warnings=0"},
         // vllm-project/vllm#34470 (collect_env on Jetson AGX Thor): "Nvidia driver version: 580.00", CUDA
         // 13.0. Thor's driver numbering is its own: 580.00 reports 13.0, named or as capability 11.0.
+        // Issue 50: whether 2.8.0's aarch64 cu129 wheel has sm_80 is not settled in the public record
+        // (pytorch/pytorch#157843 after the branch cut, no measurement): said, not claimed.
+        Scenario{"report_a100_arm64_torch280", Req().gpu("A100").arm64().torch("2.8.0"),
+                 "envpin: error: --torch: torch 2.8.0 (--torch) has no wheels confirmed to carry kernels for 'A100' "
+                 "(sm_80): its aarch64 cu129 wheel may lack them (pytorch/pytorch#157843 added sm_80 to 12.9's "
+                 "aarch64 list on 2025-07-09, after 2.8's branch cut (2025-06-24, #156745), and no get_arch_list() "
+                 "of 2.8.0+cu129 on aarch64 is published; torch.cuda.get_arch_list() on the machine settles it), "
+                 "and then it fails with \"no kernel image is available for execution on the device\"\n"
+                 "envpin: hint: use torch 2.9 or newer (cu130)\n"},
         Scenario{"report_thor_driver_58000", Req().gpu("Thor").arm64().torch("2.9.1").driver("580.00"),
                  "13.0.3 13.0.3-runtime-ubuntu22.04 [110] torch=cu130 driver>=580.95.05 minor-version warnings=2"},
         Scenario{"report_thor_driver_58000_capability", Req().gpu("11.0").arm64().torch("2.9.1").driver("580.00"),

@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "init/conda_pypi.hpp"
 #include "init/init.hpp"
 #include "manifest/load.hpp"
+#include "manifest/requirement.hpp"
 #include "secrets/rules.hpp"
 #include "test_dir.hpp"
 
@@ -313,6 +316,54 @@ TEST_F(Init, CondaToolsAreDebianPackagesOrLeftOut) {
   ASSERT_TRUE(bare.cuda);
   EXPECT_EQ(bare.cuda->value, "auto");
   EXPECT_EQ(bare.cuda->from, "environment.yml:2 (cuda-nvcc), no version: envpin chooses the toolkit for the fleet");
+}
+
+// Issue 50, item 4: a conda name reaches PyPI only through the table or the shipped list of names
+// that are the same project on both (init/conda_pypi.cpp). torchtriton is pytorch-nightly's conda
+// package whose PyPI name was taken over in the December 2022 dependency-confusion attack (PyTorch's
+// advisory "Compromised PyTorch-nightly dependency chain between December 25th and December 30th,
+// 2022"); backports is conda-forge's namespace package; lmdb and blosc are conda's C libraries.
+TEST_F(Init, CondaNamesReachPyPIOnlyWhenKnownToBeTheSameProject) {
+  Draft d;
+  read_conda(write("environment.yml",
+                   "channels: [pytorch-nightly, conda-forge]\n"
+                   "dependencies:\n"
+                   "  - pytorch-nightly::torchtriton\n"
+                   "  - backports\n"
+                   "  - lmdb=0.9.31\n"
+                   "  - python-lmdb=1.4.1\n"
+                   "  - scipy=1.11.4\n"
+                   "  - seaborn\n"
+                   "  - huggingface_hub\n"),
+             d);
+  EXPECT_TRUE(d.refusals.empty());
+  std::vector<std::string> packages;
+  for (const Value& v : d.packages) packages.push_back(v.value);
+  EXPECT_EQ(packages, (std::vector<std::string>{"lmdb==1.4.1", "scipy==1.11.4", "seaborn", "huggingface-hub"}));
+  const auto noted = [&](const std::string& text) {
+    return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  EXPECT_TRUE(
+      noted("environment.yml:3 (pytorch-nightly::torchtriton): 'torchtriton' is a conda package envpin "
+            "cannot match to a PyPI project"));
+  EXPECT_TRUE(noted("environment.yml:4 (backports): 'backports' is a conda package envpin cannot match"));
+  EXPECT_TRUE(noted("environment.yml:5 (lmdb=0.9.31): left out: conda's lmdb is the C library"));
+}
+
+TEST(CondaPyPI, TheListsAreSortedNormalizedAndDisjoint) {
+  for (const auto list : {envpin::init::detail::conda_same_grayskull(), envpin::init::detail::conda_same_feedstock()}) {
+    EXPECT_TRUE(std::is_sorted(list.begin(), list.end()));
+    EXPECT_EQ(std::adjacent_find(list.begin(), list.end()), list.end());
+    for (const std::string_view n : list) EXPECT_EQ(envpin::manifest::normalize_name(n), n);
+  }
+  for (const std::string_view n : envpin::init::detail::conda_same_feedstock())
+    EXPECT_FALSE(std::binary_search(envpin::init::detail::conda_same_grayskull().begin(),
+                                    envpin::init::detail::conda_same_grayskull().end(), n))
+        << n;
+  // Spelled as conda-forge spells them (underscores, capitals): the same name.
+  EXPECT_TRUE(envpin::init::detail::same_project_on_pypi("typing_extensions"));
+  EXPECT_TRUE(envpin::init::detail::same_project_on_pypi("PyYAML"));
+  EXPECT_FALSE(envpin::init::detail::same_project_on_pypi("torchtriton"));
 }
 
 // uv and Poetry say which index serves which package, and for which extra and platform (issue 34):

@@ -517,8 +517,9 @@ TEST(Verdict, TheCauseOfAStartOverComesFromTheLog) {
             "nor with it (most likely) the data position, the optimizer and LR scheduler state and the RNG states: "
             "restore them all before the next step (see \"Checkpoint contract\" in envpin's docs/jobs.md)");
   // Passed in, nothing says it was loaded: the option is ignored (or another file loaded).
-  killed.attempts = split_attempts(first + "envpin run: job t-kill: attempt 2 in envpin-t-kill-2, resuming from "
-                                           ".envpin/ckpt/t-kill (m.pt)\nepoch 0 loss 1.5\n",
+  killed.attempts = split_attempts(first +
+                                       "envpin run: job t-kill: attempt 2 in envpin-t-kill-2, resuming from "
+                                       ".envpin/ckpt/t-kill (m.pt)\nepoch 0 loss 1.5\n",
                                    "t-kill");
   v = judge(ref, killed, kills, std::nullopt);
   ASSERT_EQ(v.lines.size(), 3u);
@@ -530,8 +531,9 @@ TEST(Verdict, TheCauseOfAStartOverComesFromTheLog) {
   killed.journal.loaded.push_back({std::nullopt, "2"});
   v = judge(ref, killed, kills, std::nullopt);
   ASSERT_EQ(v.lines.size(), 3u);
-  EXPECT_TRUE(v.lines[2].starts_with("  likely cause: it found a checkpoint by itself (envpin_ckpt.load_latest() "
-                                     "loaded it), yet it started over: its step or epoch counter"))
+  EXPECT_TRUE(
+      v.lines[2].starts_with("  likely cause: it found a checkpoint by itself (envpin_ckpt.load_latest() "
+                             "loaded it), yet it started over: its step or epoch counter"))
       << v.lines[2];
 }
 
@@ -549,9 +551,10 @@ TEST(Verdict, AnAttemptsOutputIsData) {
   RunRecord killed =
       record("t-kill", "aa", {{"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "1"}, {"m.pt", "2"}, {"m.pt", "3"}});
   killed.resume_words = "--resume {checkpoint}";
-  killed.attempts = split_attempts("envpin run: job t-kill: attempt 1 in c\nenvpin run: job t-kill: attempt 2 in c, "
-                                   "resuming from d (m.pt)\n\x1b]0;owned\x07 loaded m.pt\n",
-                                   "t-kill");
+  killed.attempts = split_attempts(
+      "envpin run: job t-kill: attempt 1 in c\nenvpin run: job t-kill: attempt 2 in c, "
+      "resuming from d (m.pt)\n\x1b]0;owned\x07 loaded m.pt\n",
+      "t-kill");
   const Verdict v = judge(ref, killed, {{2.0, "m.pt", 2}}, std::nullopt);
   ASSERT_EQ(v.lines.size(), 3u);
   EXPECT_EQ(v.lines[2].find('\x1b'), std::string::npos) << v.lines[2];
@@ -651,6 +654,44 @@ TEST(Verdict, TheFirstCheckpointWrittenAgainIsNoEvidenceOfAResume) {
 
 // A kill after the last checkpoint: the segment after it writes none, so it tests no resume;
 // the verdict says so instead of counting it.
+// Found by e2e.jobs (train.sh config): without steps, a config.json written again at the resumed
+// segment's start was taken as its first checkpoint and, having the bytes of the one before the
+// kill, as proof that it started over.
+TEST(Verdict, AConfigWrittenAtEachStartIsNoCheckpointWithoutStepsEither) {
+  const RunRecord ref =
+      record("t-ref", "aa", {{"config.json", "c"}, {"checkpoint", "1"}, {"checkpoint", "2"}, {"checkpoint", "3"}});
+  const RunRecord killed = record(
+      "t-kill", "aa",
+      {{"config.json", "c"}, {"checkpoint", "1"}, {"config.json", "c"}, {"checkpoint", "2"}, {"checkpoint", "3"}});
+  const Verdict v = judge(ref, killed, {{1.0, "checkpoint", 2}}, std::nullopt);
+  EXPECT_EQ(v.exit_code, 0) << v.lines[0] << "\n" << (v.lines.size() > 1 ? v.lines[1] : "");
+  // A program that starts over still does not pass, killed after its second checkpoint (as auto
+  // does, the config not counted) or after its first (the config passed over, it wrote the
+  // run's first checkpoint again with no load recorded).
+  const RunRecord second = record("t-kill", "aa",
+                                  {{"config.json", "c"},
+                                   {"checkpoint", "1"},
+                                   {"checkpoint", "2"},
+                                   {"config.json", "c"},
+                                   {"checkpoint", "1"},
+                                   {"checkpoint", "2"},
+                                   {"checkpoint", "3"}});
+  EXPECT_EQ(judge(ref, second, {{1.0, "checkpoint", 3}}, std::nullopt).exit_code, 1);
+  const RunRecord first = record("t-kill", "aa",
+                                 {{"config.json", "c"},
+                                  {"checkpoint", "1"},
+                                  {"config.json", "c"},
+                                  {"checkpoint", "1"},
+                                  {"checkpoint", "2"},
+                                  {"checkpoint", "3"}});
+  const Verdict f = judge(ref, first, {{1.0, "checkpoint", 2}}, std::nullopt);
+  EXPECT_EQ(f.exit_code, 1);
+  ASSERT_GE(f.lines.size(), 2u);
+  EXPECT_TRUE(f.lines[1].find("has the bytes of the run's first checkpoint, checkpoint (version 1 of 4)") !=
+              std::string::npos)
+      << f.lines[1];
+}
+
 TEST(Verdict, AKillAfterTheLastCheckpointTestsNothing) {
   const RunRecord ref = record("t-ref", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}}, {10, 20});
   const RunRecord killed = record("t-kill", "aa", {{"ckpt-10.pt", "1"}, {"ckpt-20.pt", "2"}}, {10, 20});

@@ -8,6 +8,7 @@
 
 #include "diag/error.hpp"
 #include "diag/text.hpp"
+#include "init/conda_pypi.hpp"
 #include "init/init.hpp"
 #include "init/parts.hpp"
 #include "manifest/requirement.hpp"
@@ -27,7 +28,10 @@ using namespace detail;
 // repo); their PyPI names checked against pypi.org, their Debian names against bookworm itself
 // (apt-cache madison on deb.debian.org bookworm main, 2026-12-03: hmmer 3.3.2+dfsg-1, hhsuite
 // 3.3.0+ds-7+b2, kalign 1:3.3.5-1, samtools 1.16.1-1, ncbi-blast+ 2.12.0+ds-3+b1, aria2 1.36.0-1,
-// ...). A conda name that is no PyPI project and not here is left out, never guessed.
+// ...). A conda name that is neither here nor in conda_pypi.cpp's list of names that are the same
+// project on PyPI is left out with a note, never guessed. The conda-forge names below whose PyPI
+// project is named differently are from conda-forge's grayskull mapping (regro/cf-graph-countyfair
+// mappings/pypi/grayskull_pypi_mapping.json, commit 000b2bc8) or the package's feedstock recipe.
 enum class Rule { pypi, apt, cuda, cudnn, skip };
 struct CondaName {
   std::string_view conda;
@@ -46,6 +50,26 @@ constexpr CondaName kConda[] = {
     {"msgpack-python", Rule::pypi, "msgpack"},
     {"python-graphviz", Rule::pypi, "graphviz"},
     {"pyqt", Rule::pypi, "PyQt5"},
+    {"matplotlib", Rule::pypi, "matplotlib"},  // matplotlib-base plus a Qt backend
+    {"seaborn-base", Rule::pypi, "seaborn"},
+    {"seaborn", Rule::pypi, "seaborn"},  // seaborn-base plus statsmodels
+    {"astropy-base", Rule::pypi, "astropy"},
+    {"astropy", Rule::pypi, "astropy"},  // astropy-base plus its optional dependencies
+    {"python-annoy", Rule::pypi, "annoy"},
+    {"python-blosc", Rule::pypi, "blosc"},
+    {"python-fastjsonschema", Rule::pypi, "fastjsonschema"},
+    {"python-flatbuffers", Rule::pypi, "flatbuffers"},
+    {"python-lmdb", Rule::pypi, "lmdb"},
+    {"python-tzdata", Rule::pypi, "tzdata"},
+    {"pysoundfile", Rule::pypi, "soundfile"},
+    {"docker-py", Rule::pypi, "docker"},
+    {"mujoco-python", Rule::pypi, "mujoco"},
+    {"mujoco", Rule::pypi, "mujoco"},  // the C library, its samples and mujoco-python
+    // OpenMM's own feedstock; PyPI's openmm holds its 8.x wheels (7.x: see add_conda_package).
+    {"openmm", Rule::pypi, "openmm"},
+    {"lmdb", Rule::skip, "conda's lmdb is the C library; PyPI's lmdb (the Python binding) is conda's python-lmdb"},
+    {"blosc", Rule::skip, "conda's blosc is the C library; PyPI's blosc (the Python binding) is conda's python-blosc"},
+    {"tzdata", Rule::skip, "conda's tzdata is the time zone database; the image's comes from its OS"},
     {"cudatoolkit", Rule::cuda, ""},
     {"cuda-toolkit", Rule::cuda, ""},
     {"cuda-runtime", Rule::cuda, ""},
@@ -342,6 +366,17 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
   if (!build.empty() && build.find("cuda") != std::string::npos)
     note(d, from + ": the build string " + quote_input(build) +
                 " asks for a CUDA build: envpin picks the wheels' variant from cuda.gpus");
+  // Not in the table: passed to PyPI only when conda-forge's package of that name is PyPI's
+  // project (conda_pypi.cpp); a conda-only name never becomes a pin pip installs from PyPI.
+  // (A name that is no valid name at all goes on to add_package's refusal, located.)
+  const bool valid_name = std::all_of(
+      name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
+  if (!rule && valid_name && !same_project_on_pypi(name)) {
+    note(d, from + ": " + quote_input(name) +
+                " is a conda package envpin cannot match to a PyPI project (not in its list of conda-forge names "
+                "that are the same project on PyPI): left out; add its PyPI name under python.packages if it has one");
+    return;
+  }
   const std::string pypi = rule ? std::string(rule->target) : name;
   add_package(d, pypi + (why.empty() ? version : ""), from, Location{file.generic_string(), line, 1});
 }

@@ -315,7 +315,11 @@ const std::vector<TorchRelease>& torch_table() {
   const TorchVariant cu128_27 = variant("cu128", "12.8", turing_to_blackwell, 120, {90, 100, 120});
   const TorchVariant cu128_28 = variant("cu128", "12.8", volta_to_blackwell);
   const TorchVariant cu128 = variant("cu128", "12.8", volta_to_blackwell, 0, {80, 90, 100, 120});
-  const TorchVariant cu129 = variant("cu129", "12.9", volta_to_blackwell, 120, {90, 100, 120});
+  TorchVariant cu129 = variant("cu129", "12.9", volta_to_blackwell, 120, {90, 100, 120});
+  cu129.unsettled_arm64 = 80;
+  cu129.unsettled_why =
+      "pytorch/pytorch#157843 added sm_80 to 12.9's aarch64 list on 2025-07-09, after 2.8's branch cut "
+      "(2025-06-24, #156745), and no get_arch_list() of 2.8.0+cu129 on aarch64 is published";
   // 2.11 built cu128 without Volta: its release compatibility matrix (pytorch/pytorch RELEASE.md,
   // PR #175253, after RFC #172352) lists "12.8.1: Turing(7.5), Ampere(8.0, 8.6), Hopper(9.0),
   // Blackwell(10.0, 12.0)"; cu126 keeps 7.0. Measured: torch.cuda.get_arch_list() of 2.11.0+cu128

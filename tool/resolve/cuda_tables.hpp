@@ -133,6 +133,10 @@ struct TorchVariant {
   // Published, but outside the release's matrix and not measured (2.9's cu129): taken when a pin
   // names it, never chosen or proposed in its place.
   bool pinned_only = false;
+  // An arch whose kernels in the aarch64 wheel the public record does not settle (0: none), left
+  // out of sass_arm64, and why: a refusal for that GPU says so instead of claiming it.
+  int unsettled_arm64 = 0;
+  std::string_view unsettled_why = {};
 };
 
 struct TorchRelease {

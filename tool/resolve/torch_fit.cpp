@@ -186,9 +186,16 @@ void TorchFit::check_some_variant_runs() const {
     const std::string which =
         arm64 && some_arm64 ? "none of its variants with linux/arm64 wheels (" + arm64_variants + ") has them there"
                             : "none of its variants (" + variant_list(*torch_) + ") does";
-    Blocker b{"torch " + req_.torch->value + " (" + req_.torch->origin.describe() +
-                  ") has no wheels with kernels for '" + g.input + "' (" + sm_name(g.sm) + "): " + which +
-                  ", so it would fail with \"no kernel image is available for execution on the device\"",
+    // Where the public record does not settle it, the refusal says so rather than claiming it.
+    std::string unsettled;
+    for (const TorchVariant& v : torch_->variants)
+      if (arm64 && v.unsettled_arm64 == g.sm)
+        unsettled = "its aarch64 " + std::string(v.tag) + " wheel may lack them (" + std::string(v.unsettled_why) +
+                    "; torch.cuda.get_arch_list() on the machine settles it), and then it fails with";
+    Blocker b{"torch " + req_.torch->value + " (" + req_.torch->origin.describe() + ") has no wheels " +
+                  (unsettled.empty() ? "with" : "confirmed to carry") + " kernels for '" + g.input + "' (" +
+                  sm_name(g.sm) + "): " + (unsettled.empty() ? which + ", so it would fail with" : unsettled) +
+                  " \"no kernel image is available for execution on the device\"",
               "", req_.torch->origin.location()};
     if (auto f = fleet_fix()) b.fixes.push_back(*f);
     if (b.fixes.empty()) b.hint = "drop '" + g.input + "'";

@@ -322,7 +322,8 @@ RunRecord finish_record(const jobs::Project& p, CheckRun& run, const std::vector
 // were made (none for a reference run). With --kill-at auto the first kill waits for
 // `first_after` checkpoint versions: after the second, a program that starts over writes the
 // first again, which tells it from one that resumes (and may save again what it loaded).
-// Throws diag::Error when it cannot be judged.
+// Names in `not_counted` (a config.json the uninterrupted run wrote once, at its start) are no
+// checkpoint to count or to kill after. Throws diag::Error when it cannot be judged.
 struct Watched {
   RunRecord record;
   std::vector<KillPoint> kills;
@@ -330,7 +331,7 @@ struct Watched {
 
 Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o, const KillAt& kill_at,
                   int kills_wanted, double limit, const std::vector<CompareItem>& items, const Console& io,
-                  std::size_t first_after = 1) {
+                  std::size_t first_after = 1, const std::set<std::string>& not_counted = {}) {
   const auto start = Clock::now();
   std::vector<KillPoint> kills;
   run.start(o.command);
@@ -345,7 +346,8 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
   while (!run.ended()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     check_stop();
-    if (!run.watch().poll().empty()) segment_checkpoint = true;
+    for (const std::string& name : run.watch().poll())
+      if (!not_counted.contains(name)) segment_checkpoint = true;
     if (limit > 0 && seconds_since(start) > limit)
       give_up("job " + run.id() + " ran " + std::to_string(static_cast<int>(limit)) +
                   " s, ten times the uninterrupted "
@@ -355,7 +357,10 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
     bool now = false;
     switch (kill_at.kind) {
       case KillAt::Kind::automatic:
-        now = segment_checkpoint && (!kills.empty() || run.watch().completed().size() >= first_after);
+        now = segment_checkpoint &&
+              (!kills.empty() || static_cast<std::size_t>(std::count_if(
+                                     run.watch().completed().begin(), run.watch().completed().end(),
+                                     [&](const Version& v) { return !not_counted.contains(v.name); })) >= first_after);
         break;
       case KillAt::Kind::seconds:
         now = seconds_since(segment) >= kill_at.seconds;
@@ -622,8 +627,17 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
     const double limit = std::max(120.0, 10 * ref.seconds) + (o.slurm ? 180.0 * o.kills : 0.0);
     // The first kill after the second checkpoint version when the uninterrupted run wrote three
     // or more (see watch_run).
-    const std::size_t first_after = ref.checkpoints.size() >= 3 ? 2 : 1;
-    Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after);
+    // Names the uninterrupted run wrote once and without a step (a config.json at its start) are
+    // not counted: a kill after one tests nothing.
+    std::set<std::string> once;
+    for (const Version& v : ref.checkpoints)
+      if (!v.step && std::count_if(ref.checkpoints.begin(), ref.checkpoints.end(),
+                                   [&](const Version& r) { return r.name == v.name; }) == 1)
+        once.insert(v.name);
+    if (once.size() == ref.checkpoints.size()) once.clear();  // each written once: they are the checkpoints
+    const std::size_t counted = ref.checkpoints.size() - once.size();
+    const std::size_t first_after = counted >= 3 ? 2 : 1;
+    Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after, once);
     if (p.m.jobs)
       for (const auto& w : p.m.jobs->resume)
         killed.record.resume_words += (killed.record.resume_words.empty() ? "" : " ") + w.value;

@@ -329,10 +329,17 @@ struct Resave {
   std::size_t before, after;
   bool same_bytes;
 };
-std::vector<Resave> resaves_after(const std::vector<Version>& v, std::size_t at) {
+// A name the uninterrupted run `ref` wrote once and without a step: a config.json written at each
+// start, which is no checkpoint to judge a resume by.
+bool written_once(const std::vector<Version>& ref, const Version& v) {
+  return !v.step && std::count_if(ref.begin(), ref.end(), [&](const Version& r) { return r.name == v.name; }) == 1;
+}
+
+std::vector<Resave> resaves_after(const std::vector<Version>& v, std::size_t at, const std::vector<Version>& ref) {
   std::vector<Resave> out;
   if (at == 0) return out;
   for (std::size_t j = at; j < v.size() && out.size() < 8; ++j) {
+    if (written_once(ref, v[j])) continue;
     std::optional<std::size_t> prev;
     for (std::size_t e = 0; e < at; ++e)
       if (v[e].name == v[j].name) prev = e;
@@ -370,7 +377,7 @@ std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other,
   // it loaded), or weights trained again (its step counter was not restored)?
   const auto& v = other.checkpoints;
   for (const KillPoint& k : kills)
-    for (const Resave& r : resaves_after(v, k.completed))
+    for (const Resave& r : resaves_after(v, k.completed, ref.checkpoints))
       if (!r.same_bytes && !v[r.before].copy.empty() && !v[r.after].copy.empty())
         out.push_back(
             {"same:" + std::to_string(r.before) + ":" + std::to_string(r.after), v[r.before].copy, v[r.after].copy});
@@ -426,25 +433,26 @@ std::vector<Failure> failures_of(const RunRecord& ref, const RunRecord& killed, 
     // A program that resumes may first save again what it loaded (same bytes, or the same step
     // with its weights equal): the first version after the kill that is not such a copy tells.
     // The same step with other weights was trained again: the step counter was not restored.
-    const std::vector<Resave> resaves = resaves_after(v, at);
+    const std::vector<Resave> resaves = resaves_after(v, at, ref.checkpoints);
     // The same bytes written again are no evidence by themselves: a run that starts over writes
     // its first checkpoint first, byte for byte (a program with no resume, killed by `auto` after
     // that checkpoint). Only a load in envpin_ckpt's journal (one per segment) tells them apart.
     // A name with no step that the uninterrupted run wrote once (a config.json written at each
     // start) is no checkpoint to judge by: a resumed run writes it again too.
     const bool load_recorded = killed.journal.loaded.size() > k;
-    const auto written_once = [&](const std::string& name) {
-      return std::count_if(ref.checkpoints.begin(), ref.checkpoints.end(),
-                           [&](const Version& r) { return r.name == name; }) == 1;
+    // The run's first checkpoint, in each run: a config.json before it passed over.
+    const auto first_real = [&](const std::vector<Version>& all) {
+      std::size_t j = 0;
+      while (j < all.size() && written_once(ref.checkpoints, all[j])) ++j;
+      return j;
     };
-    if (!load_recorded && !resaves.empty() && resaves.front().same_bytes && resaves.front().before == 0 &&
-        !ref.checkpoints.empty() && ref.checkpoints.front().sha256 == v[0].sha256 &&
-        (v[0].step || !written_once(v[0].name))) {
-      out.push_back({k,
-                     head + "nothing shows it loaded a checkpoint: its first write after the kill, " +
-                         version_text(v, resaves.front().after) + ", has the bytes of the run's first checkpoint, " +
-                         version_text(v, 0) +
-                         ", which a run that starts over writes first (envpin_ckpt.load_latest() records a load)"});
+    const std::size_t v0 = first_real(v), r0 = first_real(ref.checkpoints);
+    if (!load_recorded && !resaves.empty() && resaves.front().same_bytes && resaves.front().before == v0 &&
+        r0 < ref.checkpoints.size() && ref.checkpoints[r0].sha256 == v[v0].sha256) {
+      out.push_back({k, head + "nothing shows it loaded a checkpoint: its first write after the kill, " +
+                            version_text(v, resaves.front().after) + ", has the bytes of the run's first checkpoint, " +
+                            version_text(v, v0) +
+                            ", which a run that starts over writes first (envpin_ckpt.load_latest() records a load)"});
       continue;
     }
     // Only where a step names one save: in the uninterrupted run no two versions of that name
@@ -469,7 +477,9 @@ std::vector<Failure> failures_of(const RunRecord& ref, const RunRecord& killed, 
       break;
     }
     if (trained_again) continue;
-    const std::size_t first = at + resaves.size();
+    // The segment's first checkpoint, a config.json written again at its start passed over.
+    std::size_t first = resaves.empty() ? at : resaves.back().after + 1;
+    while (first < v.size() && written_once(ref.checkpoints, v[first])) ++first;
     if (first >= v.size()) continue;
     const Version& after = v[first];
     if (before.step && after.step && *after.step < *before.step) {
@@ -651,10 +661,11 @@ std::string start_over_cause(const RunRecord& killed, const Failure& f) {
   const AttemptView a = attempt_view(killed, f.kill + 1);
   const std::string attempt = "attempt " + std::to_string(f.kill + 2);
   const bool journal_load = killed.journal.loaded.size() > f.kill;
-  std::string loaded = journal_load ? "envpin_ckpt.load_latest() loaded it"
+  std::string loaded = journal_load     ? "envpin_ckpt.load_latest() loaded it"
                        : a.said.empty() ? ""
                                         : attempt + " printed '" + diag::excerpt(a.said, 160) + "'";
-  if (loaded.empty() && f.counter_only) loaded = "its weights were restored (the step it trained again started from them)";
+  if (loaded.empty() && f.counter_only)
+    loaded = "its weights were restored (the step it trained again started from them)";
   const std::string counter =
       "its step or epoch counter was not restored from the checkpoint, nor with it (most likely) the data position, "
       "the optimizer and LR scheduler state and the RNG states: restore them all before the next step (see "
@@ -667,7 +678,8 @@ std::string start_over_cause(const RunRecord& killed, const Failure& f) {
   }
   const std::string words = "the resume words (" + diag::printable(killed.resume_words) + ")";
   const auto from = a.note.find(", resuming from ");
-  if (!a.known || from == std::string::npos) return loaded.empty() ? "" : words + " were passed and " + loaded + ": " + counter;
+  if (!a.known || from == std::string::npos)
+    return loaded.empty() ? "" : words + " were passed and " + loaded + ": " + counter;
   const std::string passed = words + " were passed with the checkpoint (" + attempt + ": '" +
                              diag::excerpt(std::string_view(a.note).substr(from + 2), 160) + "')";
   if (!loaded.empty()) return passed + " and " + loaded + ", yet it started over: " + counter;
