@@ -758,6 +758,26 @@ TEST_F(Init, DockerfileFollowsCopiesAndNamesPipFlags) {
       << m;
 }
 
+// Issue 50, item 5: options that change what pip installs are named in one word too
+// (--only-binary=:all: was dropped without a word), and one install's --index-url carried as the
+// project's index says that its scope grew.
+TEST_F(Init, DockerfilePipOptionsInOneWordAndAnIndexsScopeAreNamed) {
+  Draft d;
+  read_dockerfile(write("Dockerfile",
+                        "FROM python:3.11-slim\n"
+                        "RUN pip install --only-binary=:all: numpy==1.26.4 && \\\n"
+                        "    pip install --index-url=https://mirror.example/simple foo==1.0\n"),
+                  d);
+  settle(d);
+  const std::string m = manifest(d, {});
+  EXPECT_NE(m.find("#   Dockerfile:2: the pip option '--only-binary' is not carried"), std::string::npos) << m;
+  EXPECT_EQ(m.find(":all:"), std::string::npos) << m;
+  EXPECT_NE(m.find("#   Dockerfile:2: the index 'https://mirror.example/simple' was this pip install's only index; "
+                   "carried as python.index, which envpin lock uses for every package"),
+            std::string::npos)
+      << m;
+}
+
 // Issue 34, item 3: the --index-url of one `pip install torch` line is that line's, not the
 // project's only index (the generated Dockerfile installed every package from download.pytorch.org).
 TEST_F(Init, DockerfileTorchIndexKeepsItsScope) {

@@ -224,6 +224,14 @@ void apt_install(const std::vector<std::string>& words, std::size_t first, const
   }
 }
 
+// A pip install's --index-url becomes the manifest's python.index, which envpin lock reads for
+// every package, not only that line's: the wider scope is said.
+void note_only_index(Draft& d, const std::string& from, const std::string& url) {
+  note(d, from + ": the index " + quote_input(secrets::redact(url)) +
+              " was this pip install's only index; carried as python.index, which envpin lock uses for every "
+              "package (if other packages came from PyPI, make it python.extra_index instead)");
+}
+
 // A pip option (of `pip install` or pip's own) that takes the next word as its value, which is
 // not carried: neither a package nor shown (a --config-settings or --proxy value may be a secret).
 bool takes_value(std::string_view w) {
@@ -368,8 +376,10 @@ void pip_install(std::vector<std::string> words, std::size_t first, const fs::pa
       requirement_line("--extra-index-url " + w.substr(12), file, line, d, inc);
     } else if ((w == "-i" || w == "--index-url" || w == "--extra-index-url" || w == "-e" || w == "--editable") &&
                has_value) {
+      if (w == "-i" || w == "--index-url") note_only_index(d, from, words[i + 1]);
       requirement_line(w + " " + words[++i], file, line, d, inc);
     } else if (w.starts_with("--index-url=") || w.starts_with("--extra-index-url=")) {
+      if (w.starts_with("--index-url=")) note_only_index(d, from, w.substr(12));
       requirement_line(w, file, line, d, inc);
     } else if ((w == "-f" || w == "--find-links") && has_value) {
       requirement_line(w + " " + words[++i], file, line, d, inc);
@@ -377,6 +387,12 @@ void pip_install(std::vector<std::string> words, std::size_t first, const fs::pa
       note(d, from + ": the pip option " + quote_input(w) +
                   " is not carried (envpin lock and the Dockerfile set pip's options)");
       ++i;
+    } else if (const auto eq = w.find('=');
+               w.starts_with("--") && eq != std::string::npos && takes_value(w.substr(0, eq))) {
+      // --only-binary=:all:, --no-binary=pkg: the same option in one word, named the same way
+      // (its value not shown: a --config-settings or --proxy value may be a secret).
+      note(d, from + ": the pip option " + quote_input(w.substr(0, eq)) +
+                  " is not carried (envpin lock and the Dockerfile set pip's options)");
     } else if (w == "--no-deps" || w == "--no-dependencies" || w == "--pre") {
       // What is installed changes: named, never dropped silently. envpin lock resolves every
       // package with its dependencies and takes pre-releases only where a pin names one.
