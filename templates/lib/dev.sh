@@ -20,8 +20,8 @@ die() {
 say() { echo "envpin dev: $*" >&2; }
 
 dev_mount=/run/envpin-dev
-# The kernel's tables of TCP sockets (the sh tests give their own).
-net_tcp=/proc/net/tcp net_tcp6=/proc/net/tcp6
+# The kernel's tables of TCP sockets and its processes (the sh tests give their own).
+net_tcp=/proc/net/tcp net_tcp6=/proc/net/tcp6 proc=/proc
 
 # The lines of `servers` ("NAME KIND PORT" each) as "NAME KIND PORT" with PORT the one this
 # container uses: <state>/ports when it has the server, else the manifest's.
@@ -96,12 +96,76 @@ scrub() {
   awk "$@" '{ t = ENVIRON["ENVPIN_DEV_TOKEN"]; if (t != "") gsub(t, "<token>"); print; fflush() }'
 }
 
+# dev.idle_stop: what the container is doing, sampled in it. "TICKS BYTES": the CPU time (clock
+# ticks) of every process but init ($1) and the sampler's shell ($2), and the servers' output so
+# far; a process whose parent is outside the container (a shell or command `docker exec` runs:
+# envpin dev, the IDE) prints "attached" instead.
+activity() {  # INIT_PID SELF_PID
+  for f in "$proc"/[0-9]*/stat; do
+    pid=${f#"$proc"/}
+    pid=${pid%/stat}
+    [ "$pid" = "$1" ] || [ "$pid" = "$2" ] || echo "$f"
+  done | xargs cat 2>/dev/null | awk '
+    { sub(/^.*\) /, ""); if ($2 == 0) attached = 1; ticks += $12 + $13 }
+    END { if (attached) print "attached"; else print ticks + 0 }'
+  cat "$dev_mount"/*.log 2>/dev/null | wc -c
+}
+
+# The highest utilisation of the GPUs the container sees, in percent; nothing without nvidia-smi.
+gpu_busy() {
+  command -v nvidia-smi >/dev/null 2>&1 || return 1
+  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null |
+    awk '/^ *[0-9]+ *$/ { if ($1 + 0 >= 5) busy = 1 } END { exit busy ? 0 : 1 }'
+}
+
+# In the container, beside the servers: after dev.idle_stop seconds with nothing attached, less CPU
+# than 1% of a core (at least 5 ticks a sample), no GPU above 5% and no new server output, every
+# server (and the kernels with it) is stopped and the reason kept in $dev_mount/idle-stopped: the
+# container stays, empty, until `envpin dev` starts them again.
+watch_idle() {  # SERVE_PID
+  self=$(exec sh -c 'echo "$PPID"')  # this subshell's own pid ($$ is the serve shell's)
+  every=$((idle_stop / 10))
+  [ "$every" -ge 1 ] || every=1
+  [ "$every" -le 60 ] || every=60
+  idle_for=0 last_ticks='' last_bytes=''
+  while :; do
+    sleep "$every" & wait $!
+    sample=$(activity 1 "$self")
+    ticks=$(echo "$sample" | head -n 1) bytes=$(echo "$sample" | tail -n 1)
+    busy=0
+    if [ "$ticks" = attached ] || gpu_busy; then busy=1
+    elif [ -n "$last_ticks" ] && [ "$last_ticks" != attached ]; then
+      limit=$every
+      [ "$limit" -ge 5 ] || limit=5
+      [ $((ticks - last_ticks)) -lt "$limit" ] || busy=1
+      [ "$bytes" = "$last_bytes" ] || busy=1
+    else busy=1
+    fi
+    last_ticks=$ticks last_bytes=$bytes
+    if [ "$busy" = 1 ]; then idle_for=0; else idle_for=$((idle_for + every)); fi
+    [ "$idle_for" -ge "$idle_stop" ] || continue
+    echo "servers stopped after $idle_for s idle (dev.idle_stop: $idle_stop s)" >"$dev_mount/idle-stopped"
+    for sig in TERM KILL; do
+      for f in /proc/[0-9]*; do
+        pid=${f#/proc/}
+        [ "$pid" = 1 ] || [ "$pid" = "$1" ] || [ "$pid" = "$self" ] || kill "-$sig" "$pid" 2>/dev/null
+      done
+      [ "$sig" = KILL ] || sleep 5
+    done
+    return 0
+  done
+}
+
 # In the container (its main process): every server started, each with its output in
 # /run/envpin-dev/NAME.log (the token scrubbed), then kept: a server that ends is started again
-# after 5 s. SIGTERM (the engine's stop) ends the whole process group.
+# after 5 s. SIGTERM (the engine's stop) ends the whole process group. Stopped for idleness
+# ($dev_mount/idle-stopped), it starts none and waits for `envpin dev` to restart it.
 serve() {
   [ -d "$dev_mount" ] || die "serve runs inside the development container ($dev_mount is not mounted)"
   trap 'trap - TERM INT HUP; kill -TERM 0 2>/dev/null; exit 0' TERM INT HUP
+  if [ -f "$dev_mount/idle-stopped" ]; then
+    while :; do sleep 3600 & wait $!; done
+  fi
   JUPYTER_RUNTIME_DIR=$dev_mount/runtime
   ENVPIN_DEV_TOKEN=$(cat "$dev_mount/token")
   export JUPYTER_RUNTIME_DIR ENVPIN_DEV_TOKEN
@@ -120,6 +184,10 @@ WORDS
       done
     ) &
   done
+  if [ "${idle_stop:-0}" -gt 0 ]; then
+    serve_pid=$$
+    (watch_idle "$serve_pid") &
+  fi
   while :; do sleep 3600 & wait $!; done
 }
 
@@ -181,13 +249,23 @@ dev_up() {
       [ "$(dev_label org.envpin.image)" = "$image" ] ||
         say "warning: $container runs $(dev_label org.envpin.image | tr -d '\000-\037'), and the project's image is now $image: envpin dev --stop, then envpin dev, to move to it (the kernel and shells in it end)"
       [ -f "$state/token" ] || die "the development container runs but its state $state is gone" "stop it (envpin dev --stop) and start it again"
-      say "$container is running"
+      if [ -f "$state/idle-stopped" ]; then
+        # Its servers were stopped for idleness: started again, in the same container.
+        rm -f "$state/idle-stopped"
+        "$engine" restart "$container" >/dev/null || die "cannot restart $container" "remove it: envpin dev --stop"
+        check_servers
+        say "$container had stopped its servers when idle: started again"
+      else
+        say "$container is running"
+      fi
+      say_idle
       print_urls
       return 0 ;;
     '') ;;
     *)
       # Stopped (the host restarted, or the engine stopped it): started again as it was.
       if [ -f "$state/token" ] && [ "$(dev_label org.envpin.project-dir)" = "$project" ]; then
+        rm -f "$state/idle-stopped"
         "$engine" start "$container" >/dev/null || die "cannot start the stopped container $container" "remove it: envpin dev --stop"
         check_servers
         say "$container was stopped: started again"
@@ -234,7 +312,14 @@ dev_up() {
   fi
   check_servers
   say "$container started from $image (check_env passed); it runs until envpin dev --stop"
+  say_idle
   print_urls
+}
+
+# dev.idle_stop, said whenever the container is started or found.
+say_idle() {
+  [ "${idle_stop:-0}" -gt 0 ] || return 0
+  say "its servers (and kernels) stop after $idle_stop s idle: no shell or command attached, under 1% CPU, GPUs under 5%, no server output (dev.idle_stop); envpin dev starts them again"
 }
 
 dev_stop() {
@@ -248,8 +333,13 @@ dev_status() {
     echo "state none"
     return 0
   fi
-  echo "state $st"
+  if [ "$st" = running ] && [ -f "$state/idle-stopped" ]; then
+    echo "state idle-stopped: $(head -n 1 "$state/idle-stopped" | tr -d '\000-\037\177'); envpin dev starts them again"
+  else
+    echo "state $st"
+  fi
   echo "container $container"
+  [ "${idle_stop:-0}" = 0 ] || echo "idle_stop $idle_stop s"
   echo "image $(dev_label org.envpin.image | tr -d '\000-\037')"
   busy=$(listening_ports)
   server_ports "$state/ports" | while read -r s_name s_kind s_port; do

@@ -271,4 +271,29 @@ if [ "$rc" = 2 ] && grep -q '^envpin dev: error: server wide listens on port 187
    [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ -z "$(listeners 18765)" ]; then pass; else
   fail "the wide server: exit $rc"; cat "$T/wide.out" "$T/wide.err"; docker ps -a; fi
 "$ENVPIN" dev --stop >/dev/null 2>&1
+
+step "dev.idle_stop: a command attached keeps it; idle, its servers stop; envpin dev starts them again"
+sed -i '/^    - name: wide$/,$d' envpin.yaml
+printf '  idle_stop: 4s\n' >>envpin.yaml
+"$ENVPIN" generate >/dev/null || fail "envpin generate with dev.idle_stop"
+dev_state() { "$ENVPIN" dev --status 2>&1 | sed -n 's/^state //p'; }
+E2E_DEV_SECRET=x "$ENVPIN" dev --no-shell >"$T/idle.out" 2>"$T/idle.err"
+rc=$?
+IPORT=$(sed -n 's|^notebook http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/idle.out")
+if [ "$rc" = 0 ] && grep -q 'its servers (and kernels) stop after 4 s idle' "$T/idle.err" &&
+   "$ENVPIN" dev --status 2>&1 | grep -qx 'idle_stop 4 s'; then pass; else fail "envpin dev with dev.idle_stop: exit $rc"; cat "$T/idle.out" "$T/idle.err"; fi
+E2E_DEV_SECRET=x "$ENVPIN" dev -- sleep 10 >/dev/null 2>&1 &
+ATTACHED=$!
+sleep 8
+if [ "$(dev_state)" = running ] && [ -n "$(listeners "$IPORT")" ]; then pass; else fail "idle-stopped while a command was attached: $(dev_state)"; fi
+wait "$ATTACHED"
+idle_stopped() { case $(dev_state) in idle-stopped*) true ;; *) false ;; esac; }
+if wait_for 60 idle_stopped && [ -z "$(listeners "$IPORT")" ] && [ -n "$(docker ps -q --filter label=org.envpin.dev=1)" ]; then pass; else
+  fail "not idle-stopped: $(dev_state)"; tail -n 5 "$T/state/notebook.log"; fi
+E2E_DEV_SECRET=x "$ENVPIN" dev --no-shell >"$T/wake.out" 2>"$T/wake.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q 'had stopped its servers when idle: started again' "$T/wake.err" &&
+   [ "$(dev_state)" = running ] && [ -n "$(listeners "$IPORT")" ]; then pass; else
+  fail "envpin dev after the idle stop: exit $rc"; cat "$T/wake.out" "$T/wake.err"; fi
+"$ENVPIN" dev --stop >/dev/null 2>&1
 finish

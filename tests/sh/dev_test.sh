@@ -18,7 +18,8 @@ setUp() {
   # shellcheck source=/dev/null
   . "$ROOT/templates/lib/dev.sh"
   T=$(mktemp -d)
-  net_tcp=$T/tcp net_tcp6=$T/tcp6
+  net_tcp=$T/tcp net_tcp6=$T/tcp6 proc=$T/proc
+  mkdir -p "$proc"
   header='  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode'
   printf '%s\n' "$header" >"$net_tcp"
   printf '%s\n' "$header" >"$net_tcp6"
@@ -98,6 +99,31 @@ test_the_token_is_random_hex_of_32_bytes() {
   assertEquals 64 "${#a}"
   assertNotEquals "$a" "$b"
   assertEquals "" "$(printf '%s' "$a" | tr -d '0-9a-f')"
+}
+
+# dev.idle_stop's sample: /proc/PID/stat as the kernel writes it (a command name may hold spaces
+# and parentheses): the CPU ticks of every process but init and the sampler, the servers' output.
+stat_line() {  # PID COMM PPID UTIME STIME
+  mkdir -p "$proc/$1"
+  printf '%s (%s) S %s 1 1 0 -1 4194560 100 0 0 0 %s %s 0 0 20 0 1 0 100 1000 10\n' "$1" "$2" "$3" "$4" "$5" >"$proc/$1/stat"
+}
+
+test_activity_counts_cpu_ticks_and_server_output() {
+  stat_line 1 docker-init 0 1 1
+  stat_line 7 sh 1 500 500            # the sampler: left out
+  stat_line 9 'jupyter) lab (x' 7 30 12
+  stat_line 12 python3 9 100 8
+  dev_mount=$T/dev
+  mkdir -p "$dev_mount"
+  printf 'started\n' >"$dev_mount/notebook.log"
+  assertEquals "$(printf '150\n8')" "$(activity 1 7)"
+}
+
+test_a_process_from_outside_the_container_is_attached() {
+  stat_line 1 docker-init 0 1 1
+  stat_line 9 jupyter 1 30 12
+  stat_line 40 bash 0 0 0             # docker exec's shell: its parent is outside
+  assertEquals attached "$(activity 1 7 | head -n 1)"
 }
 
 # shellcheck source=/dev/null

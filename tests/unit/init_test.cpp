@@ -334,12 +334,16 @@ TEST_F(Init, CondaNamesReachPyPIOnlyWhenKnownToBeTheSameProject) {
                    "  - python-lmdb=1.4.1\n"
                    "  - scipy=1.11.4\n"
                    "  - seaborn\n"
-                   "  - huggingface_hub\n"),
+                   "  - huggingface_hub\n"
+                   "  - bioconda::pysam=0.22.0\n"
+                   "  - pyg::pyg\n"
+                   "  - dask-core\n"),
              d);
   EXPECT_TRUE(d.refusals.empty());
   std::vector<std::string> packages;
   for (const Value& v : d.packages) packages.push_back(v.value);
-  EXPECT_EQ(packages, (std::vector<std::string>{"lmdb==1.4.1", "scipy==1.11.4", "seaborn", "huggingface-hub"}));
+  EXPECT_EQ(packages, (std::vector<std::string>{"lmdb==1.4.1", "scipy==1.11.4", "seaborn", "huggingface-hub",
+                                                "pysam==0.22.0", "torch-geometric", "dask"}));
   const auto noted = [&](const std::string& text) {
     return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != n.npos; });
   };

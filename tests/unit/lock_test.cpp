@@ -487,6 +487,7 @@ const std::vector<KeyCase>& key_cases() {
       // The development container's servers: what runs in the image, never what is in it.
       {"dev", "", false},
       {"dev.servers", "[{name: nb}]", false},
+      {"dev.idle_stop", "30m", false},
       {"dev.servers.name", "", false},
       {"dev.servers.kind", "", false},
       {"dev.servers.port", "", false},

@@ -604,6 +604,9 @@ const ErrorCase kErrors[] = {
      "envpin: hint: use a directory of the project's own, such as 'checkpoints'\n"},
     // dev.servers (issue 51): nothing may bind another address than 127.0.0.1, take the port or the
     // token out of envpin's hands, or hide a word envpin does not fill.
+    {"dev_idle_stop_not_a_duration", "envpin: 1\nname: x\ndev: {idle_stop: soon, servers: []}\n",
+     "envpin: error: envpin.yaml:3:18: 'dev.idle_stop' must be a duration from 1 s to 168 h, found 'soon'\n"
+     "envpin: hint: write it as seconds or with a unit: 30s, 10m, 1h\n"},
     {"dev_binds_every_address",
      "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [jupyter, notebook, \"--ip=0.0.0.0\"]}]}\n",
      "envpin: error: envpin.yaml:3:72: dev.servers 'nb' command binds '--ip=0.0.0.0', another address than 127.0.0.1\n"

@@ -67,6 +67,13 @@ constexpr CondaName kConda[] = {
     {"mujoco", Rule::pypi, "mujoco"},  // the C library, its samples and mujoco-python
     // OpenMM's own feedstock; PyPI's openmm holds its 8.x wheels (7.x: see add_conda_package).
     {"openmm", Rule::pypi, "openmm"},
+    {"dask-core", Rule::pypi, "dask"},      // dask without its extras (pypi.io .../d/dask/dask-X.tar.gz)
+    {"iris", Rule::pypi, "scitools-iris"},  // SciTools/iris; PyPI's iris is another project
+    // The pyg channel's names (pyg-team/pytorch_geometric conda/pyg, rusty1s/pytorch_* conda/).
+    {"pyg", Rule::pypi, "torch-geometric"},
+    {"pytorch-cluster", Rule::pypi, "torch-cluster"},
+    {"pytorch-scatter", Rule::pypi, "torch-scatter"},
+    {"pytorch-sparse", Rule::pypi, "torch-sparse"},
     {"lmdb", Rule::skip, "conda's lmdb is the C library; PyPI's lmdb (the Python binding) is conda's python-lmdb"},
     {"blosc", Rule::skip, "conda's blosc is the C library; PyPI's blosc (the Python binding) is conda's python-blosc"},
     {"tzdata", Rule::skip, "conda's tzdata is the time zone database; the image's comes from its OS"},
@@ -342,8 +349,9 @@ void conda_dependency(const YAML::Node& item, const fs::path& file, Draft& d, In
                 "package with the wheel index its project names for CUDA");
     return;
   }
-  // bioconda packages are command-line tools first: one not in the table is no PyPI guess.
-  if (!rule && channel == "bioconda") {
+  // bioconda packages are command-line tools first: one not in the table or the list of names
+  // that are the same project on PyPI (pysam, multiqc) is no PyPI guess.
+  if (!rule && channel == "bioconda" && !same_project_on_pypi(name)) {
     note(d, from + ": " + quote_input(name) +
                 " is a bioconda package envpin knows no Debian or PyPI name for: left out; add it under apt: or "
                 "python.packages if one exists");

@@ -174,6 +174,10 @@ void read_dev(const Reader& r, const YAML::Node& node, Manifest& m) {
   d.where = r.at(node);
   if (!node.IsNull()) {
     for (const auto& [key, k, v] : r.entries(node, "dev", keys_in("dev"))) {
+      if (key == "idle_stop") {
+        d.idle_stop = duration(r, v, "dev.idle_stop", 1, 7 * 24 * 3600);
+        continue;
+      }
       if (key != "servers") continue;
       for (const YAML::Node& item : r.list(v, "dev.servers")) {
         DevServer s = read_server(r, item);

@@ -40,26 +40,6 @@ std::vector<Located<std::string>> checkpoint_patterns(const Reader& r, const YAM
   return out;
 }
 
-// A duration: seconds as a number, or a number with s, m or h ("30s", "10m", "1h").
-Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key, int lo, int hi) {
-  const Located<std::string> s = r.string(n, key);
-  std::string digits = s.value;
-  int unit = 1;
-  if (!digits.empty() && (digits.back() == 's' || digits.back() == 'm' || digits.back() == 'h')) {
-    unit = digits.back() == 'h' ? 3600 : digits.back() == 'm' ? 60 : 1;
-    digits.pop_back();
-  }
-  long value = -1;
-  if (!digits.empty() && digits.size() <= 6 && std::all_of(digits.begin(), digits.end(), is_digit))
-    value = std::stol(digits) * unit;
-  if (value < lo || value > hi)
-    r.fail(n,
-           "'" + std::string(key) + "' must be a duration from " + std::to_string(lo) + " s to " +
-               std::to_string(hi / 3600) + " h, found " + quote(s.value),
-           "write it as seconds or with a unit: 30s, 10m, 1h");
-  return {static_cast<int>(value), s.where};
-}
-
 Notify read_notify(const Reader& r, const YAML::Node& node) {
   Notify n;
   n.where = r.at(node);
@@ -267,6 +247,26 @@ void check_kubernetes(const Jobs& j, const Manifest& m) {
 }
 
 }  // namespace
+
+// A duration: seconds as a number, or a number with s, m or h ("30s", "10m", "1h").
+Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key, int lo, int hi) {
+  const Located<std::string> s = r.string(n, key);
+  std::string digits = s.value;
+  int unit = 1;
+  if (!digits.empty() && (digits.back() == 's' || digits.back() == 'm' || digits.back() == 'h')) {
+    unit = digits.back() == 'h' ? 3600 : digits.back() == 'm' ? 60 : 1;
+    digits.pop_back();
+  }
+  long value = -1;
+  if (!digits.empty() && digits.size() <= 6 && std::all_of(digits.begin(), digits.end(), is_digit))
+    value = std::stol(digits) * unit;
+  if (value < lo || value > hi)
+    r.fail(n,
+           "'" + std::string(key) + "' must be a duration from " + std::to_string(lo) + " s to " +
+               std::to_string(hi / 3600) + " h, found " + quote(s.value),
+           "write it as seconds or with a unit: 30s, 10m, 1h");
+  return {static_cast<int>(value), s.where};
+}
 
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
   // A word the shell reads as itself, whatever the quoting around it.

@@ -93,6 +93,8 @@ constexpr KeyDoc kKeys[] = {
     {"jobs.kubernetes.secret", S::value, false, "the Secret holding the secrets and jobs.env by name"},
     {"dev", S::section, false, "the development container of envpin dev (.envpin/dev.sh)"},
     {"dev.servers", S::list, false, "servers started with it, on the host's 127.0.0.1 only"},
+    {"dev.idle_stop", S::value, false,
+     "stop its servers (and kernels) after this long idle: no shell attached, no CPU, GPU or server output"},
     {"dev.servers.name", S::value, false, "the server's name: letters, digits, '-' and '_'"},
     {"dev.servers.kind", S::value, false,
      "jupyter, tensorboard or command (default: the command's program when it is jupyter or tensorboard, else "

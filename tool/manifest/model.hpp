@@ -166,6 +166,9 @@ struct DevServer {
 struct Dev {
   Location where;
   std::vector<DevServer> servers;
+  // dev.idle_stop: after this many seconds with no shell or command attached, no CPU or GPU work
+  // and no server output, the servers (and the kernels with them) are stopped; none: never.
+  std::optional<Located<int>> idle_stop;
 };
 
 // The words a dev.servers command may name, filled by .envpin/dev.sh.

@@ -46,6 +46,10 @@ std::vector<Located<std::string>> allowed_secrets(const Reader& r, const YAML::N
 // Refuses a '!' pattern in context.exclude that names a secret not in allow_secrets.
 void check_reincludes(const Manifest& m);
 
+// A duration: seconds as a number, or a number with s, m or h ("30s", "10m", "1h"), from lo to hi
+// seconds, else r.fail at the node (manifest/jobs.cpp).
+Located<int> duration(const Reader& r, const YAML::Node& n, std::string_view key, int lo, int hi);
+
 // The jobs section into m.jobs (manifest/jobs.cpp).
 void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m);
 

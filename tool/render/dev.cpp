@@ -42,6 +42,10 @@ std::vector<Artifact> dev(const manifest::Manifest& m, const std::string& image)
   d.code("platform_sh", m.platforms.size() == 1 ? Code::sh(m.platforms.front().value.text()) : Code::literal("''"));
   // check_env at the start: without GPUs asked for, a CUDA image's check does not need one here.
   d.code("check_flags_sh", j.gpus.value.empty() && m.cuda ? Code::literal("--allow-no-gpu") : Code::literal("''"));
+  const int idle_stop = m.dev->idle_stop ? m.dev->idle_stop->value : 0;
+  d.flag("has_idle_stop", idle_stop > 0);
+  d.text("idle_stop", std::to_string(idle_stop));
+  d.code("idle_stop_code", Code::number(idle_stop));
   std::vector<Fields> pass;
   std::string pass_names;
   for (const std::string& n : passed_names(m)) {

@@ -14,7 +14,7 @@
 # The library defines every check; this manifest calls those it needs.
 # shellcheck disable=SC2317
 # The manifest's values; the library below checks them.
-manifest_sha256='af658c5bfaaabdb6e574621b034e45f4a8733435573306faa7917d6620279420'
+manifest_sha256='43a6401218b7bd1a8f0b398f3ae55cc98526f63bd379edcb83e0f6e01589d619'
 manifest_default='envpin.yaml'
 platform_hint='build and run the image for linux/amd64'
 lock_digest=

@@ -3,7 +3,7 @@
 # time, when no envpin executable can be run yet (FetchContent, a fresh clone). Commit it.
 set(ENVPIN_FRAGMENT_VERSION 1)
 set(ENVPIN_MANIFEST_NAME "envpin.yaml")
-set(ENVPIN_MANIFEST_SHA256 "af658c5bfaaabdb6e574621b034e45f4a8733435573306faa7917d6620279420")
+set(ENVPIN_MANIFEST_SHA256 "43a6401218b7bd1a8f0b398f3ae55cc98526f63bd379edcb83e0f6e01589d619")
 set(ENVPIN_CHECK_ENV "${CMAKE_CURRENT_LIST_DIR}/check_env.sh")
 set(ENVPIN_CUDA_TOOLKIT "")
 set(ENVPIN_CUDA_ARCHITECTURES "")

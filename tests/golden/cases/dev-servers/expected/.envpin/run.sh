@@ -3,7 +3,7 @@
 # Runs one long job of notebooks in its pinned image, as `envpin run` does:
 #   sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]
 #   sh .envpin/run.sh --prepare | --save FILE
-# - the image envpin/notebooks:d0e381aa93ff5655, built from Dockerfile when the engine lacks it;
+# - the image envpin/notebooks:01cd95a98f28dc5d, built from Dockerfile when the engine lacks it;
 #   the project is mounted at /workspace;
 # - the job's checkpoint directory <checkpoints>/<job-id> is mounted at /checkpoints; whenever
 #   it holds a checkpoint (a file that is not a temporary, a sidecar, an image, a log or a report) the job is started with ENVPIN_RESUME=1 and
@@ -33,7 +33,7 @@
 set -u
 
 name='notebooks'
-image=${ENVPIN_IMAGE:-'envpin/notebooks:d0e381aa93ff5655'}
+image=${ENVPIN_IMAGE:-'envpin/notebooks:01cd95a98f28dc5d'}
 dockerfile='Dockerfile'
 workdir='/workspace'
 ckpt_path='/checkpoints'
