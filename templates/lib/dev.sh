@@ -144,7 +144,6 @@ watch_idle() {  # SERVE_PID
     last_ticks=$ticks last_bytes=$bytes
     if [ "$busy" = 1 ]; then idle_for=0; else idle_for=$((idle_for + every)); fi
     [ "$idle_for" -ge "$idle_stop" ] || continue
-    echo "servers stopped after $idle_for s idle (dev.idle_stop: $idle_stop s)" >"$dev_mount/idle-stopped"
     for sig in TERM KILL; do
       for f in /proc/[0-9]*; do
         pid=${f#/proc/}
@@ -152,6 +151,8 @@ watch_idle() {  # SERVE_PID
       done
       [ "$sig" = KILL ] || sleep 5
     done
+    # Said once they are gone: --status reads it.
+    echo "servers stopped after $idle_for s idle (dev.idle_stop: $idle_stop s)" >"$dev_mount/idle-stopped"
     return 0
   done
 }
@@ -229,6 +230,12 @@ server_hint() {  # NAME
   esac
 }
 
+# VS Code's link to this container (Dev Containers: attach to a running container): the
+# container's name in hex, then the folder (the form microsoft/vscode-remote-release#8764 gives).
+vscode_link() {
+  echo "vscode://vscode-remote/attached-container+$(printf '%s' "$container" | od -An -tx1 | tr -d ' \n')$workdir"
+}
+
 # "NAME URL" lines: each server's address on this host, with the token for Jupyter.
 print_urls() {
   token=$(cat "$state/token" 2>/dev/null)
@@ -238,6 +245,37 @@ print_urls() {
       *) echo "$s_name http://127.0.0.1:$s_port/" ;;
     esac
   done
+}
+
+# Checked first, in a second, before anything slow: the engine answers this user without sudo.
+engine_usable() {
+  answer=$("$engine" version 2>&1 >/dev/null) && return 0
+  case $answer in
+    *"ermission denied"*)
+      die "$engine does not let this user in (permission denied on its socket); envpin never runs it with sudo" \
+        "add the user to the docker group (sudo usermod -aG docker \$USER, then log in again), or use rootless podman: ENVPIN_ENGINE=podman" ;;
+  esac
+  die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+}
+
+# With GPUs in the manifest, the engine's way to them: docker's --gpus needs the NVIDIA Container
+# Toolkit's hook (or its runtime registered), podman's --device nvidia.com/gpu a CDI spec. Checked
+# before the image is built; the kernel's driver is check_env's to judge, in the container.
+gpu_runtime() {
+  [ -n "$gpus" ] || return 0
+  case $engine in
+    *podman*)
+      for d in /etc/cdi /var/run/cdi; do
+        grep -qs 'nvidia.com/gpu' "$d"/*.yaml "$d"/*.json && return 0
+      done
+      die "the manifest asks for GPUs, and podman has no CDI spec for them (nvidia.com/gpu in /etc/cdi or /var/run/cdi)" \
+        "generate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml (NVIDIA Container Toolkit)" ;;
+    *)
+      command -v nvidia-container-runtime-hook >/dev/null 2>&1 && return 0
+      "$engine" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && return 0
+      die "the manifest asks for GPUs, and $engine cannot give them (no nvidia-container-runtime-hook on PATH, no nvidia runtime in '$engine info')" \
+        "install the NVIDIA Container Toolkit and restart $engine (sudo nvidia-ctk runtime configure --runtime=docker)" ;;
+  esac
 }
 
 dev_up() {
@@ -258,7 +296,7 @@ dev_up() {
       else
         say "$container is running"
       fi
-      say_idle
+      say_after_up
       print_urls
       return 0 ;;
     '') ;;
@@ -274,6 +312,7 @@ dev_up() {
       fi
       "$engine" rm -f "$container" >/dev/null 2>&1 ;;
   esac
+  gpu_runtime
   own_dir "$logs" "log directory"
   build_image "$engine" 0
   # The state: made private before anything secret is written to it.
@@ -284,6 +323,29 @@ dev_up() {
   [ "$(wc -c <"$state/token")" = 64 ] || die "cannot read 32 random bytes from /dev/urandom"
   choose_ports >"$state/ports" || exit 2
   mkdir -p "$state/runtime"
+  run_container >/dev/null || { rm -rf "$state"; die "cannot start the development container $container from $image"; }
+  # check_env in it: a red verdict stops it, with the cause.
+  if ! "$engine" exec "$container" sh /usr/local/bin/envpin-check-env ${check_flags:+"$check_flags"} >"$state/check_env.out" 2>&1; then
+    grep -v '^ok ' "$state/check_env.out" | tr -d '\000-\010\013-\037\177' | head -n 20 >&2
+    "$engine" rm -f "$container" >/dev/null 2>&1
+    rm -rf "$state"
+    die "check_env does not pass in the development container: it was stopped" "fix what it names, then envpin dev again"
+  fi
+  check_servers
+  say "$container started from $image (check_env passed); it runs until envpin dev --stop"
+  say_after_up
+  print_urls
+}
+
+# dev.idle_stop and the IDE's way in, said whenever the container is started or found.
+say_after_up() {
+  say "VS Code (Dev Containers): $(vscode_link)"
+  [ "${idle_stop:-0}" -gt 0 ] || return 0
+  say "its servers (and kernels) stop after $idle_stop s idle: no shell or command attached, under 1% CPU, GPUs under 5%, no server output (dev.idle_stop); envpin dev starts them again"
+}
+
+# The engine's run of the container, by $runner: nothing (run it) or print_cmd (--dry-run).
+run_container() {
   gpu_flag='' gpu_value=''
   if [ -n "$gpus" ]; then
     case $engine in
@@ -295,31 +357,46 @@ dev_up() {
   for pass_name in $pass_names; do set -- "$@" -e "$pass_name"; done
   [ ! -d "$ckpt_root" ] || set -- "$@" -v "$ckpt_root:$ckpt_path"
   # shellcheck disable=SC2086
-  "$engine" run -d --init --restart unless-stopped --network host --name "$container" \
+  ${runner:-} "$engine" run -d --init --restart unless-stopped --network host --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.dev=1 --label org.envpin.image="$image" \
     --label org.envpin.project-dir="$project" \
     ${userns:+"$userns"} --user "$(id -u):$(id -g)" \
     -v "$project:$workdir" -w "$workdir" -v "$state:$dev_mount" -e ENVPIN_DEV=1 "$@" \
     ${gpu_flag:+"$gpu_flag"} ${gpu_value:+"$gpu_value"} ${ENVPIN_RUN_FLAGS:-} \
-    "$image" sh "$workdir/.envpin/dev.sh" serve >/dev/null ||
-    { rm -rf "$state"; die "cannot start the development container $container from $image"; }
-  # check_env in it: a red verdict stops it, with the cause.
-  if ! "$engine" exec "$container" sh /usr/local/bin/envpin-check-env ${check_flags:+"$check_flags"} >"$state/check_env.out" 2>&1; then
-    grep -v '^ok ' "$state/check_env.out" | tr -d '\000-\010\013-\037\177' | head -n 20 >&2
-    "$engine" rm -f "$container" >/dev/null 2>&1
-    rm -rf "$state"
-    die "check_env does not pass in the development container: it was stopped" "fix what it names, then envpin dev again"
-  fi
-  check_servers
-  say "$container started from $image (check_env passed); it runs until envpin dev --stop"
-  say_idle
-  print_urls
+    "$image" sh "$workdir/.envpin/dev.sh" serve
 }
 
-# dev.idle_stop, said whenever the container is started or found.
-say_idle() {
-  [ "${idle_stop:-0}" -gt 0 ] || return 0
-  say "its servers (and kernels) stop after $idle_stop s idle: no shell or command attached, under 1% CPU, GPUs under 5%, no server output (dev.idle_stop); envpin dev starts them again"
+# One command as a shell reads it, each word quoted where it must be: what --dry-run prints.
+print_cmd() {
+  line=''
+  for w in "$@"; do
+    case $w in
+      '' | *[!A-Za-z0-9_@%+=:,./-]*) w="'$(printf '%s' "$w" | sed "s/'/'\\\\''/g")'" ;;
+    esac
+    line="$line${line:+ }$w"
+  done
+  printf '%s\n' "$line"
+}
+
+# --dry-run: the engine's commands `up` would run now, printed, nothing started or written. The
+# engine is asked read-only (inspect); the token and the secrets' values are in no command (the
+# secrets pass by name, the token in the state directory), so nothing needs masking.
+dev_plan() {
+  runner=print_cmd
+  case $(dev_state) in
+    running)
+      if [ -f "$state/idle-stopped" ]; then print_cmd "$engine" restart "$container"; else say "$container is running: nothing to run"; fi
+      return 0 ;;
+    '') ;;
+    *) print_cmd "$engine" start "$container"
+      return 0 ;;
+  esac
+  gpu_runtime
+  # shellcheck disable=SC2086
+  "$engine" image inspect "$image" >/dev/null 2>&1 ||
+    print_cmd "$engine" build ${platform:+"--platform=$platform"} ${ENVPIN_BUILD_FLAGS:-} -t "$image" -f "$project/$dockerfile" "$project"
+  run_container
+  print_cmd "$engine" exec "$container" sh /usr/local/bin/envpin-check-env ${check_flags:+"$check_flags"}
 }
 
 dev_stop() {
@@ -339,6 +416,7 @@ dev_status() {
     echo "state $st"
   fi
   echo "container $container"
+  echo "ide $(vscode_link)"
   [ "${idle_stop:-0}" = 0 ] || echo "idle_stop $idle_stop s"
   echo "image $(dev_label org.envpin.image | tr -d '\000-\037')"
   busy=$(listening_ports)
@@ -349,7 +427,7 @@ dev_status() {
 }
 
 dev_main() {
-  usage="usage: sh .envpin/dev.sh up | status | stop | url | shell | exec CMD [ARG...] | serve"
+  usage="usage: sh .envpin/dev.sh up | plan | status | stop | url | shell | exec CMD [ARG...] | serve"
   [ $# -gt 0 ] || die "no command" "$usage"
   action=$1
   shift
@@ -365,10 +443,11 @@ dev_main() {
   [ -n "$engine" ] || die "no container engine: neither docker nor podman is on PATH" "install one, or name it in ENVPIN_ENGINE"
   [ "$engine" != ch-run ] || die "envpin dev needs docker or podman (ch-run has no long-lived container)" "run it with ENVPIN_ENGINE=docker or podman"
   podman_session
-  "$engine" version >/dev/null 2>&1 || die "the $engine engine does not answer ('$engine version' failed)" "start it, or point DOCKER_HOST at it"
+  engine_usable
   userns=$(userns_flag)
   case $action in
     up) dev_up ;;
+    plan) dev_plan ;;
     ensure) dev_up >&2 ;;  # started or found running, its URLs on stderr: a command's output follows
     stop) dev_stop ;;
     status) dev_status ;;

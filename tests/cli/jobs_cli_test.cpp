@@ -3,6 +3,7 @@
 // engine: the refusals before anything starts, and reading the state run.sh keeps. Running
 // jobs for real (docker, Slurm) is tests/e2e/jobs.sh.
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -124,6 +125,12 @@ TEST_F(JobsCli, RefusesBeforeAnythingStarts) {
   r = run("run --job-id 'bad id' -- true");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("invalid job id 'bad id'"), std::string::npos) << r.err;
+  // The dev container of `envpin dev` is envpin-<name>-dev-<user>: no job may take that name.
+  const std::string user = ::getpwuid(::getuid())->pw_name;
+  r = run("run --job-id dev-" + user + " -- true");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("job id 'dev-" + user + "' names this user's development container"), std::string::npos)
+      << r.err;
   r = run("run -- true", "-u ENVPIN_ENGINE -u ENVPIN_CONTAINER_ENGINE PATH=/nonexistent");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err,

@@ -66,6 +66,13 @@ if shellcheck -s sh .envpin/dev.sh; then pass; else fail "shellcheck .envpin/dev
 /usr/bin/python3 -c 'import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 8888)); s.listen(); time.sleep(600)' &
 HOLDER=$!
+step "envpin dev --dry-run: the engine's commands printed, nothing started or written"
+"$ENVPIN" dev --dry-run >"$T/dry.out" 2>"$T/dry.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q "^docker build .* -t envpin/e2e-dev:" "$T/dry.out" &&
+   grep -q "^docker run -d --init --restart unless-stopped --network host --name envpin-e2e-dev-dev-$(id -un) " "$T/dry.out" &&
+   grep -q ' -e E2E_DEV_SECRET ' "$T/dry.out" && [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/state" ]; then
+  pass; else fail "envpin dev --dry-run: exit $rc"; cat "$T/dry.out" "$T/dry.err"; fi
 step "envpin dev (builds the image, starts the container and Jupyter)"
 start=$(date +%s)
 E2E_DEV_SECRET=planted-dev-secret "$ENVPIN" dev --no-shell >"$T/up.out" 2>"$T/up.err"
@@ -128,8 +135,14 @@ if [ "$rc" = 0 ] && [ "$(docker inspect --format '{{.Id}}' "$CONTAINER")" = "$ID
 "$ENVPIN" dev --url >"$T/url.out" 2>&1
 if grep -qx "notebook $URL" "$T/url.out"; then pass; else fail "envpin dev --url"; cat "$T/url.out"; fi
 "$ENVPIN" dev --status >"$T/status.out" 2>&1
-if grep -qx 'state running' "$T/status.out" && grep -qx "server notebook jupyter 127.0.0.1:$PORT listening" "$T/status.out"; then pass; else
+HEX=$(printf '%s' "$CONTAINER" | od -An -tx1 | tr -d ' \n')
+if grep -qx 'state running' "$T/status.out" && grep -qx "server notebook jupyter 127.0.0.1:$PORT listening" "$T/status.out" &&
+   grep -qx "ide vscode://vscode-remote/attached-container+$HEX/workspace" "$T/status.out"; then pass; else
   fail "envpin dev --status"; cat "$T/status.out"; fi
+# envpin jobs lists it as the development container, beside the jobs (it has no status file).
+"$ENVPIN" jobs >"$T/jobs.out" 2>&1
+if grep -q "^dev-$(id -un) *running .*" "$T/jobs.out" && grep -q '^  the development container of envpin dev' "$T/jobs.out"; then pass; else
+  fail "envpin jobs does not list the dev container"; cat "$T/jobs.out"; fi
 # The project is mounted at the workdir: a file written in the container is the project's.
 "$ENVPIN" dev -- sh -c 'echo from-dev > /workspace/written-in-dev' 2>/dev/null
 if [ "$(cat written-in-dev 2>/dev/null)" = from-dev ]; then pass; else fail "a file written in the dev container"; fi
@@ -176,6 +189,12 @@ export ENVPIN_SSH="ssh -F $T/ssh_config" ENVPIN_REMOTE_ENVPIN="$ENVPIN" XDG_STAT
 wait_for 20 ssh -F "$T/ssh_config" devbox true || { fail "sshd did not start"; cat "$T/sshd.log"; exit 1; }
 R="$T/server/e2e-dev"
 HOST="devbox:$R"
+"$ENVPIN" dev --host "$HOST" --dry-run >"$T/host-dry.out" 2>"$T/host-dry.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q "^ssh -F $T/ssh_config .* devbox .*dev.*--no-shell" "$T/host-dry.out" &&
+   grep -q -- "-N -o ExitOnForwardFailure=yes -o BatchMode=yes -L 127.0.0.1:8888:127.0.0.1:8888 devbox$" "$T/host-dry.out" &&
+   [ ! -e "$R/envpin.yaml" ] && [ ! -d "$T/laptop-state/envpin/forward" ]; then pass; else
+  fail "envpin dev --host --dry-run: exit $rc"; cat "$T/host-dry.out" "$T/host-dry.err"; fi
 "$ENVPIN" dev --host "$HOST" --no-shell >"$T/host.out" 2>"$T/host.err"
 rc=$?
 HURL=$(sed -n 's/^notebook \(http:.*\)$/\1/p' "$T/host.out")

@@ -4,7 +4,7 @@
 # generated .envpin/dev.sh): the kernel's socket tables read, the ports chosen, the servers'
 # command lines, the token scrubbed from their output. Under shunit2.
 #   dash tests/sh/dev_test.sh   (ctest runs it under dash, busybox sh and bash)
-# shellcheck disable=SC2016,SC2034,SC2154,SC2317  # literal {words}; values the library reads; shunit2 calls the tests
+# shellcheck disable=SC2016,SC2030,SC2031,SC2034,SC2154,SC2317  # literal {words}; values the library reads (PATH set in a subshell on purpose); shunit2 calls the tests
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 if [ ! -r /usr/share/shunit2/shunit2 ]; then
   [ "${ENVPIN_REQUIRE_TOOLS:-0}" = 1 ] && { echo "FAIL: shunit2 is not installed (run .ci/install-deps)"; exit 1; }
@@ -124,6 +124,55 @@ test_a_process_from_outside_the_container_is_attached() {
   stat_line 9 jupyter 1 30 12
   stat_line 40 bash 0 0 0             # docker exec's shell: its parent is outside
   assertEquals attached "$(activity 1 7 | head -n 1)"
+}
+
+# Item 0 of issue 51: the engine and the GPU runtime checked before anything slow, one line and
+# its fix each. The engine here is a stub on PATH.
+stub_engine() {  # BODY
+  mkdir -p "$T/bin"
+  printf '#!/bin/sh\n%s\n' "$1" >"$T/bin/docker"
+  chmod 755 "$T/bin/docker"
+}
+
+test_an_engine_the_user_may_not_use_is_said_so() {
+  stub_engine 'echo "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock" >&2; exit 1'
+  out=$(PATH=$T/bin:$PATH engine=docker; (engine_usable) 2>&1)
+  assertContains "$out" "envpin dev: error: docker does not let this user in (permission denied on its socket)"
+  assertContains "$out" "hint: add the user to the docker group"
+  stub_engine 'exit 0'
+  assertEquals "" "$(PATH=$T/bin:$PATH engine=docker; (engine_usable) 2>&1)"
+}
+
+test_gpus_need_the_engines_way_to_them() {
+  stub_engine 'exit 0'  # no nvidia runtime in docker info
+  out=$(PATH=$T/bin:/usr/bin:/bin engine=docker gpus=all; (gpu_runtime) 2>&1)
+  assertContains "$out" "the manifest asks for GPUs, and docker cannot give them"
+  printf '#!/bin/sh\n' >"$T/bin/nvidia-container-runtime-hook"
+  chmod 755 "$T/bin/nvidia-container-runtime-hook"
+  assertEquals "" "$(PATH=$T/bin:/usr/bin:/bin engine=docker gpus=all; (gpu_runtime) 2>&1)"
+  assertEquals "" "$(PATH=$T/bin:/usr/bin:/bin engine=docker gpus=''; (gpu_runtime) 2>&1)"
+}
+
+test_the_vscode_link_names_the_container_in_hex() {
+  container=envpin-demo-dev-ann workdir=/workspace
+  assertEquals "vscode://vscode-remote/attached-container+656e7670696e2d64656d6f2d6465762d616e6e/workspace" "$(vscode_link)"
+}
+
+# --dry-run (issue 51, item 6): the engine's commands printed, quoted as a shell reads them,
+# nothing run but read-only questions (the stub engine knows no container and no image).
+test_the_plan_prints_the_engines_commands_and_runs_none() {
+  stub_engine 'case $1 in container|image) exit 1 ;; esac; echo "ran: $*" >>"$(dirname "$0")/ran"; exit 0'
+  engine=docker container=envpin-demo-dev-ann image=demo:abc project="$T/my project" dockerfile=Dockerfile
+  workdir=/workspace state=$T/state name=demo pass_names='HF_TOKEN' ckpt_root=$T/none ckpt_path=/checkpoints
+  gpus='' userns='' check_flags='' platform=linux/amd64
+  out=$(PATH=$T/bin:$PATH; dev_plan 2>&1)
+  assertContains "$out" "docker build --platform=linux/amd64 -t demo:abc -f '$T/my project/Dockerfile' '$T/my project'"
+  assertContains "$out" "docker run -d --init --restart unless-stopped --network host --name envpin-demo-dev-ann"
+  assertContains "$out" "-v '$T/my project:/workspace' -w /workspace"
+  assertContains "$out" "-e ENVPIN_DEV=1 -e HF_TOKEN demo:abc sh /workspace/.envpin/dev.sh serve"
+  assertContains "$out" "docker exec envpin-demo-dev-ann sh /usr/local/bin/envpin-check-env"
+  assertFalse "the plan ran something" "[ -e '$T/bin/ran' ]"
+  assertFalse "the plan wrote the state" "[ -e '$T/state' ]"
 }
 
 # shellcheck source=/dev/null

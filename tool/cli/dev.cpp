@@ -27,6 +27,7 @@ Command dev_command() {
             app.add_flag("--stop", o->stop, "stop and remove the container and its state (token, server logs)");
             app.add_flag("--url", o->url, "print each server's URL again (with the token)");
             app.add_flag("--no-shell", o->no_shell, "start it and print the URLs, without a shell");
+            app.add_flag("--dry-run", o->r.dry_run, "print the engine's and ssh's commands it would run; run none");
             app.add_option("--host", o->r.host,
                            "[user@]host:path: on that server (synced first), its servers forwarded to this "
                            "machine's 127.0.0.1 over ssh");

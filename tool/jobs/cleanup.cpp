@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/cleanup.hpp"
 
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <tuple>
 
@@ -243,6 +246,20 @@ std::vector<std::size_t> shown_in_list(const std::vector<Listed>& jobs, std::siz
   return out;
 }
 
+namespace {
+
+// The user's name as .envpin/dev.sh writes it in the container's name: `id -un` with every byte
+// outside [A-Za-z0-9_.-] written '_', the uid where there is no name.
+std::string dev_user() {
+  const struct passwd* pw = ::getpwuid(::getuid());
+  std::string n = pw && pw->pw_name ? pw->pw_name : "";
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
+  return n.empty() ? std::to_string(::getuid()) : n;
+}
+
+}  // namespace
+
 std::vector<JobRow> job_rows(const Project& p) {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -283,6 +300,21 @@ std::vector<JobRow> job_rows(const Project& p) {
     row.reason = now.reason;
     rows.push_back(std::move(row));
   }
+  // The development container of `envpin dev` (.envpin/dev.sh names it envpin-<name>-dev-<user>),
+  // which has no status file: a row of its own while the engine has it.
+  if (p.m.dev)
+    if (const std::string id = "dev-" + dev_user(); const auto c = containers.of(id)) {
+      JobRow row;
+      row.job = id;
+      row.state = c->status;
+      row.exit = c->status == "exited" ? std::to_string(c->exit) : "-";
+      row.restarts = "-";
+      row.started = "-";
+      row.container = "envpin-" + p.m.name.value + "-" + id;
+      row.reason = "the development container of envpin dev (envpin dev --status; envpin dev --stop removes it)";
+      row.listed = {true, 0};
+      rows.push_back(std::move(row));
+    }
   return rows;
 }
 

@@ -43,6 +43,7 @@ int dev(const DevRequest& r, std::ostream& out, std::ostream& err) {
     const ProjectLock project_lock(p.m.project_dir, &err);  // no generate or lock midway through the check
     require_pinned(p);
   }
+  if (r.dry_run) return dev_script(p, {"plan"});
   // With a command, its output is what stdout carries: the URLs go to stderr.
   if (const int rc = dev_script(p, {r.command.empty() ? "up" : "ensure"}); rc != 0) return rc;
   if (!r.command.empty()) {

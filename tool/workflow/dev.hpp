@@ -19,6 +19,7 @@ struct DevRequest {
   bool shell = true;                 // open: a shell in it afterwards (when the terminal is one)
   std::vector<std::string> command;  // open: one command in it instead of a shell
   std::string host;                  // [user@]host:path: the container on that server, through ssh
+  bool dry_run = false;              // open: print the engine's and ssh's commands, run nothing that changes
 };
 
 // Runs dev.sh for the request with this process's terminal; returns its exit status. Throws

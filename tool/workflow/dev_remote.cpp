@@ -29,6 +29,7 @@
 #include "jobs/project.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
+#include "render/quote.hpp"
 #include "sync/remote.hpp"
 #include "workflow/dev.hpp"
 #include "workflow/sync.hpp"
@@ -228,6 +229,50 @@ void print_urls(const std::vector<Forward>& ports, const Keeper& k, std::ostream
         out << f.name << " http://127.0.0.1:" << kept.local << f.rest << "\n";
 }
 
+// --dry-run with a host: the sync as rsync's own --dry-run reports it (read-only there), then each
+// ssh command printed as it would run (the token travels on none of them: it stays in the
+// server's state directory and reaches this machine on ssh's stdout only), and the server's
+// envpin dev --dry-run for its engine's commands when the project is there already.
+int dry_run(const DevRequest& r, const sync::Target& t, const manifest::Manifest& m, std::ostream& out,
+            std::ostream& err) {
+  const auto line = [&](const std::vector<std::string>& argv) {
+    std::string s;
+    for (const std::string& w : argv) s += (s.empty() ? "" : " ") + render::sh_word(w);
+    out << s << "\n";
+  };
+  const SyncResult s = sync_project({r.host, r.manifest, true, false, false, true}, err);
+  err << "envpin dev: the sync would change " << s.changes.size() << " item(s) at " << s.destination
+      << " (rsync --dry-run; envpin sync --dry-run " << r.host << " lists them)\n";
+  if (!r.command.empty()) {
+    std::vector<std::string> args = {"dev", "--"};
+    args.insert(args.end(), r.command.begin(), r.command.end());
+    line(sync::remote_envpin_argv(t, args));
+    return 0;
+  }
+  std::vector<std::string> up = sync::remote_envpin_argv(t, {"dev", "--no-shell"});
+  line(up);
+  std::vector<std::string> fwd = sync::ssh_words();
+  fwd.insert(fwd.end(), {"-N", "-o", "ExitOnForwardFailure=yes", "-o", "BatchMode=yes"});
+  for (const manifest::DevServer& d : m.dev->servers) {
+    fwd.push_back("-L");
+    fwd.push_back("127.0.0.1:" + std::to_string(d.port.value) + ":127.0.0.1:" + std::to_string(d.port.value));
+  }
+  fwd.push_back(t.destination);
+  line(fwd);
+  err << "envpin dev: a detached keeper runs the forward and starts it again after a lost connection; its ports are "
+         "the server's as it chooses them, each on the same port here or the next free one\n";
+  // The server's own plan: its engine's commands (read-only there).
+  const io::ProcessResult plan = io::run_process(sync::remote_envpin_argv(t, {"dev", "--dry-run"}));
+  if (plan.exit_code == 0) {
+    out << diag::printable(plan.out);
+    if (!plan.out.empty() && plan.out.back() != '\n') out << "\n";
+  } else {
+    err << "envpin dev: the server's envpin dev --dry-run did not answer (the project is not there yet, or "
+           "not generated): its engine's commands are decided there after the sync\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::optional<DevUrl> parse_dev_url(std::string_view line) {
@@ -277,6 +322,7 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
       std::string container;
       std::istringstream lines(st.out);
       for (std::string line; std::getline(lines, line);) {
+        if (line.starts_with("ide ")) continue;  // the server's own link: not this machine's way in
         out << diag::printable(line) << "\n";
         if (line.starts_with("container ")) container = diag::printable(line.substr(10));
       }
@@ -305,6 +351,7 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
     case DevRequest::Action::open:
       break;
   }
+  if (r.dry_run) return dry_run(r, t, m, out, err);
   const SyncResult s = sync_project({r.host, r.manifest, false, false, false, true}, err);
   err << "envpin dev: synced to " << s.destination << " (" << s.files_sent << " file(s) sent)\n";
   if (!s.deletions.empty())

@@ -1014,6 +1014,11 @@ run_main() {  # run.sh's arguments
     *[!A-Za-z0-9_.-]* | [!A-Za-z0-9]*) die "invalid job id '$job'" "use letters, digits, '.', '_' and '-', starting with a letter or digit" ;;
   esac
   [ "${#job}" -le 100 ] || die "invalid job id '$job': longer than 100 characters" "use at most 100 (envpin's commands refuse longer ones)"
+  # envpin-<name>-dev-<user> is this user's development container (.envpin/dev.sh): no job's.
+  case $job in
+    dev-*) [ "$job" != "dev-$(id -un 2>/dev/null | tr -c 'A-Za-z0-9_.\n-' '_')" ] ||
+      die "job id '$job' names this user's development container (envpin dev)" "choose another --job-id" ;;
+  esac
   case $node_rank$nnodes in
     *[!0-9]*) die "invalid node rank '$node_rank' of '$nnodes' nodes (ENVPIN_NODE_RANK, ENVPIN_NNODES)" "give them as numbers" ;;
   esac
