@@ -258,6 +258,34 @@ if [ "$IDE_CONTAINER" = "$CONTAINER" ] && [ "$ide" = 41 ] &&
   fail "the IDE's path into the server's dev container: '$ide'"; cat "$T/host-status.out"; cat "$T/ide.err"; fi
 "$ENVPIN" dev --host "$HOST" -- sh -c 'cat /workspace/envpin.yaml >/dev/null && echo "$E2E_DEV_SECRET"' >"$T/host-exec.out" 2>"$T/host-exec.err"
 if [ "$(cat "$T/host-exec.out")" = server-secret ]; then pass; else fail "a command in the server's dev container"; cat "$T/host-exec.out" "$T/host-exec.err"; fi
+# Reattached while the forward works: it is kept (same keeper), and the one ssh connection the
+# command's own calls shared is closed when it returns (no mux master left).
+KEEPER2=$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)
+"$ENVPIN" dev --host "$HOST" --no-shell >"$T/host3.out" 2>"$T/host3.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q 'the forward still answers: kept' "$T/host3.err" && grep -qx "notebook $HURL" "$T/host3.out" &&
+   [ "$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)" = "$KEEPER2" ] &&
+   ! pgrep -f 'ssh: .*/cm \[mux\]' >/dev/null && [ ! -e "$(dirname "$(ls "$T"/laptop-state/envpin/forward/*/state)")/cm" ]; then pass; else
+  fail "envpin dev --host with a working forward: exit $rc"; cat "$T/host3.out" "$T/host3.err"; pgrep -af 'ssh: '; fi
+# The benchmark (bench/dev_reattach.sh sets it; not a timed test): reattaching over loopback ssh,
+# envpin dev --host (sync, the container found, the forward replaced) beside the hand path's
+# reattach (ssh HOST docker exec CONTAINER true), median of 10; then a start with the image cached.
+if [ "${ENVPIN_E2E_DEV_BENCH:-0}" = 1 ]; then
+  step "benchmark: reattach over loopback ssh (median of 10, goal <= 1 s)"
+  # shellcheck source=/dev/null
+  . "$HERE/../../bench/lib.sh"
+  # shellcheck disable=SC2034  # read by bench/lib.sh's pair and seconds
+  REPS=10 BENCH_TMP=$T
+  pair "dev reattach over ssh" "envpin <= 1 s" -- "$ENVPIN" dev --host "$HOST" --no-shell -- \
+    ssh -F "$T/ssh_config" devbox docker exec "$CONTAINER" true
+  : >"$T/start.times"
+  for _ in 1 2 3; do
+    ssh -F "$T/ssh_config" devbox docker rm -f "$CONTAINER" >/dev/null 2>&1
+    seconds ssh -F "$T/ssh_config" devbox "cd '$R' && E2E_DEV_SECRET=x '$ENVPIN' dev --no-shell" >>"$T/start.times"
+  done
+  step "benchmark: a start with the image cached, servers up: median $(median 1 <"$T/start.times") s of 3 (goal <= 5 s plus the server's own start)"
+  "$ENVPIN" dev --host "$HOST" --no-shell >/dev/null 2>&1
+fi
 step "envpin dev --host --stop: nothing left here or there"
 "$ENVPIN" dev --host "$HOST" --stop >"$T/host-stop.out" 2>&1
 if [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/server-state" ] &&

@@ -36,7 +36,7 @@ void forward_signal(int signal) {
 
 }  // namespace
 
-int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env, std::string* out) {
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
   for (const std::string& add : env) {
@@ -53,7 +53,20 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), envp.data()) != 0) return -1;
+  int out_pipe[2] = {-1, -1};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (out) {
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  }
+  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (out) ::close(out_pipe[1]);
+  if (spawned != 0) {
+    if (out) ::close(out_pipe[0]);
+    return -1;
+  }
   attached_child = pid;
   sigaction(SIGINT, nullptr, &replaced_int);
   sigaction(SIGTERM, nullptr, &replaced_term);
@@ -61,6 +74,18 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   sigaction(SIGINT, &forward, nullptr);
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
+  if (out) {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+      if (n > 0) {
+        if (out->size() < (std::size_t{1} << 20)) out->append(buf, static_cast<std::size_t>(n));  // the rest drained
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
+    }
+    ::close(out_pipe[0]);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -21,7 +21,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // (NAME=value words) added to the environment, and waits for it. SIGINT, SIGTERM and SIGHUP
 // sent to this process are passed on to it. Returns its exit status (128 + the signal when one
 // ended it), or -1 when it could not start.
-int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+// With `out`, its stdout is collected there instead (stdin and stderr stay this process's: a
+// remote build's progress is seen as it comes, its result read).
+int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
+                 std::string* out = nullptr);
 
 // Starts argv (looked up on PATH) in a session of its own (setsid), its stdin /dev/null and its
 // stdout and stderr appended to `log` (created mode 0600), and does not wait for it: a process

@@ -7,6 +7,7 @@
 // never in an argument, the keeper's log or its state.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -123,7 +124,37 @@ bool on_port(int port, Call call, bool reuse) {
 bool port_free(int port) { return on_port(port, ::bind, true); }
 bool port_answers(int port) { return on_port(port, ::connect, false); }
 
-// The servers' URLs as envpin dev --url prints them there: "NAME http://127.0.0.1:PORT/REST".
+// Whether the forward on 127.0.0.1:port carries a request to the server and back within a second:
+// a forward whose connection died (the laptop slept) still accepts here but never answers.
+bool forward_answers(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in a = loopback(port);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  constexpr std::string_view request = "HEAD / HTTP/1.0\r\n\r\n";
+  ok = ok && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size());
+  pollfd p{fd, POLLIN, 0};
+  char byte = 0;
+  ok = ok && ::poll(&p, 1, 1000) == 1 && ::recv(fd, &byte, 1, 0) == 1;
+  ::close(fd);
+  return ok;
+}
+
+// The servers' URLs from what envpin dev prints there on stdout: "NAME http://127.0.0.1:PORT/REST".
+std::vector<Forward> urls_of(const std::string& text, const sync::Target& t) {
+  std::vector<Forward> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto u = parse_dev_url(line);
+    if (!u)
+      throw Error("envpin on " + t.host + " printed a URL line envpin does not read: " + diag::quote(line),
+                  std::nullopt, "use the same envpin version on both machines");
+    out.push_back({u->name, u->port, 0, u->rest});
+  }
+  return out;
+}
+
+// The servers' URLs as envpin dev --url prints them there.
 std::vector<Forward> remote_urls(const sync::Target& t, std::ostream& err) {
   const io::ProcessResult r = io::run_process(sync::remote_envpin_argv(t, {"dev", "--url"}));
   if (r.exit_code != 0) {
@@ -133,16 +164,7 @@ std::vector<Forward> remote_urls(const sync::Target& t, std::ostream& err) {
     throw Error("envpin dev --url failed on " + t.host + " (exit " + std::to_string(r.exit_code) + ")", std::nullopt,
                 "see its message above; envpin dev --host " + t.destination + ":" + t.path + " --status");
   }
-  std::vector<Forward> out;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    const auto u = parse_dev_url(line);
-    if (!u)
-      throw Error("envpin on " + t.host + " printed a URL line envpin does not read: " + diag::quote(line),
-                  std::nullopt, "use the same envpin version on both machines");
-    out.push_back({u->name, u->port, 0, u->rest});
-  }
-  return out;
+  return urls_of(r.out, t);
 }
 
 // A local port for each server: the one the previous forward had (its URL stays the same; a
@@ -174,11 +196,12 @@ void choose_local_ports(std::vector<Forward>& ports, const std::optional<Keeper>
 }
 
 // The keeper started and its forward up (every local port answers), or an error with ssh's words.
-Keeper start_keeper(const sync::Target& t, const fs::path& dir, std::vector<Forward> ports) {
+Keeper start_keeper(const sync::Target& t, const fs::path& dir, std::vector<Forward> ports,
+                    const std::vector<std::string>& ssh) {
   fs::create_directories(dir);
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
   std::vector<std::string> argv = {"sh", "-c", kKeeper, kKeeperName, (dir / "up").string()};
-  for (const std::string& w : sync::ssh_words()) argv.push_back(w);
+  for (const std::string& w : ssh) argv.push_back(w);
   argv.insert(argv.end(), {"-N", "-o", "ExitOnForwardFailure=yes", "-o", "BatchMode=yes"});
   for (const Forward& f : ports) {
     argv.push_back("-L");
@@ -228,6 +251,47 @@ void print_urls(const std::vector<Forward>& ports, const Keeper& k, std::ostream
       if (kept.name == f.name && kept.remote == f.remote)
         out << f.name << " http://127.0.0.1:" << kept.local << f.rest << "\n";
 }
+
+// One ssh connection for the commands of one `envpin dev --host` (OpenSSH's ControlMaster, its
+// socket in the forward's private state directory): the first ssh or rsync call opens it, later
+// ones go through it (ENVPIN_SSH carries the options while this object lives), and it is closed at
+// the end. Were envpin killed first, OpenSSH ends it 10 s after its last use (ControlPersist); the
+// master detaches from the caller's pipes itself. Where the socket's path is too long or holds a
+// space ENVPIN_SSH cannot carry, each call connects on its own, as before.
+class SshMaster {
+ public:
+  SshMaster(const sync::Target& t, const fs::path& dir) : destination_(t.destination) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    socket_ = (dir / "cm").string();
+    if (ec || socket_.size() > 100 || socket_.find_first_of(" \t\n") != std::string::npos) return;
+    const char* was = std::getenv("ENVPIN_SSH");
+    previous_ = was ? std::optional<std::string>(was) : std::nullopt;
+    const std::string words = (was && *was ? std::string(was) : std::string("ssh")) + " -o ControlPath=" + socket_ +
+                              " -o ControlMaster=auto -o ControlPersist=10";
+    ::setenv("ENVPIN_SSH", words.c_str(), 1);
+    open_ = true;
+  }
+  ~SshMaster() {
+    if (!open_) return;
+    std::vector<std::string> argv = sync::ssh_words();
+    argv.insert(argv.end(), {"-O", "exit", destination_});
+    if (previous_)
+      ::setenv("ENVPIN_SSH", previous_->c_str(), 1);
+    else
+      ::unsetenv("ENVPIN_SSH");
+    std::error_code ec;
+    if (fs::exists(socket_, ec)) io::run_process(argv);
+  }
+  SshMaster(const SshMaster&) = delete;
+  SshMaster& operator=(const SshMaster&) = delete;
+
+ private:
+  std::string destination_, socket_;
+  std::optional<std::string> previous_;
+  bool open_ = false;
+};
 
 // --dry-run with a host: the sync as rsync's own --dry-run reports it (read-only there), then each
 // ssh command printed as it would run (the token travels on none of them: it stays in the
@@ -352,6 +416,10 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
       break;
   }
   if (r.dry_run) return dry_run(r, t, m, out, err);
+  // The forward's ssh is its own connection (it outlives this command); the sync and the commands
+  // there share one, opened once (a reattach made four connections, 1.9 s over loopback).
+  const std::vector<std::string> own_ssh = sync::ssh_words();
+  const SshMaster shared(t, dir);
   const SyncResult s = sync_project({r.host, r.manifest, false, false, false, true}, err);
   err << "envpin dev: synced to " << s.destination << " (" << s.files_sent << " file(s) sent)\n";
   if (!s.deletions.empty())
@@ -363,19 +431,31 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
     args.insert(args.end(), r.command.begin(), r.command.end());
     return there(args);
   }
-  // Started or found there; its URLs (the server's ports) are not this machine's: stdout dropped.
-  std::vector<std::string> up = sync::remote_envpin_argv(t, {"dev", "--no-shell"});
-  up.back() += " >/dev/null";
-  if (const int rc = remote_exit(io::run_attached(up), t); rc != 0) return rc;
-  std::vector<Forward> ports = remote_urls(t, err);
+  // Started or found there: its URLs (the server's ports, not this machine's) read from its
+  // stdout, its progress (an image build) shown as it comes.
+  std::string printed;
+  if (const int rc = remote_exit(io::run_attached(sync::remote_envpin_argv(t, {"dev", "--no-shell"}), {}, &printed), t);
+      rc != 0)
+    return rc;
+  std::vector<Forward> ports = urls_of(printed, t);
   const std::optional<Keeper> before = read_keeper(dir);
-  stop_keeper(dir);  // the previous forward (a dropped one, or this one again): its ports reused
-  choose_local_ports(ports, before, err);
-  const Keeper k = start_keeper(t, dir, ports);
+  // A forward that still carries every server's port both ways is kept (a reattach from another
+  // terminal); a dropped or different one is replaced, its local ports reused.
+  const bool keep = before && keeper_alive(*before) && before->ports.size() == ports.size() &&
+                    std::all_of(ports.begin(), ports.end(), [&](const Forward& f) {
+                      return std::any_of(before->ports.begin(), before->ports.end(), [&](const Forward& b) {
+                        return b.name == f.name && b.remote == f.remote && forward_answers(b.local);
+                      });
+                    });
+  if (!keep) {
+    stop_keeper(dir);
+    choose_local_ports(ports, before, err);
+  }
+  const Keeper k = keep ? *before : start_keeper(t, dir, ports, own_ssh);
   out.flush();
   print_urls(ports, k, out);
   out.flush();
-  err << "envpin dev: the forward runs in the background (pid " << k.pid
+  err << "envpin dev: the forward " << (keep ? "still answers: kept" : "runs in the background") << " (pid " << k.pid
       << "), reconnecting by itself; envpin dev --host " << r.host << " --stop ends it and the container\n";
   if (!r.shell) return 0;
   std::vector<std::string> shell = sync::remote_envpin_argv(t, {"dev"});
