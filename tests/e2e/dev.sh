@@ -20,7 +20,7 @@ set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl /usr/bin/python3 shellcheck /usr/sbin/sshd ssh ssh-keygen rsync \
+need dockerd docker docker-registry debootstrap curl /usr/bin/python3 shellcheck /usr/sbin/sshd ssh ssh-keygen rsync podman catatonit \
   chromium node
 need_root "dockerd, debootstrap and sshd" "$0" "$@"
 
@@ -31,10 +31,12 @@ cleanup() {
   [ -z "$SSHD_PID" ] || kill "$SSHD_PID" 2>/dev/null
   pkill -f '^sh -c up=.* envpin-dev-forward ' 2>/dev/null
   docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
+  podman_down
   stop_servers
   remove_tmp
 }
 trap cleanup EXIT
+. "$(dirname "$0")/podman.sh"
 start_registry_and_dockerd
 push_base_image
 
@@ -343,4 +345,26 @@ if [ "$rc" = 0 ] && grep -q 'had stopped its servers when idle: started again' "
    [ "$(dev_state)" = running ] && [ -n "$(listeners "$IPORT")" ]; then pass; else
   fail "envpin dev after the idle stop: exit $rc"; cat "$T/wake.out" "$T/wake.err"; fi
 "$ENVPIN" dev --stop >/dev/null 2>&1
+
+step "envpin dev with podman (rootful; the image docker built, loaded): the same container, token and loopback rules"
+if podman_up; then
+  export ENVPIN_ENGINE=podman
+  IMG=$(sed -n "s/^image=\${ENVPIN_IMAGE:-'\(.*\)'}$/\1/p" .envpin/dev.sh)
+  docker save "$IMG" | podman load >"$T/podman-load.out" 2>&1 || { fail "podman load of $IMG"; cat "$T/podman-load.out"; }
+  E2E_DEV_SECRET=x "$ENVPIN" dev --no-shell >"$T/pd.out" 2>"$T/pd.err"
+  rc=$?
+  PURL=$(sed -n 's/^notebook \(http:.*\)$/\1/p' "$T/pd.out")
+  PPORT=$(printf '%s' "$PURL" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')
+  PTOKEN=$(printf '%s' "$PURL" | sed -n 's|.*?token=\([0-9a-f]*\)$|\1|p')
+  if [ "$rc" = 0 ] && [ "$(code "http://127.0.0.1:$PPORT/api/status?token=$PTOKEN")" = 200 ] &&
+     [ "$(code "http://127.0.0.1:$PPORT/api/status")" = 403 ] && [ "$(listeners "$PPORT")" = 0100007F ] &&
+     [ "$(podman ps -q --filter label=org.envpin.dev=1 | wc -l)" = 1 ] && ! podman inspect "$CONTAINER" | grep -q "$PTOKEN"; then pass; else
+    fail "envpin dev with podman: exit $rc"; cat "$T/pd.out" "$T/pd.err"; fi
+  if [ "$("$ENVPIN" dev -- sh -c 'echo in-podman' 2>/dev/null)" = in-podman ] && [ "$(dev_state)" = running ] &&
+     "$ENVPIN" jobs 2>&1 | grep -q "^dev-$(id -un) *running"; then pass; else fail "envpin dev -- CMD, --status and jobs with podman"; fi
+  "$ENVPIN" dev --stop >/dev/null 2>&1
+  if [ -z "$(podman ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/state" ] && [ -z "$(listeners "$PPORT")" ]; then pass; else
+    fail "envpin dev --stop with podman left something"; podman ps -a; fi
+  unset ENVPIN_ENGINE
+fi
 finish
