@@ -266,6 +266,7 @@ KEEPER2=$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)
 "$ENVPIN" dev --host "$HOST" --no-shell >"$T/host3.out" 2>"$T/host3.err"
 rc=$?
 if [ "$rc" = 0 ] && grep -q 'the forward still answers: kept' "$T/host3.err" && grep -qx "notebook $HURL" "$T/host3.out" &&
+   grep -q "^envpin dev: IDE: DOCKER_HOST=ssh://devbox devcontainer exec --container-id $CONTAINER bash" "$T/host3.err" &&
    [ "$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)" = "$KEEPER2" ] &&
    ! pgrep -f 'ssh: .*/cm \[mux\]' >/dev/null && [ ! -e "$(dirname "$(ls "$T"/laptop-state/envpin/forward/*/state)")/cm" ]; then pass; else
   fail "envpin dev --host with a working forward: exit $rc"; cat "$T/host3.out" "$T/host3.err"; pgrep -af 'ssh: '; fi

@@ -293,6 +293,25 @@ class SshMaster {
   bool open_ = false;
 };
 
+// The IDE's way into the container `container` on the server: the server's docker over ssh
+// (docker's own ssh:// transport, through the same ~/.ssh/config).
+std::string ide_way_in(const sync::Target& t, const std::string& container) {
+  return "DOCKER_HOST=ssh://" + t.destination + " devcontainer exec --container-id " + container +
+         " bash (VS Code: Dev Containers: Attach to Running Container, with docker.host ssh://" + t.destination + ")";
+}
+
+// The container's name from `envpin dev --status` there (a name of [A-Za-z0-9_.-] only), or "".
+std::string remote_container(const sync::Target& t) {
+  const io::ProcessResult st = io::run_process(sync::remote_envpin_argv(t, {"dev", "--status"}));
+  std::istringstream lines(st.out);
+  for (std::string line; st.exit_code == 0 && std::getline(lines, line);)
+    if (line.starts_with("container ") && line.size() > 10 &&
+        line.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", 10) ==
+            std::string::npos)
+      return line.substr(10);
+  return "";
+}
+
 // --dry-run with a host: the sync as rsync's own --dry-run reports it (read-only there), then each
 // ssh command printed as it would run (the token travels on none of them: it stays in the
 // server's state directory and reaches this machine on ssh's stdout only), and the server's
@@ -392,10 +411,7 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
       }
       // An IDE reaches the same container through the server's docker over ssh (docker's own
       // ssh:// transport, through the same ~/.ssh/config).
-      if (!container.empty())
-        out << "ide DOCKER_HOST=ssh://" << t.destination << " devcontainer exec --container-id " << container
-            << " bash (VS Code: Dev Containers: Attach to Running Container, with docker.host ssh://" << t.destination
-            << ")\n";
+      if (!container.empty()) out << "ide " << ide_way_in(t, container) << "\n";
       const auto k = read_keeper(dir);
       const bool alive = k && keeper_alive(*k);
       if (!alive) out << "forward none (envpin dev --host " << r.host << " starts it)\n";
@@ -455,6 +471,8 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
   out.flush();
   print_urls(ports, k, out);
   out.flush();
+  // The IDE's way in, next to the URLs (one more command through the shared connection).
+  if (const std::string c = remote_container(t); !c.empty()) err << "envpin dev: IDE: " << ide_way_in(t, c) << "\n";
   err << "envpin dev: the forward " << (keep ? "still answers: kept" : "runs in the background") << " (pid " << k.pid
       << "), reconnecting by itself; envpin dev --host " << r.host << " --stop ends it and the container\n";
   if (!r.shell) return 0;
