@@ -229,6 +229,11 @@ if [ "$rc" = 0 ] && grep -q '^identical: 1 compared item of rcconfig-kill (1 kil
 rc=$?
 if [ "$rc" = 0 ] && grep -q '^  kill 1 (after checkpoint) came after the last checkpoint: the run after it wrote none, so it tests no resume' "$T/rclast.out"; then
   pass; else fail "resume-check with a kill after the last checkpoint: exit $rc"; cat "$T/rclast.out"; fi
+# --kill-at auto never chooses that kill: a second kill would come after the last checkpoint.
+"$ENVPIN" resume-check --job-id rcauto2 --kills 2 --compare 'line:digest' -- sh train.sh 10 5 0.2 >"$T/rcauto2.out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -q "finished after 1 of 2 kills: the next checkpoint was the uninterrupted run's last, and a kill after it tests no resume" "$T/rcauto2.out" &&
+   [ -z "$(left_of rcauto2)" ]; then pass; else fail "resume-check --kills 2 past the last checkpoint: exit $rc"; cat "$T/rcauto2.out"; fi
 
 step "envpin resume-check: not deterministic, no checkpoint before the kill, a missing --compare"
 "$ENVPIN" resume-check --job-id rcrand --compare 'line:digest' -- \

@@ -331,12 +331,14 @@ struct Watched {
 
 Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckRequest& o, const KillAt& kill_at,
                   int kills_wanted, double limit, const std::vector<CompareItem>& items, const Console& io,
-                  std::size_t first_after = 1, const std::set<std::string>& not_counted = {}) {
+                  std::size_t first_after = 1, const std::set<std::string>& not_counted = {},
+                  const std::string& last_sha256 = {}) {
   const auto start = Clock::now();
   std::vector<KillPoint> kills;
   run.start(o.command);
   auto segment = Clock::now();
   bool segment_checkpoint = false;
+  bool last_seen = false;  // auto: the newest checkpoint is the uninterrupted run's last
   std::uintmax_t log_offset = 0;
   std::string log_tail;
   const auto give_up = [&](const std::string& why, const std::string& hint) {
@@ -357,7 +359,14 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
     bool now = false;
     switch (kill_at.kind) {
       case KillAt::Kind::automatic:
-        now = segment_checkpoint &&
+        // Never after the uninterrupted run's last checkpoint (the same bytes): a resume from it
+        // has nothing left to write, so it tests nothing.
+        if (last_sha256.empty() || run.watch().completed().empty() ||
+            run.watch().completed().back().sha256 != last_sha256)
+          last_seen = false;
+        else
+          last_seen = true;
+        now = !last_seen && segment_checkpoint &&
               (!kills.empty() || static_cast<std::size_t>(std::count_if(
                                      run.watch().completed().begin(), run.watch().completed().end(),
                                      [&](const Version& v) { return !not_counted.contains(v.name); })) >= first_after);
@@ -432,7 +441,9 @@ Watched watch_run(const jobs::Project& p, CheckRun& run, const ResumeCheckReques
     throw Error("the interrupted run finished after " + std::to_string(kills.size()) + " of " +
                     std::to_string(kills_wanted) + " kills: " +
                     (kill_at.kind == KillAt::Kind::pattern ? "the text never appeared in the log again"
-                                                           : "it wrote no new checkpoint in time"),
+                     : last_seen ? "the next checkpoint was the uninterrupted run's last, and a kill after it "
+                                   "tests no resume"
+                                 : "it wrote no new checkpoint in time"),
                 std::nullopt, "ask for fewer --kills, an earlier --kill-at, or checkpoint more often");
   return {finish_record(p, run, items, seconds_since(start)), kills};
 }
@@ -637,7 +648,10 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
     if (once.size() == ref.checkpoints.size()) once.clear();  // each written once: they are the checkpoints
     const std::size_t counted = ref.checkpoints.size() - once.size();
     const std::size_t first_after = counted >= 3 ? 2 : 1;
-    Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after, once);
+    std::string last_sha256;  // the uninterrupted run's last checkpoint (a config.json not counted)
+    for (auto v = ref.checkpoints.rbegin(); v != ref.checkpoints.rend() && last_sha256.empty(); ++v)
+      if (!once.contains(v->name)) last_sha256 = v->sha256;
+    Watched killed = watch_run(p, killed_run, o, kill_at, o.kills, limit, items, io, first_after, once, last_sha256);
     if (p.m.jobs)
       for (const auto& w : p.m.jobs->resume)
         killed.record.resume_words += (killed.record.resume_words.empty() ? "" : " ") + w.value;
