@@ -130,8 +130,9 @@ watch_idle() {  # SERVE_PID
   idle_for=0 last_ticks='' last_bytes=''
   while :; do
     sleep "$every" & wait $!
-    sample=$(activity 1 "$self")
-    ticks=$(echo "$sample" | head -n 1) bytes=$(echo "$sample" | tail -n 1)
+    { read -r ticks; read -r bytes; } <<SAMPLE
+$(activity 1 "$self")
+SAMPLE
     busy=0
     if [ "$ticks" = attached ] || gpu_busy; then busy=1
     elif [ -n "$last_ticks" ] && [ "$last_ticks" != attached ]; then

@@ -642,9 +642,7 @@ int run_check(const ResumeCheckRequest& o, const Console& io) {
     // not counted: a kill after one tests nothing.
     std::set<std::string> once;
     for (const Version& v : ref.checkpoints)
-      if (!v.step && std::count_if(ref.checkpoints.begin(), ref.checkpoints.end(),
-                                   [&](const Version& r) { return r.name == v.name; }) == 1)
-        once.insert(v.name);
+      if (written_once(ref.checkpoints, v)) once.insert(v.name);
     if (once.size() == ref.checkpoints.size()) once.clear();  // each written once: they are the checkpoints
     const std::size_t counted = ref.checkpoints.size() - once.size();
     const std::size_t first_after = counted >= 3 ? 2 : 1;

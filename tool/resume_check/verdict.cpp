@@ -329,12 +329,6 @@ struct Resave {
   std::size_t before, after;
   bool same_bytes;
 };
-// A name the uninterrupted run `ref` wrote once and without a step: a config.json written at each
-// start, which is no checkpoint to judge a resume by.
-bool written_once(const std::vector<Version>& ref, const Version& v) {
-  return !v.step && std::count_if(ref.begin(), ref.end(), [&](const Version& r) { return r.name == v.name; }) == 1;
-}
-
 std::vector<Resave> resaves_after(const std::vector<Version>& v, std::size_t at, const std::vector<Version>& ref) {
   std::vector<Resave> out;
   if (at == 0) return out;
@@ -507,6 +501,10 @@ std::vector<Failure> failures_of(const RunRecord& ref, const RunRecord& killed, 
 }
 
 }  // namespace
+
+bool written_once(const std::vector<Version>& ref, const Version& v) {
+  return !v.step && std::count_if(ref.begin(), ref.end(), [&](const Version& r) { return r.name == v.name; }) == 1;
+}
 
 std::vector<std::string> resume_failures(const RunRecord& ref, const RunRecord& killed,
                                          const std::vector<KillPoint>& kills, const Semantics& semantics) {

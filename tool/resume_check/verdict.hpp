@@ -133,6 +133,10 @@ std::vector<Pair> pairs_to_compare(const RunRecord& ref, const RunRecord& other,
 // as envpin_compare.py loaded it (pair ids with `prefix`).
 bool results_match(const RunRecord& ref, const RunRecord& other, const Semantics& semantics, const std::string& prefix);
 
+// A version whose name the uninterrupted run `ref` wrote once and without a step (a config.json
+// written at each start): no checkpoint to judge a resume by, count or kill after.
+bool written_once(const std::vector<Version>& ref, const Version& v);
+
 // Each kill's resume checked: the segment after it must continue from the newest checkpoint,
 // not start again. A line for each that did not; empty when each did or it cannot be told.
 // (judge adds the likely cause: from the attempts' output where it tells, else left out.)

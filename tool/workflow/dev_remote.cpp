@@ -196,18 +196,24 @@ void choose_local_ports(std::vector<Forward>& ports, const std::optional<Keeper>
 }
 
 // The keeper started and its forward up (every local port answers), or an error with ssh's words.
+// The forward's ssh: every server's port here to its port on the server, loopback at both ends.
+std::vector<std::string> forward_argv(const sync::Target& t, std::vector<std::string> ssh,
+                                      const std::vector<Forward>& ports) {
+  ssh.insert(ssh.end(), {"-N", "-o", "ExitOnForwardFailure=yes", "-o", "BatchMode=yes"});
+  for (const Forward& f : ports) {
+    ssh.push_back("-L");
+    ssh.push_back("127.0.0.1:" + std::to_string(f.local) + ":127.0.0.1:" + std::to_string(f.remote));
+  }
+  ssh.push_back(t.destination);
+  return ssh;
+}
+
 Keeper start_keeper(const sync::Target& t, const fs::path& dir, std::vector<Forward> ports,
                     const std::vector<std::string>& ssh) {
   fs::create_directories(dir);
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
   std::vector<std::string> argv = {"sh", "-c", kKeeper, kKeeperName, (dir / "up").string()};
-  for (const std::string& w : ssh) argv.push_back(w);
-  argv.insert(argv.end(), {"-N", "-o", "ExitOnForwardFailure=yes", "-o", "BatchMode=yes"});
-  for (const Forward& f : ports) {
-    argv.push_back("-L");
-    argv.push_back("127.0.0.1:" + std::to_string(f.local) + ":127.0.0.1:" + std::to_string(f.remote));
-  }
-  argv.push_back(t.destination);
+  for (const std::string& w : forward_argv(t, ssh, ports)) argv.push_back(w);
   const int pid = io::spawn_detached(argv, (dir / "forward.log").string());
   if (pid < 0) throw Error("cannot start the SSH forward (sh -c ssh ...)", std::nullopt, "is 'sh' on PATH?");
   Keeper k{pid, jobs::process_start(pid), ports};
@@ -334,14 +340,9 @@ int dry_run(const DevRequest& r, const sync::Target& t, const manifest::Manifest
   }
   std::vector<std::string> up = sync::remote_envpin_argv(t, {"dev", "--no-shell"});
   line(up);
-  std::vector<std::string> fwd = sync::ssh_words();
-  fwd.insert(fwd.end(), {"-N", "-o", "ExitOnForwardFailure=yes", "-o", "BatchMode=yes"});
-  for (const manifest::DevServer& d : m.dev->servers) {
-    fwd.push_back("-L");
-    fwd.push_back("127.0.0.1:" + std::to_string(d.port.value) + ":127.0.0.1:" + std::to_string(d.port.value));
-  }
-  fwd.push_back(t.destination);
-  line(fwd);
+  std::vector<Forward> ports;
+  for (const manifest::DevServer& d : m.dev->servers) ports.push_back({d.name.value, d.port.value, d.port.value, {}});
+  line(forward_argv(t, sync::ssh_words(), ports));
   err << "envpin dev: a detached keeper runs the forward and starts it again after a lost connection; its ports are "
          "the server's as it chooses them, each on the same port here or the next free one\n";
   // The server's own plan: its engine's commands (read-only there).
