@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden tests: tests/golden/cases/<case>/ holds envpin.yaml (and any file it names, and an
-// envpin.lock for a locked case); its expected/ folder holds the exact artifacts (and for a lock
-// with wheels, requirements.lock), a script's library (templates/lib/) named by one line in
-// place of its text. ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
+// envpin.lock for a locked case, a push.json for envpin push's record); its expected/ folder holds the exact artifacts
+// (and for a lock with wheels, requirements.lock), a script's library (templates/lib/) named by one line in place of
+// its text. ENVPIN_UPDATE_GOLDEN=1 rewrites expected/.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "manifest/load.hpp"
 #include "render/render.hpp"
 #include "resolve/environment.hpp"
+#include "workflow/push.hpp"
 
 namespace envpin {
 namespace {
@@ -63,6 +64,11 @@ resolve::Environment environment(const fs::path& dir, const manifest::Manifest& 
     EXPECT_EQ(env.lock->inputs_digest, lock::inputs_digest(m)) << "the case's lock is stale";
     EXPECT_EQ(env.lock->lock_digest, lock::compute_lock_digest(*env.lock)) << "the case's lock was edited";
     resolve::check_locked_python(m, *env.lock);
+  }
+  // envpin push's record, as generate reads it from .envpin/push.json (judged current).
+  if (const auto text = io::read_file(dir / "push.json")) {
+    const workflow::PushRecord r = workflow::parse_push_record(*text, "push.json");
+    env.pushed = resolve::PushedImage{r.reference, workflow::push_repository(r.reference), r.digest, ""};
   }
   return env;
 }

@@ -458,6 +458,7 @@ const std::vector<KeyCase>& key_cases() {
       {"jobs.notify", "{url: 'https://hooks.example.org/x'}", false},
       {"jobs.idle", "{gpu_util_below: 5, for: 30m}", false},
       {"jobs.data", "[data]", false},
+      {"jobs.push", "registry.example.com/team/x", false},
       {"jobs.checkpoints.path", "/ckpt", false},
       {"jobs.checkpoints.host", "ckpts", false},
       {"jobs.checkpoints.keep", "3", false},

@@ -361,7 +361,7 @@ const ErrorCase kErrors[] = {
     {"jobs_unknown_key", "envpin: 1\nname: x\njobs: {checkpoint: /c}\n",
      "envpin: error: envpin.yaml:3:8: unknown key 'checkpoint' in jobs (did you mean 'checkpoints'?)\n"
      "envpin: hint: valid keys in jobs: checkpoints, logs, restart, resume, env, gpus, stop_timeout, slurm, launch, "
-     "nodes, gpus_per_node, notify, idle, data, kubernetes\n"},
+     "nodes, gpus_per_node, notify, idle, data, push, kubernetes\n"},
     {"jobs_nodes_without_launch", "envpin: 1\nname: x\njobs: {nodes: 2}\n",
      "envpin: error: envpin.yaml:3:15: jobs.nodes is 2 but jobs.launch is 'none': the command would run on the first node "
      "only, the other nodes idle\n"
@@ -374,6 +374,22 @@ const ErrorCase kErrors[] = {
      "envpin: hint: push the image built from the Dockerfile (with the project in it) and write what the registry "
      "answers: 'registry.example.com/team/train@sha256:<64 hex>' (docker inspect --format '{{index .RepoDigests 0}}' "
      "IMAGE prints it)\n"},
+    {"push_with_digest", "envpin: 1\nname: x\njobs: {push: 'reg.example.com/x@sha256:" H64 "'}\n",
+     "envpin: error: envpin.yaml:3:14: jobs.push must be a registry repository, REGISTRY/REPOSITORY[:TAG], found "
+     "'reg.example.com/x@sha256:" H64 "'\n"
+     "envpin: hint: leave the digest out: the registry answers it when envpin push sends the image\n"},
+    {"push_without_registry", "envpin: 1\nname: x\njobs: {push: team/x}\n",
+     "envpin: error: envpin.yaml:3:14: jobs.push must be a registry repository, REGISTRY/REPOSITORY[:TAG], found "
+     "'team/x'\n"
+     "envpin: hint: name the registry and a lower-case repository, e.g. 'registry.example.com/team/train'\n"},
+    {"push_shell_words", "envpin: 1\nname: x\njobs: {push: 'reg.example.com/x;rm -rf /'}\n",
+     "envpin: error: envpin.yaml:3:14: jobs.push must be a registry repository, REGISTRY/REPOSITORY[:TAG], found "
+     "'reg.example.com/x;rm -rf /'\n"
+     "envpin: hint: name the registry and a lower-case repository, e.g. 'registry.example.com/team/train'\n"},
+    {"kubernetes_no_image", "envpin: 1\nname: x\njobs:\n  kubernetes: {command: [python], claim: c}\n",
+     "envpin: error: envpin.yaml:4:15: jobs.kubernetes needs image: the job image by digest\n"
+     "envpin: hint: set jobs.push to a registry repository (envpin push sends the image there and generate writes its "
+     "digest), or add 'image: registry.example.com/team/train@sha256:<64 hex>'\n"},
     {"kubernetes_no_command", "envpin: 1\nname: x\njobs:\n  kubernetes: {image: 'r/x@sha256:" H64 "', claim: c}\n",
      "envpin: error: envpin.yaml:4:15: jobs.kubernetes needs command: a Job runs no caller's command\n"
      "envpin: hint: add 'command: [python, train.py]'\n"},

@@ -92,7 +92,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                                 run_command(),        dev_command(),      jobs_command(),    logs_command(),
                                 stop_command(),       rm_command(),       resume_command(),  resume_check_command(),
                                 submit_command(),     sync_command(),     remote_command(),  hash_command(),
-                                apt_lookup_command(), validate_command(), cuda_command()};
+                                apt_lookup_command(), validate_command(), cuda_command(),    push_command()};
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
   std::string host_unused;  // --host is taken out of argv above; the option is there for --help
   for (Command& c : table) {

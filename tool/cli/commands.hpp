@@ -43,6 +43,7 @@ Command verify_command();
 Command size_command();
 Command mirror_command();
 Command context_command();
+Command push_command();
 Command scan_command();
 Command report_command();
 Command diff_command();

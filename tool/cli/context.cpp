@@ -19,7 +19,7 @@ struct Options {
 
 int context(const Options& o, Streams& io) {
   diag::Progress progress(io.err, io.err_term, o.quiet);
-  const workflow::ContextWritten w = workflow::write_context({o.manifest, o.output}, progress);
+  const workflow::ContextWritten w = workflow::write_context({o.manifest, o.output, {}, {}}, progress);
   // With '-o -' the tar is the output, and the digest goes to stderr.
   std::ostream& line = o.output == "-" ? io.err : io.out;
   line << "sha256:" << w.sha256 << "  " << o.output << " (" << w.files << " files, " << w.bytes << " bytes)\n";

@@ -31,7 +31,20 @@ int generate(const workflow::GenerateRequest& o, Streams& io) {
   }
   for (const auto& f : g.files)
     io.out << (f.changed ? (o.dry_run ? "would write " : "wrote ") : "unchanged ") << f.shown.generic_string() << "\n";
-  return kOk;
+  if (g.push_refused.empty() || g.push_files.empty()) return kOk;
+  // The files that name the pushed image refuse to run rather than name a digest that is not
+  // this project's; a stale push fails generate, a first one (nothing pushed yet) is a note.
+  std::string files;
+  for (const auto& f : g.push_files) files += (files.empty() ? "" : ", ") + f;
+  const diag::Error refusal(g.push_refused + ": " + files + " refuse to run until it is pushed",
+                            diag::Location{".envpin/push.json", 0, 0},
+                            "run 'envpin push --manifest " + g.manifest + "', then 'envpin generate' again");
+  if (!g.push_stale) {
+    io.err << diag::paint_diagnostic(io.err_term, diag::format_warning(refusal.what(), std::nullopt));
+    return kOk;
+  }
+  io.err << diag::paint_diagnostic(io.err_term, diag::format(refusal));
+  return kError;
 }
 
 int validate(const std::string& file, Streams& io) {

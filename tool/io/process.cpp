@@ -36,7 +36,8 @@ void forward_signal(int signal) {
 
 }  // namespace
 
-int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env, std::string* out) {
+int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env, std::string* out,
+                 const std::string& stdin_file, bool echo) {
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
   for (const std::string& add : env) {
@@ -60,6 +61,7 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   }
+  if (!stdin_file.empty()) posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_file.c_str(), O_RDONLY, 0);
   const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (out) ::close(out_pipe[1]);
@@ -80,6 +82,7 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
       const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
       if (n > 0) {
         if (out->size() < (std::size_t{1} << 20)) out->append(buf, static_cast<std::size_t>(n));  // the rest drained
+        if (echo && ::write(STDERR_FILENO, buf, static_cast<std::size_t>(n)) < 0) echo = false;
       } else if (n == 0 || errno != EINTR) {
         break;
       }

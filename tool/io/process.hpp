@@ -23,8 +23,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // ended it), or -1 when it could not start.
 // With `out`, its stdout is collected there instead (stdin and stderr stay this process's: a
 // remote build's progress is seen as it comes, its result read).
+// With `stdin_file`, its stdin is that file (a build context's tar); with `echo`, what it writes
+// to stdout is also copied to this process's stderr as it comes (a push's progress, its digest read).
 int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
-                 std::string* out = nullptr);
+                 std::string* out = nullptr, const std::string& stdin_file = {}, bool echo = false);
 
 // Starts argv (looked up on PATH) in a session of its own (setsid), its stdin /dev/null and its
 // stdout and stderr appended to `log` (created mode 0600), and does not wait for it: a process

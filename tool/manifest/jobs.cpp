@@ -8,6 +8,7 @@
 
 #include "diag/text.hpp"
 #include "manifest/keys.hpp"
+#include "manifest/load.hpp"
 #include "manifest/paths.hpp"
 #include "manifest/requirement.hpp"
 
@@ -150,7 +151,7 @@ std::string kubernetes_name(std::string name) {
   return name;
 }
 
-Kubernetes read_kubernetes(const Reader& r, const YAML::Node& node, const Manifest& m) {
+Kubernetes read_kubernetes(const Reader& r, const YAML::Node& node, const Manifest& m, bool pushed) {
   Kubernetes k;
   k.where = r.at(node);
   bool has_image = false, has_claim = false, has_name = false;
@@ -203,9 +204,10 @@ Kubernetes read_kubernetes(const Reader& r, const YAML::Node& node, const Manife
                "use lower-case letters, digits, '-' and '.', as kubectl get secrets prints them");
     }
   }
-  if (!has_image)
+  if (!has_image && !pushed)
     r.fail(node, "jobs.kubernetes needs image: the job image by digest",
-           "add 'image: registry.example.com/team/train@sha256:<64 hex>' (the image pushed with the project in it)");
+           "set jobs.push to a registry repository (envpin push sends the image there and generate writes its "
+           "digest), or add 'image: registry.example.com/team/train@sha256:<64 hex>'");
   if (k.command.empty())
     r.fail(node, "jobs.kubernetes needs command: a Job runs no caller's command", "add 'command: [python, train.py]'");
   if (!has_claim)
@@ -347,6 +349,13 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
                "write 'all', a count such as 2, or 'none'");
     } else if (key == "data") {
       j.data = data_list(r, v);
+    } else if (key == "push") {
+      j.push = r.string(v, "jobs.push");
+      if (!manifest::is_push_reference(j.push->value))
+        r.fail(v, "jobs.push must be a registry repository, REGISTRY/REPOSITORY[:TAG], found " + quote(j.push->value),
+               j.push->value.find('@') != std::string::npos
+                   ? "leave the digest out: the registry answers it when envpin push sends the image"
+                   : "name the registry and a lower-case repository, e.g. 'registry.example.com/team/train'");
     } else if (key == "stop_timeout") {
       j.stop_timeout = r.integer(v, "jobs.stop_timeout", 1, 3600);
     } else if (key == "launch") {
@@ -412,7 +421,7 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
     throw Error("jobs.idle watches the job's GPUs, but the job has none (jobs.gpus)", j.idle->where,
                 "set jobs.gpus (or a cuda section), or remove jobs.idle");
   if (kubernetes_node) {
-    j.kubernetes = read_kubernetes(r, *kubernetes_node, m);
+    j.kubernetes = read_kubernetes(r, *kubernetes_node, m, j.push.has_value());
     check_kubernetes(j, m);
   }
   j.where = r.at(node);
@@ -420,3 +429,42 @@ void read_jobs(const Reader& r, const YAML::Node& node, Manifest& m) {
 }
 
 }  // namespace envpin::manifest::detail
+
+namespace envpin::manifest {
+
+using detail::only;
+using diag::is_digit;
+
+// jobs.push: REGISTRY/REPOSITORY[:TAG] in distribution's reference grammar, the registry named
+// (a first component with '.' or ':', or localhost) and no digest: what `docker push` takes, and
+// nothing a shell or YAML could read as more than one word.
+bool is_push_reference(const std::string& s) {
+  if (s.empty() || s.size() > 255 || s.find('@') != s.npos) return false;
+  const std::size_t slash = s.find('/');
+  if (slash == s.npos) return false;
+  const std::string host = s.substr(0, slash);
+  const bool named = host.find_first_of(".:") != host.npos || host == "localhost";
+  const auto host_char = [](char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!named || !host_char(host.front()) || !only(host, ".:-")) return false;
+  std::string rest = s.substr(slash + 1);
+  if (const std::size_t colon = rest.rfind(':'); colon != rest.npos) {
+    const std::string tag = rest.substr(colon + 1);
+    if (tag.empty() || tag.size() > 128 || tag[0] == '.' || tag[0] == '-' || !only(tag, "_.-")) return false;
+    rest.resize(colon);
+  }
+  // path components: [a-z0-9]+ joined by '.', '_', '__' or '-'s, separated by '/'
+  std::istringstream parts(rest);
+  std::string part;
+  std::size_t count = 0;
+  while (std::getline(parts, part, '/')) {
+    ++count;
+    const auto lower = [](char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); };
+    if (part.empty() || !lower(part.front()) || !lower(part.back())) return false;
+    for (std::size_t i = 0; i < part.size(); ++i)
+      if (!lower(part[i]) && part[i] != '.' && part[i] != '_' && part[i] != '-') return false;
+    if (part.find("..") != part.npos || part.find("___") != part.npos) return false;
+  }
+  return count > 0 && rest.back() != '/';
+}
+
+}  // namespace envpin::manifest

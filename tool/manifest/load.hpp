@@ -25,4 +25,8 @@ std::span<const std::string_view> top_level_keys();
 // included: what a test that classifies every key (the lock's inputs digest) walks.
 std::vector<std::string> known_keys();
 
+// jobs.push's grammar: REGISTRY/REPOSITORY[:TAG] (distribution's reference grammar, the registry
+// named: a first component with '.' or ':', or localhost; no digest). Also `envpin push REF`'s.
+bool is_push_reference(const std::string& reference);
+
 }  // namespace envpin::manifest

@@ -107,7 +107,8 @@ inline constexpr std::string_view kCheckpointWord = "{checkpoint}";
 // image by digest (pushed from the Dockerfile, with the project in it) and the command.
 struct Kubernetes {
   Location where;
-  Located<std::string> image;                  // REPOSITORY@sha256:HEX
+  // REPOSITORY@sha256:HEX; empty with jobs.push: the digest `envpin push` recorded.
+  Located<std::string> image;
   std::vector<Located<std::string>> command;   // the program and its arguments (exec form, no shell)
   Located<std::string> name;                   // DNS-1123 label: the Job's (and Service's) name
   std::optional<Located<std::string>> ns;      // metadata.namespace
@@ -148,6 +149,9 @@ struct Jobs {
   // envpin sync names those it leaves out, `sync --data` sends them, `run --host` needs them.
   std::vector<Located<std::string>> data;
   std::optional<Kubernetes> kubernetes;
+  // jobs.push: where `envpin push` sends the job image with the project in it,
+  // REGISTRY/REPOSITORY[:TAG] (never a digest: the registry's answer is the digest).
+  std::optional<Located<std::string>> push;
 };
 
 // dev.servers: a long-running server of the development container (`envpin dev`), started with it
@@ -196,6 +200,10 @@ struct Outputs {
   Located<std::string> rest_lock{".envpin/requirements.rest.lock", {}};
   // Fixed: written when the jobs section has a kubernetes section.
   Located<std::string> kubernetes{".envpin/kubernetes.yaml", {}};
+  // Fixed: written with jobs.push, from envpin push's record: the job on Slurm with enroot/Pyxis,
+  // and with Apptainer, both by the pushed digest.
+  Located<std::string> enroot{".envpin/enroot.sbatch", {}};
+  Located<std::string> apptainer{".envpin/apptainer.sh", {}};
   // Fixed: with cuda, envpin's CUDA smoke program (the Dockerfile's smoke stage compiles it);
   // with torch, the framework smoke.
   Located<std::string> smoke_source{".envpin/smoke/envpin_smoke.cu", {}};

@@ -11,6 +11,9 @@ struct Artifact {
   std::string path;
   std::string bytes;
   bool executable = false;
+  // It names the image envpin push sent (by digest): a job run here does not depend on it, so
+  // the jobs' pinned check passes it over; generate judges it against the push's record.
+  bool names_push = false;
 };
 
 }  // namespace envpin::render

@@ -30,6 +30,7 @@ std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Env
   for (Artifact& a : jobs(m, image)) out.push_back(std::move(a));
   for (Artifact& a : dev(m, image)) out.push_back(std::move(a));
   for (Artifact& a : kubernetes(m, env)) out.push_back(std::move(a));
+  for (Artifact& a : pushed_scripts(m, env)) out.push_back(std::move(a));
   out.push_back({m.outputs.schema.value, manifest::json_schema(), false});
   out.push_back(generated_record(m, out));
   std::sort(out.begin(), out.end(), [](const Artifact& a, const Artifact& b) { return a.path < b.path; });

@@ -55,10 +55,35 @@ std::string job_image(const manifest::Manifest& m, const Artifact& dockerfile, c
   return "envpin/" + m.name.value + ":" + pin::sha256_hex(stream).substr(0, 16);
 }
 
+Code sbatch_directives(const manifest::Manifest& m, bool warn_signal) {
+  const manifest::Jobs& j = *m.jobs;
+  constexpr std::string_view kPathChars = "._-+@/";
+  const bool all = j.gpus.value == "all";
+  // The #SBATCH lines, one block: Slurm reads directives only before the first command.
+  std::vector<Code> lines = {
+      Code::literal("#SBATCH --job-name=") + Code::word(m.name.value, "._-"),
+      Code::literal("#SBATCH --output=") + Code::word(j.logs.value, kPathChars) + Code::literal("/slurm-%j.out"),
+      Code::literal("#SBATCH --open-mode=append"), Code::literal("#SBATCH --requeue")};
+  if (warn_signal) lines.push_back(Code::literal("#SBATCH --signal=B:USR1@") + Code::number(j.slurm_warn.value));
+  if (j.slurm_time) lines.push_back(Code::literal("#SBATCH --time=") + Code::word(j.slurm_time->value, ":-"));
+  if (j.slurm_partition)
+    lines.push_back(Code::literal("#SBATCH --partition=") + Code::word(j.slurm_partition->value, "_@%+=:./-"));
+  if (j.nodes.value > 1 || j.launch.value == "srun") {
+    lines.push_back(Code::literal("#SBATCH --nodes=") + Code::number(j.nodes.value));
+    lines.push_back(Code::literal("#SBATCH --ntasks-per-node=1"));
+  }
+  if (all)
+    lines.push_back(Code::literal("#SBATCH --exclusive"));
+  else if (!j.gpus.value.empty() && j.nodes.value > 1)
+    lines.push_back(Code::literal("#SBATCH --gpus-per-node=") + Code::word(j.gpus.value, ""));
+  else if (!j.gpus.value.empty())
+    lines.push_back(Code::literal("#SBATCH --gres=gpu:") + Code::word(j.gpus.value, ""));
+  return join(lines, Code::literal("\n"));
+}
+
 std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image) {
   if (!m.jobs) return {};
   const manifest::Jobs& j = *m.jobs;
-  constexpr std::string_view kPathChars = "._-+@/";
   Fields d;
   d.text("manifest_name", manifest_name(m));
   d.text("name", m.name.value);
@@ -184,28 +209,8 @@ std::vector<Artifact> jobs(const manifest::Manifest& m, const std::string& image
   const long limit_s = j.slurm_time ? jobs::time_limit_minutes(j.slurm_time->value) * 60 : 0;
   d.flag("self_warn", limit_s > j.slurm_warn.value);
   d.code("self_warn_after_code", Code::number(limit_s > j.slurm_warn.value ? limit_s - j.slurm_warn.value : 0));
-  const bool all = j.gpus.value == "all";
   const std::string shared = j.slurm_checkpoints ? j.slurm_checkpoints->value : j.checkpoints_host.value;
-  // The #SBATCH lines, one block: Slurm reads directives only before the first command.
-  std::vector<Code> lines = {
-      Code::literal("#SBATCH --job-name=") + Code::word(m.name.value, "._-"),
-      Code::literal("#SBATCH --output=") + Code::word(j.logs.value, kPathChars) + Code::literal("/slurm-%j.out"),
-      Code::literal("#SBATCH --open-mode=append"), Code::literal("#SBATCH --requeue"),
-      Code::literal("#SBATCH --signal=B:USR1@") + Code::number(j.slurm_warn.value)};
-  if (j.slurm_time) lines.push_back(Code::literal("#SBATCH --time=") + Code::word(j.slurm_time->value, ":-"));
-  if (j.slurm_partition)
-    lines.push_back(Code::literal("#SBATCH --partition=") + Code::word(j.slurm_partition->value, "_@%+=:./-"));
-  if (j.nodes.value > 1 || j.launch.value == "srun") {
-    lines.push_back(Code::literal("#SBATCH --nodes=") + Code::number(j.nodes.value));
-    lines.push_back(Code::literal("#SBATCH --ntasks-per-node=1"));
-  }
-  if (all)
-    lines.push_back(Code::literal("#SBATCH --exclusive"));
-  else if (!j.gpus.value.empty() && j.nodes.value > 1)
-    lines.push_back(Code::literal("#SBATCH --gpus-per-node=") + Code::word(j.gpus.value, ""));
-  else if (!j.gpus.value.empty())
-    lines.push_back(Code::literal("#SBATCH --gres=gpu:") + Code::word(j.gpus.value, ""));
-  d.code("directives", join(lines, Code::literal("\n")));
+  d.code("directives", sbatch_directives(m, true));
   Fields sbatch = d;
   sbatch.text("checkpoints", shared);
   sbatch.code("checkpoints_sh", Code::sh(shared));

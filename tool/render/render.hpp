@@ -5,6 +5,7 @@
 
 #include "manifest/model.hpp"
 #include "render/artifact.hpp"
+#include "render/code.hpp"
 #include "resolve/environment.hpp"
 
 namespace envpin::render {
@@ -37,6 +38,17 @@ std::vector<std::string> passed_names(const manifest::Manifest& m);
 // (resume from the newest complete checkpoint, as run.sh does), a headless Service for several
 // nodes, and the Job (an Indexed Job for several nodes); none without jobs.kubernetes.
 std::vector<Artifact> kubernetes(const manifest::Manifest& m, const resolve::Environment& env);
+// With jobs.push: .envpin/enroot.sbatch (Slurm with enroot/Pyxis) and .envpin/apptainer.sh, the job
+// in the image envpin push sent, by digest (env.pushed); each refuses to run (exit 2, saying why)
+// while there is no record or it is stale.
+std::vector<Artifact> pushed_scripts(const manifest::Manifest& m, const resolve::Environment& env);
+// The script a job's image runs first where envpin's supervisor is not (a pod, an enroot or
+// Apptainer container): the command with the jobs.resume words after it when the checkpoint
+// directory holds a checkpoint (templates/lib/checkpoints.sh and kubernetes_entry.sh).
+Code job_entry_script(const manifest::Manifest& m);
+// The #SBATCH lines of the manifest's job (name, output, requeue, time, partition, nodes, GPUs),
+// `warn_signal` adding the time-limit warning to the batch shell.
+Code sbatch_directives(const manifest::Manifest& m, bool warn_signal);
 // Which files are checkpoints, as run.sh's is_checkpoint reads them: jobs.checkpoints.pattern one
 // a line (empty: none given), and the names that are never checkpoints, one case pattern a line.
 std::string checkpoint_globs(const manifest::Jobs& j);

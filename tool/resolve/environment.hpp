@@ -27,6 +27,14 @@ struct Mirror {
   std::string registry;  // "127.0.0.1:5000": the images, pushed there from its OCI layout
 };
 
+// The image `envpin push` recorded (.envpin/push.json), read by generate when jobs.push is set.
+struct PushedImage {
+  std::string reference;   // REGISTRY/REPOSITORY:TAG as pushed
+  std::string repository;  // REGISTRY/REPOSITORY
+  std::string digest;      // sha256:HEX, the registry's answer
+  std::string stale;       // why it no longer holds this project ("" when it does, or not judged)
+};
+
 struct Environment {
   std::string base_image;              // "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
   std::string os_id;                   // os-release ID ("ubuntu", "debian"); empty when unknown
@@ -42,6 +50,7 @@ struct Environment {
   std::optional<lock::Lock> lock;     // set by generate when envpin.lock exists: pinned artifacts
   std::string uv_image;               // with a standalone Python: the uv image (python.uv_image or kUvImage)
   std::optional<Mirror> mirror;       // set by generate --mirror: FROM, apt and pip use it alone
+  std::optional<PushedImage> pushed;  // set by generate with jobs.push once envpin push recorded one
 };
 
 // The uv release whose image provides `uv python install` in generated Dockerfiles.

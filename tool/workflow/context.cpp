@@ -28,7 +28,8 @@ namespace fs = std::filesystem;
 ContextWritten write_context(const ContextRequest& o, diag::Progress& progress) {
   const manifest::Manifest m = manifest::load(o.manifest);
   const fs::path root = m.project_dir;
-  const scan::IgnoreRules rules = scan::IgnoreRules::from_file(root / m.outputs.dockerignore.value);
+  scan::IgnoreRules rules = scan::IgnoreRules::from_file(root / m.outputs.dockerignore.value);
+  for (const std::string& p : o.leave_out) rules.add("/" + p);
   const bool to_stdout = o.output == "-";  // `envpin context -o - | docker build -`
   const fs::path output = to_stdout ? fs::path() : fs::absolute(o.output).lexically_normal();
   if (!to_stdout) {
@@ -132,6 +133,16 @@ ContextWritten write_context(const ContextRequest& o, diag::Progress& progress) 
       if (n < 0) throw diag::Error("cannot read " + full.string());
       progress.update("context: " + std::to_string(files) + " files, " + std::to_string(sink.bytes / 1000000) + " MB");
     }
+  }
+  for (const auto& [rel, bytes] : o.extra) {
+    std::unique_ptr<archive_entry, decltype(&archive_entry_free)> e(la.entry_new(), la.entry_free);
+    la.entry_set_pathname(e.get(), rel.c_str());
+    la.entry_set_filetype(e.get(), AE_IFREG);
+    la.entry_set_perm(e.get(), 0644);
+    la.entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
+    if (la.write_header(a.get(), e.get()) != ARCHIVE_OK)
+      throw diag::Error("cannot add " + rel + " to the tar: " + la.error_string(a.get()));
+    la.write_data(a.get(), bytes.data(), bytes.size());
   }
   progress.done();
   if (la.write_close(a.get()) != ARCHIVE_OK || sink.failed) {

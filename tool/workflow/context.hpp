@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "diag/terminal.hpp"
 
@@ -14,6 +16,11 @@ namespace envpin::workflow {
 struct ContextRequest {
   std::string manifest = "envpin.yaml";
   std::string output = "envpin-context.tar";  // "-": standard output
+  // Paths of the project left out besides .dockerignore's (envpin push's record and the files
+  // that name its digest), each as a last pattern: no '!' brings one back.
+  std::vector<std::string> leave_out;
+  // Files added after the project's, mode 0644 (envpin push's Dockerfile).
+  std::vector<std::pair<std::string, std::string>> extra;
 };
 
 struct ContextWritten {

@@ -11,6 +11,7 @@
 #include "manifest/requirement.hpp"
 #include "net/registry.hpp"
 #include "workflow/project.hpp"
+#include "workflow/push.hpp"
 
 namespace envpin::workflow {
 
@@ -51,7 +52,8 @@ void check_mirror(const resolve::Mirror& mirror, const resolve::Environment& env
         std::nullopt, "push the mirror's images/ there (skopeo copy, as 'envpin mirror' prints) and name it");
 }
 
-Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optional<resolve::Mirror>& mirror) {
+Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optional<resolve::Mirror>& mirror,
+          bool judge_push) {
   Plan p;
   p.env = resolve::resolve(m);
   resolve::Environment& env = p.env;
@@ -71,7 +73,20 @@ Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optio
             " (an older envpin wrote it): the Dockerfile's smoke stage names it by tag; run 'envpin lock' to pin it "
             "by digest",
         std::nullopt));
+  // Only generate reads the record: the jobs' pinned check passes over the files that name it.
+  if (judge_push && m.jobs && m.jobs->push)
+    if (const std::optional<PushRecord> r = read_push_record(m))
+      env.pushed = resolve::PushedImage{r->reference, push_repository(r->reference), r->digest, ""};
   p.artifacts = render::render_all(m, env);
+  if (judge_push && env.pushed) {
+    const std::string wanted = m.jobs->push->value;
+    if (env.pushed->repository != push_repository(wanted) ||
+        (push_repository(wanted) != wanted && env.pushed->reference != wanted))
+      env.pushed->stale = "it was pushed as " + env.pushed->reference + ", and jobs.push is now " + wanted;
+    else if (read_push_record(m)->tree != push_tree(m, p.artifacts))  // read again: the same bytes, under the lock
+      env.pushed->stale = "the project or the lock changed since it was pushed as " + env.pushed->reference;
+    if (!env.pushed->stale.empty()) p.artifacts = render::render_all(m, env);
+  }
   return p;
 }
 
@@ -81,10 +96,16 @@ Generated generate(const GenerateRequest& o, std::ostream& waiting) {
   // Read and written by one envpin at a time: the lock beside the manifest and every artifact.
   const ProjectLock project_lock(m.project_dir, &waiting);
   const ProjectLock output_lock(root, &waiting);
-  const Plan p = plan(m, o.lock, o.mirror);
+  const Plan p = plan(m, o.lock, o.mirror, true);
   Generated out;
   out.manifest = m.file;
   out.warnings = p.env.warnings;
+  if (m.jobs && m.jobs->push)
+    out.push_refused =
+        !p.env.pushed ? "envpin push has not recorded an image for this project yet" : p.env.pushed->stale;
+  out.push_stale = p.env.pushed && !p.env.pushed->stale.empty();
+  for (const auto& a : p.artifacts)
+    if (a.names_push) out.push_files.push_back(shown_path(root, a.path).generic_string());
   const fs::path journal = commit_journal(root);
   // A generate that was killed after its commit point is finished first (in every mode: the
   // set on disk is then entirely the new one, as that run decided).

@@ -23,8 +23,11 @@ struct Plan {
   std::vector<render::Artifact> artifacts;
 };
 // With `mirror`, the Dockerfile builds from it alone (check_mirror's rules).
+// With jobs.push and `judge_push` (generate), envpin push's record is read (env.pushed) and judged
+// against the project as the pushed image would hold it (push_tree): a stale one says why. Without,
+// the files that name the pushed image are rendered as refusals (the jobs' check passes over them).
 Plan plan(const manifest::Manifest& m, const std::string& lock = "",
-          const std::optional<resolve::Mirror>& mirror = std::nullopt);
+          const std::optional<resolve::Mirror>& mirror = std::nullopt, bool judge_push = false);
 
 // Throws diag::Error unless `env` (its lock loaded) can build from `mirror`: a lock, one platform,
 // no standalone Python (uv downloads CPython), a registry when the lock pins images.
@@ -50,6 +53,11 @@ struct Generated {
   std::vector<GeneratedFile> files;
   std::vector<std::string> warnings;  // formatted diagnostics
   bool written = false;               // changed files were replaced (not check or dry_run)
+  // Why the files that name the pushed image do not name it (envpin push's record is missing or
+  // stale): they were written as refusals; "" when they name the pushed digest or there are none.
+  std::string push_refused;
+  bool push_stale = false;              // refused because the record no longer holds the project (not just missing)
+  std::vector<std::string> push_files;  // the files that name the pushed image, as shown
 };
 
 // Under the project's lock: a killed generate is finished first, then the changed artifacts are

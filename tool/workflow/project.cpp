@@ -229,6 +229,7 @@ void require_pinned(const jobs::Project& p) {
     throw Error("there is no envpin.lock beside " + m.file + ": jobs run the pinned image", Location{m.file, 0, 0},
                 "run 'envpin lock', then 'envpin generate'");
   for (const render::Artifact& a : pinned.artifacts) {
+    if (a.names_push || a.path == m.outputs.record.value) continue;  // the push's files; generate's own record
     const auto current = io::read_file(m.project_dir / a.path);
     if (!current || *current != a.bytes)
       throw Error(shown_path(m.project_dir, a.path).generic_string() + " is " + (current ? "out of date" : "missing") +

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin push's record in generate and the jobs' check: the tree the image holds, the files that
+// name the pushed digest (written from a current record, refusing with a stale or missing one), and
+// push's refusals before anything is built. The push itself, to a real registry: tests/e2e/push.sh.
+#include "cli/cli_fixture.hpp"
+#include "manifest/load.hpp"
+#include "workflow/generate.hpp"
+#include "workflow/push.hpp"
+
+namespace envpin {
+namespace {
+
+const std::string kDigest = "sha256:" + std::string(64, 'a');
+const std::string kOther = "sha256:" + std::string(64, 'b');
+
+class PushCli : public Cli {
+ protected:
+  void project() {
+    write("envpin.yaml",
+          "envpin: 1\nname: shipped\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\n"
+          "context: {exclude: [.out, .err]}\n"  // the fixture's capture of envpin's output
+          "jobs:\n  push: reg.example.com/team/shipped\n  gpus: none\n"
+          "  kubernetes: {command: [python3, train.py], claim: ckpt}\n");
+    write("envpin.lock", lock::to_toml(image_only_lock(manifest())));
+    write("train.py", "print('train')\n");
+  }
+  manifest::Manifest manifest() { return manifest::load((dir_ / "envpin.yaml").string()); }
+  std::string tree() {
+    const manifest::Manifest m = manifest();
+    return workflow::push_tree(m, workflow::plan(m).artifacts);
+  }
+  std::string read(const std::string& rel) { return io::read_file(dir_ / rel).value_or(""); }
+  // The record a push of the project as it is now would write.
+  void record(const std::string& digest, const std::string& repository = "reg.example.com/team/shipped") {
+    const std::string t = tree();
+    write(".envpin/push.json", workflow::push_record_json(
+                                   {repository + ":" + t.substr(7, 16), digest, "envpin/shipped:0123456789abcdef", t}));
+  }
+};
+
+TEST_F(PushCli, TheTreeIsWhatTheImageHolds) {
+  project();
+  ASSERT_EQ(run("generate").code, 0);
+  const std::string t = tree();
+  EXPECT_EQ(tree(), t);
+  // envpin push's record and the files that name its digest are not in the image.
+  record(kDigest);
+  write(".envpin/kubernetes.yaml", "edited\n");
+  write(".envpin/generated.json", "{}");
+  EXPECT_EQ(tree(), t);
+  // A secret file never goes, so it changes nothing either; a project file does.
+  write(".env", "TOKEN=x\n");
+  EXPECT_EQ(tree(), t);
+  write("train.py", "print('train 2')\n");
+  EXPECT_NE(tree(), t);
+  write("train.py", "print('train')\n");
+  EXPECT_EQ(tree(), t);
+  // A generated file counts as generate will write it, not as it is on disk.
+  write("Dockerfile", "FROM scratch\n");
+  EXPECT_EQ(tree(), t);
+}
+
+TEST_F(PushCli, GenerateWritesTheDigestOnlyFromACurrentRecord) {
+  project();
+  // Before the first push: the files refuse, generate says so and succeeds.
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: envpin push has not recorded an image for this project yet"), std::string::npos)
+      << r.err;
+  EXPECT_NE(read(".envpin/kubernetes.yaml").find("finds no object"), std::string::npos);
+  EXPECT_NE(read(".envpin/enroot.sbatch").find("exit 2"), std::string::npos);
+  EXPECT_EQ(run("run -- true", "ENVPIN_ENGINE=envpin-no-engine").err.find("out of date"), std::string::npos);
+
+  record(kDigest);
+  r = run("generate");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("push"), std::string::npos) << r.err;
+  EXPECT_NE(read(".envpin/kubernetes.yaml").find("image: reg.example.com/team/shipped@" + kDigest), std::string::npos);
+  EXPECT_NE(read(".envpin/enroot.sbatch").find("docker://reg.example.com#team/shipped@" + kDigest), std::string::npos);
+  EXPECT_NE(read(".envpin/apptainer.sh").find("docker://reg.example.com/team/shipped@" + kDigest), std::string::npos);
+  EXPECT_EQ(run("generate --check").code, 0);
+
+  // One edited project file: the record is stale; generate fails, and no file names its digest.
+  write("train.py", "print('edited')\n");
+  r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin: error: .envpin/push.json: the project or the lock changed since it was pushed as "
+                       "reg.example.com/team/shipped:"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: run 'envpin push --manifest envpin.yaml', then 'envpin generate' again"),
+            std::string::npos)
+      << r.err;
+  for (const char* f : {".envpin/kubernetes.yaml", ".envpin/enroot.sbatch", ".envpin/apptainer.sh"})
+    EXPECT_EQ(read(f).find(kDigest), std::string::npos) << f;
+  // A job here does not depend on the push: its pinned check passes over those files.
+  EXPECT_EQ(run("run -- true", "ENVPIN_ENGINE=envpin-no-engine").err.find("out of date"), std::string::npos);
+
+  // A record for another repository than jobs.push names is stale too.
+  record(kOther, "reg.example.com/team/elsewhere");
+  r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("and jobs.push is now reg.example.com/team/shipped"), std::string::npos) << r.err;
+
+  // A record that is not envpin's: one line naming it, nothing written.
+  write(".envpin/push.json", "{\"reference\": \"x\"}");
+  const std::string before = read(".envpin/kubernetes.yaml");
+  r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is not envpin push's record"), std::string::npos) << r.err;
+  EXPECT_EQ(read(".envpin/kubernetes.yaml"), before);
+}
+
+TEST_F(PushCli, RefusedBeforeAnythingIsBuilt) {
+  project();
+  ASSERT_EQ(run("generate").code, 0);
+  Result r = run("push -- 'reg.example.com/x;id'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("envpin: error: invalid push reference 'reg.example.com/x;id'"), std::string::npos) << r.err;
+  r = run("push reg.example.com/x@" + kDigest);
+  EXPECT_NE(r.err.find("hint: leave the digest out"), std::string::npos) << r.err;
+  // Without jobs.push and without a reference: where to push is asked for.
+  write("envpin.yaml", "envpin: 1\nname: shipped\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\njobs: {}\n");
+  write("envpin.lock", lock::to_toml(image_only_lock(manifest())));
+  ASSERT_EQ(run("generate").code, 0);
+  r = run("push");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("there is no registry to push to"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / ".envpin/push.json"));
+}
+
+}  // namespace
+}  // namespace envpin

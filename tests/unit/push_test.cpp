@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin push's pure parts: the digest from the push's output, the record read as data, the
+// reference grammar (generate's use of the record: tests/cli/push_cli_test.cpp).
+#include <gtest/gtest.h>
+
+#include "diag/error.hpp"
+#include "manifest/load.hpp"
+#include "workflow/push.hpp"
+
+namespace envpin::workflow {
+namespace {
+
+const std::string kDigest = "sha256:" + std::string(64, 'a');
+const std::string kOther = "sha256:" + std::string(64, 'b');
+
+TEST(PushOutput, TheDigestOfThePushedTagWhereverItsLineIs) {
+  // docker's output as a pipe gets it: one line a message; a deferred note may follow the digest.
+  const std::string out =
+      "The push refers to repository [reg.example.com/team/x]\n"
+      "5f70bf18a086: Layer already exists\n"
+      "other: digest: " +
+      kOther + " size: 528\n" + "v1: digest: " + kDigest +
+      " size: 1570\n"
+      "Not all multiplatform-content is present and only the available single-platform image was "
+      "pushed\n";
+  EXPECT_EQ(digest_from_push_output(out, "v1"), kDigest);
+  EXPECT_EQ(digest_from_push_output(out, "other"), kOther);
+  EXPECT_EQ(digest_from_push_output(out, "v2"), "");
+  EXPECT_EQ(digest_from_push_output("v1: digest: " + kDigest + "\r\n", "v1"), "");  // no size: not docker's line
+  EXPECT_EQ(digest_from_push_output("v1: digest: sha256:abc size: 1\n", "v1"), "");
+  EXPECT_EQ(digest_from_push_output("xv1: digest: " + kDigest + " size: 1\n", "v1"), "");
+  EXPECT_EQ(digest_from_push_output("v1: digest: " + kDigest + " size: 1\r\n", "v1"), kDigest);
+}
+
+TEST(PushReference, RegistryRepositoryAndTagOnly) {
+  for (const char* good : {"registry.example.com/team/train", "127.0.0.1:5000/x", "localhost/a/b/c:v1.2-rc_3",
+                           "ghcr.io/acme/fine-tune__x:latest", "docker.io/library/debian"})
+    EXPECT_TRUE(manifest::is_push_reference(good)) << good;
+  for (const char* bad :
+       {"", "team/train", "train", "registry.example.com/Team/x", "registry.example.com/x/", "registry.example.com//x",
+        "registry.example.com/x@sha256:00", "registry.example.com/x:", "registry.example.com/x:-v",
+        "registry.example.com/x;rm -rf /", "-H/x", "registry.example.com/x:$(id)", "registry.example.com/x y",
+        "registry.example.com/x\n:v", "registry.example.com/.x", "registry.example.com/x..y"})
+    EXPECT_FALSE(manifest::is_push_reference(bad)) << bad;
+}
+
+std::string record_text(const std::string& reference, const std::string& digest, const std::string& tree) {
+  return "{\"reference\": \"" + reference + "\", \"digest\": \"" + digest +
+         "\", \"image\": \"envpin/x:0123456789abcdef\", \"tree\": \"" + tree + "\"}";
+}
+
+TEST(PushRecord, ReadAsData) {
+  const PushRecord r = parse_push_record(record_text("reg.example.com/x:v1", kDigest, kOther), "push.json");
+  EXPECT_EQ(r.reference, "reg.example.com/x:v1");
+  EXPECT_EQ(r.digest, kDigest);
+  EXPECT_EQ(r.tree, kOther);
+  EXPECT_EQ(parse_push_record(push_record_json(r), "push.json").digest, kDigest);
+  const auto refused = [](const std::string& text) {
+    try {
+      parse_push_record(text, "push.json");
+    } catch (const diag::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused("[]"), "");
+  EXPECT_NE(refused(record_text("reg.example.com/x", kDigest, kOther)), "");  // no tag
+  EXPECT_NE(refused(record_text("reg.example.com/x:v1", "sha256:abc", kOther)), "");
+  EXPECT_NE(refused(record_text("reg.example.com/x:v1;id", kDigest, kOther)), "");
+  EXPECT_NE(refused(record_text("reg.example.com/x:v1", kDigest, "\\u001b[2J")), "");
+  std::string extra = record_text("reg.example.com/x:v1", kDigest, kOther);
+  extra.insert(1, "\"password\": \"x\", ");
+  EXPECT_NE(refused(extra), "");
+  EXPECT_NE(refused(std::string(70000, ' ') + record_text("reg.example.com/x:v1", kDigest, kOther)), "");
+  EXPECT_NE(refused(std::string(100, '[') + std::string(100, ']')), "");
+  EXPECT_EQ(push_repository("reg.example.com:5000/x:v1"), "reg.example.com:5000/x");
+  EXPECT_EQ(push_repository("reg.example.com:5000/x"), "reg.example.com:5000/x");
+}
+
+}  // namespace
+}  // namespace envpin::workflow

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// envpin push: the job image with the project in it, sent to a registry, and the digest the
+// registry answered recorded in .envpin/push.json, which `envpin generate` writes into every file
+// that names the image (.envpin/kubernetes.yaml, the enroot/Pyxis and Apptainer scripts), and
+// refuses once the project or the lock changed since the push.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diag/terminal.hpp"
+#include "manifest/model.hpp"
+#include "render/artifact.hpp"
+
+namespace envpin::workflow {
+
+// What one push sent, as .envpin/push.json holds it.
+struct PushRecord {
+  std::string reference;  // REGISTRY/REPOSITORY:TAG as pushed
+  std::string digest;     // sha256:HEX, the registry's answer to the push
+  std::string image;      // the job image it was built on (run.sh's image=)
+  std::string tree;       // sha256:HEX of the project as the image holds it (push_tree)
+};
+
+// <project>/.envpin/push.json.
+std::filesystem::path push_record_path(const manifest::Manifest& m);
+// The record, read as data: at most 64 KiB, a JSON object of exactly these four strings, each in
+// its grammar. None when there is no file; throws diag::Error (the file named, the fix) otherwise.
+std::optional<PushRecord> read_push_record(const manifest::Manifest& m);
+PushRecord parse_push_record(const std::string& text, const std::filesystem::path& file);
+std::string push_record_json(const PushRecord& r);
+
+// The digest in `docker push`'s output for `tag` ("TAG: digest: sha256:HEX size: N", wherever
+// the line is: notes may follow it); empty when there is none.
+std::string digest_from_push_output(std::string_view output, std::string_view tag);
+
+// The project as the pushed image holds it: every path the build context sends (.dockerignore,
+// the secret rules), with envpin's planned bytes for the artifacts among them, hashed in order
+// (kind, path, mode, content's sha256). Equal trees give equal images; the record and the files
+// that name the pushed digest are left out of the image, so writing them changes nothing.
+std::string push_tree(const manifest::Manifest& m, const std::vector<render::Artifact>& planned);
+
+// The registry repository of a reference (REGISTRY/REPO[:TAG] without the tag).
+std::string push_repository(const std::string& reference);
+
+struct PushRequest {
+  std::string manifest = "envpin.yaml";
+  std::string reference;  // empty: jobs.push
+};
+
+struct Pushed {
+  PushRecord record;
+  bool unchanged = false;  // the record already named this tree and digest
+};
+
+// Builds the job image (run.sh --prepare), then the image with the project at the workdir from the
+// build context's tar, pushes it with the engine (whose own configuration holds any credentials:
+// envpin reads none), takes the digest from the push's own output, reads that manifest back from
+// the registry by digest (skopeo, with docker's login and trust) and hashes its bytes, and only then
+// replaces the record. Progress and the engine's output go to `log`. Throws diag::Error, the record untouched.
+Pushed push(const PushRequest& request, std::ostream& log, diag::Progress& progress);
+
+}  // namespace envpin::workflow
