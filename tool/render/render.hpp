@@ -79,6 +79,19 @@ Artifact generated_record(const manifest::Manifest& m, const std::vector<Artifac
 // All artifacts of `envpin generate`, the record included, sorted by path.
 std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Environment& env);
 
+// `envpin ci`: the pipeline for GitHub Actions (.github/workflows/envpin.yml) or GitLab CI
+// (.envpin/gitlab-ci.yml). Values are checked by the caller: a URL, a sha256, a runner label and
+// secret names in their grammars.
+struct CiOptions {
+  bool github = false;                                   // else GitLab
+  std::string deb_url;                                   // where the pipeline gets envpin's .deb
+  std::string deb_sha256;                                // its sha256 (hex)
+  std::string gpu_runner;                                // a runner label: the smoke on a GPU there ("": none)
+  std::string user_secret = "ENVPIN_REGISTRY_USERNAME";  // the CI secrets holding the registry login
+  std::string password_secret = "ENVPIN_REGISTRY_PASSWORD";
+};
+std::vector<Artifact> ci(const manifest::Manifest& m, const CiOptions& o);
+
 // The manifest's file name without directories, as generated headers name it.
 std::string manifest_name(const manifest::Manifest& m);
 
