@@ -183,6 +183,37 @@ done
   grep -q "unchanged since the last push" "$T/push1b.err" && pass ||
   fail "a second push of the same tree: $(cat "$T/push1b.out") $(tail -3 "$T/push1b.err")"
 
+if [ "${ENVPIN_E2E_PUSH_BENCH:-0}" = 1 ]; then
+  # bench/push.sh: an unchanged project pushed again (every layer on the registry), beside the hand
+  # path (docker push of the same tag, then skopeo inspect for the digest), median of 5; then one
+  # changed file: the bytes that cross loopback (lo's counter: dockerd, skopeo and the registry).
+  step "benchmark"
+  lo_bytes() { awk '$1 == "lo:" { print $2 }' /proc/net/dev; }
+  now_ms() { date +%s%3N; }
+  median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+  for i in 1 2 3 4 5; do
+    b0=$(lo_bytes); t0=$(now_ms)
+    (cd "$P" && "$ENVPIN" push >/dev/null 2>&1) || fail "benchmark push $i"
+    t1=$(now_ms); b1=$(lo_bytes)
+    echo "$((t1 - t0)) $((b1 - b0))" >> "$T/bench.envpin"
+    b0=$(lo_bytes); t0=$(now_ms)
+    docker push -q "$tag1" >/dev/null 2>&1 &&
+      skopeo inspect --authfile "$DOCKER_CONFIG/config.json" --format '{{.Digest}}' "docker://$tag1" >/dev/null 2>&1 ||
+      fail "benchmark hand path $i"
+    t1=$(now_ms); b1=$(lo_bytes)
+    echo "$((t1 - t0)) $((b1 - b0))" >> "$T/bench.hand"
+  done
+  echo "benchmark: envpin push, unchanged: median $(cut -d' ' -f1 "$T/bench.envpin" | median) ms, $(cut -d' ' -f2 "$T/bench.envpin" | median) bytes on loopback (goal <= 2000 ms, <= 1048576 bytes)"
+  echo "benchmark: hand path (docker push + skopeo inspect), unchanged: median $(cut -d' ' -f1 "$T/bench.hand" | median) ms, $(cut -d' ' -f2 "$T/bench.hand" | median) bytes"
+  head -c 1048576 /dev/urandom > "$P/weights.bin"
+  b0=$(lo_bytes)
+  (cd "$P" && "$ENVPIN" push >/dev/null 2>"$T/bench-change.err") || fail "benchmark push after a change"
+  b1=$(lo_bytes)
+  echo "benchmark: one new 1 MiB file: $((b1 - b0)) bytes on loopback; layers sent: $(grep -c ': Pushed' "$T/bench-change.err"), already there: $(grep -c 'Layer already exists' "$T/bench-change.err")"
+  rm -f "$P/weights.bin"
+  (cd "$P" && "$ENVPIN" push >/dev/null 2>&1 && "$ENVPIN" generate >/dev/null 2>&1) || fail "benchmark: the push back"
+fi
+
 step "an edited project file makes the record stale"
 printf 'changed\n' > "$P/data.txt"
 if (cd "$P" && "$ENVPIN" generate >"$T/gen2.log" 2>&1); then fail "generate accepted the stale push"; else
