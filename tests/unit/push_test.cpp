@@ -3,6 +3,10 @@
 // reference grammar (generate's use of the record: tests/cli/push_cli_test.cpp).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "diag/error.hpp"
 #include "manifest/load.hpp"
 #include "workflow/push.hpp"
@@ -75,6 +79,28 @@ TEST(PushRecord, ReadAsData) {
   EXPECT_NE(refused(std::string(100, '[') + std::string(100, ']')), "");
   EXPECT_EQ(push_repository("reg.example.com:5000/x:v1"), "reg.example.com:5000/x");
   EXPECT_EQ(push_repository("reg.example.com:5000/x"), "reg.example.com:5000/x");
+}
+
+TEST(PushReadBack, DockersLoginAndTrustAsPathsOnly) {
+  const std::string digest = "reg.example.com/team/x@" + kDigest;
+  ::setenv("DOCKER_CONFIG", "/nonexistent-envpin-test", 1);
+  std::vector<std::string> argv = manifest_read_argv("reg.example.com/team/x", digest, {});
+  // No configuration file: no --authfile; a registry not on loopback and not named: TLS verified.
+  EXPECT_EQ(argv, (std::vector<std::string>{"skopeo", "inspect", "--raw", "--retry-times", "2", "docker://" + digest}));
+  argv = manifest_read_argv("reg.example.com/team/x", digest, {"reg.example.com"});
+  EXPECT_EQ(argv[5], "--tls-verify=false");
+  argv = manifest_read_argv("127.0.0.1:5000/x", "127.0.0.1:5000/x@" + kDigest, {});
+  EXPECT_EQ(argv[5], "--tls-verify=false");
+  // Docker's configuration by path: the file is skopeo's to read, never envpin's.
+  const std::string dir = ::testing::TempDir() + "envpin-push-config";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/config.json") << "{}"; }
+  ::setenv("DOCKER_CONFIG", dir.c_str(), 1);
+  argv = manifest_read_argv("reg.example.com/team/x", digest, {});
+  EXPECT_EQ(argv[5], "--authfile");
+  EXPECT_EQ(argv[6], dir + "/config.json");
+  ::unsetenv("DOCKER_CONFIG");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

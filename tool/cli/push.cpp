@@ -16,13 +16,14 @@ namespace {
 struct PushOptions {
   std::string manifest = "envpin.yaml";
   std::string reference;
+  std::vector<std::string> insecure;
   bool json = false;
   bool quiet = false;
 };
 
 int push(const PushOptions& o, Streams& io) {
   diag::Progress progress(io.err, io.err_term, o.quiet);
-  const workflow::Pushed p = workflow::push({o.manifest, o.reference}, io.err, progress);
+  const workflow::Pushed p = workflow::push({o.manifest, o.reference, o.insecure}, io.err, progress);
   const workflow::PushRecord& r = p.record;
   if (o.json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(workflow::push_record_json(r));
@@ -46,6 +47,7 @@ Command push_command() {
                            "REGISTRY/REPOSITORY[:TAG] (default: jobs.push; the tag: the project tree's hash)");
             manifest_option(app, o->manifest);
             app.add_flag("--json", o->json, "print the whole record as JSON");
+            insecure_registry_option(app, o->insecure);
             quiet_flag(app, o->quiet);
             return [o](Streams& io) { return push(*o, io); };
           }};

@@ -100,35 +100,6 @@ std::string first_line(const std::string& text) {
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
-// skopeo reads the manifest by digest (`inspect --raw`: its bytes as the registry serves them),
-// with docker's own login and trust: the configuration file's path (DOCKER_CONFIG's, as docker
-// uses it; envpin never opens it), the registry's certs.d directory of docker when there is one,
-// and no TLS verification for a loopback registry, which docker itself treats as insecure. The
-// bytes are hashed here either way: a registry that serves anything else is caught.
-std::vector<std::string> manifest_reader(const std::string& repository, const std::string& by_digest) {
-  if (io::find_on_path("skopeo").empty())
-    throw Error("envpin push reads the pushed manifest back with skopeo, which is not on PATH; nothing was recorded",
-                std::nullopt, "install skopeo (Debian and Ubuntu: apt-get install skopeo), then push again");
-  const std::string registry = repository.substr(0, repository.find('/'));
-  std::vector<std::string> argv{"skopeo", "inspect", "--raw", "--retry-times", "2"};
-  const char* config_dir = std::getenv("DOCKER_CONFIG");
-  const char* home = std::getenv("HOME");
-  const fs::path config = config_dir && *config_dir ? fs::path(config_dir) / "config.json"
-                          : home && *home           ? fs::path(home) / ".docker" / "config.json"
-                                                    : fs::path();
-  std::error_code ec;
-  if (!config.empty() && fs::is_regular_file(config, ec)) argv.insert(argv.end(), {"--authfile", config.string()});
-  const fs::path certs = fs::path("/etc/docker/certs.d") / registry;
-  const std::string host =
-      registry.substr(0, registry.rfind(':') == std::string::npos ? registry.size() : registry.rfind(':'));
-  if (fs::is_directory(certs, ec))
-    argv.insert(argv.end(), {"--cert-dir", certs.string()});
-  else if (host == "localhost" || host.starts_with("127."))
-    argv.push_back("--tls-verify=false");
-  argv.push_back("docker://" + by_digest);
-  return argv;
-}
-
 }  // namespace
 
 fs::path push_record_path(const manifest::Manifest& m) { return m.project_dir / ".envpin" / "push.json"; }
@@ -242,6 +213,29 @@ std::string push_tree(const manifest::Manifest& m, const std::vector<render::Art
   return "sha256:" + tree.hex();
 }
 
+std::vector<std::string> manifest_read_argv(const std::string& repository, const std::string& by_digest,
+                                            const std::vector<std::string>& insecure) {
+  const std::string registry = repository.substr(0, repository.find('/'));
+  std::vector<std::string> argv{"skopeo", "inspect", "--raw", "--retry-times", "2"};
+  const char* config_dir = std::getenv("DOCKER_CONFIG");
+  const char* home = std::getenv("HOME");
+  const fs::path config = config_dir && *config_dir ? fs::path(config_dir) / "config.json"
+                          : home && *home           ? fs::path(home) / ".docker" / "config.json"
+                                                    : fs::path();
+  std::error_code ec;
+  if (!config.empty() && fs::is_regular_file(config, ec)) argv.insert(argv.end(), {"--authfile", config.string()});
+  const fs::path certs = fs::path("/etc/docker/certs.d") / registry;
+  const std::string host =
+      registry.substr(0, registry.rfind(':') == std::string::npos ? registry.size() : registry.rfind(':'));
+  if (fs::is_directory(certs, ec))
+    argv.insert(argv.end(), {"--cert-dir", certs.string()});
+  else if (host == "localhost" || host.starts_with("127.") ||
+           std::find(insecure.begin(), insecure.end(), registry) != insecure.end())
+    argv.push_back("--tls-verify=false");
+  argv.push_back("docker://" + by_digest);
+  return argv;
+}
+
 Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
   const jobs::Project p = jobs::load_project(o.manifest);
   const manifest::Manifest& m = p.m;
@@ -329,7 +323,10 @@ Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
   // 4. The registry serves that manifest: read back by digest and hashed here.
   const std::string by_digest = repository + "@" + digest;
   log << "envpin: checking that the registry serves " << by_digest << "\n" << std::flush;
-  const io::ProcessResult read = io::run_process(manifest_reader(repository, by_digest));
+  if (io::find_on_path("skopeo").empty())
+    throw Error("envpin push reads the pushed manifest back with skopeo, which is not on PATH; nothing was recorded",
+                std::nullopt, "install skopeo (Debian and Ubuntu: apt-get install skopeo), then push again");
+  const io::ProcessResult read = io::run_process(manifest_read_argv(repository, by_digest, o.insecure));
   const std::string served = read.exit_code == 0 ? "sha256:" + pin::sha256_hex(read.out) : std::string();
   if (served != digest)
     throw Error("the registry does not serve " + by_digest + ", the manifest its push answered (" +

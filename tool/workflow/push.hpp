@@ -49,8 +49,16 @@ std::string push_repository(const std::string& reference);
 
 struct PushRequest {
   std::string manifest = "envpin.yaml";
-  std::string reference;  // empty: jobs.push
+  std::string reference;              // empty: jobs.push
+  std::vector<std::string> insecure;  // registries read back without TLS verification (loopback always is)
 };
+
+// skopeo's command line that reads REPOSITORY@DIGEST's manifest back: docker's configuration file
+// (`DOCKER_CONFIG`'s, or ~/.docker's: its path only, envpin never opens it), docker's trust for the
+// registry (/etc/docker/certs.d/HOST:PORT) when there is some, else no TLS verification for a
+// loopback or `insecure` registry, as docker treats them. The bytes are hashed by push either way.
+std::vector<std::string> manifest_read_argv(const std::string& repository, const std::string& by_digest,
+                                            const std::vector<std::string>& insecure);
 
 struct Pushed {
   PushRecord record;
