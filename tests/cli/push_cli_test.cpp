@@ -18,7 +18,7 @@ class PushCli : public Cli {
   void project() {
     write("envpin.yaml",
           "envpin: 1\nname: shipped\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\n"
-          "context: {exclude: [.out, .err]}\n"  // the fixture's capture of envpin's output
+          "context: {exclude: [.out, .err, bin]}\n"  // the fixture's output capture, the stand-in sbatch
           "jobs:\n  push: reg.example.com/team/shipped\n  gpus: none\n"
           "  kubernetes: {command: [python3, train.py], claim: ckpt}\n");
     write("envpin.lock", lock::to_toml(image_only_lock(manifest())));
@@ -117,6 +117,39 @@ TEST_F(PushCli, GenerateWritesTheDigestOnlyFromACurrentRecord) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("is not envpin push's record"), std::string::npos) << r.err;
   EXPECT_EQ(read(".envpin/kubernetes.yaml"), before);
+}
+
+// submit --pushed hands Slurm .envpin/enroot.sbatch only while the push holds this project: the
+// judgement is made again at submit time, so an edit since the last generate counts. sbatch here
+// is a script that records what it was given (Slurm's own run of this path: not in this suite).
+TEST_F(PushCli, SubmitPushedOnlyWhileThePushHoldsTheProject) {
+  project();
+  fs::create_directories(dir_ / "bin");
+  write("bin/sbatch", "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\necho 42\n");
+  fs::permissions(dir_ / "bin/sbatch", fs::perms::owner_all);
+  const std::string path = "PATH=" + (dir_ / "bin").string() + ":/usr/bin:/bin";
+  ASSERT_EQ(run("generate").code, 0);
+  Result r = run("submit --pushed -- python3 train.py", path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin push has not recorded an image for this project yet"), std::string::npos) << r.err;
+  record(kDigest);
+  r = run("submit --pushed -- python3 train.py", path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(".envpin/enroot.sbatch does not name the pushed image"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hint: run 'envpin generate"), std::string::npos) << r.err;
+  ASSERT_EQ(run("generate").code, 0);
+  r = run("submit --pushed -- python3 train.py", path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 23), "submitted slurm job 42 ");
+  const std::string args = read("bin/args");
+  EXPECT_NE(args.find("/.envpin/enroot.sbatch\npython3\ntrain.py\n"), std::string::npos) << args;
+  fs::remove(dir_ / "bin/args");
+  // Edited after generate: the digest is judged again, and nothing reaches Slurm.
+  write("train.py", "print('edited')\n");
+  r = run("submit --pushed -- python3 train.py", path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("changed since it was pushed"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bin/args"));
 }
 
 TEST_F(PushCli, RefusedBeforeAnythingIsBuilt) {

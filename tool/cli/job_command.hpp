@@ -24,7 +24,8 @@ struct JobOptions {
   bool no_follow = false;
   bool force = false;
   std::vector<std::string> command;
-  std::string rest;  // slurmrestd's URL (submit, jobs)
+  std::string rest;     // slurmrestd's URL (submit, jobs)
+  bool pushed = false;  // submit .envpin/enroot.sbatch, the pushed image by digest
   // resume-check
   bool slurm = false;
   std::string kill_at = "auto";

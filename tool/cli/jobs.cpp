@@ -19,6 +19,7 @@
 #include "jobs/project.hpp"
 #include "jobs/slurm_rest.hpp"
 #include "workflow/project.hpp"
+#include "workflow/push.hpp"
 
 namespace envpin::cli {
 namespace {
@@ -59,9 +60,14 @@ int resume_job(const JobOptions& o, Streams& io) {
             (jobs::field(status, "state") == "exited" ? "" : ", its container's, after its supervisor was lost") +
             "); resuming it would run it again over its final checkpoint",
         std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
+  jobs::Project submitted = p;
   {
     const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);
     workflow::require_pinned(p);
+    if (o.pushed) {
+      workflow::require_pushed(p.m);
+      submitted.sbatch_script = p.m.project_dir / p.m.outputs.enroot.value;
+    }
   }
   std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
   if (o.detach) args.push_back("--detach");
@@ -197,9 +203,14 @@ int submit_job(const JobOptions& o, Streams& io) {
   jobs::check_job_id(o.job_id);
   if (o.command.empty())
     throw Error("no command to submit", std::nullopt, "put it after '--': envpin submit -- python train.py");
+  jobs::Project submitted = p;
   {
     const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);
     workflow::require_pinned(p);
+    if (o.pushed) {
+      workflow::require_pushed(p.m);
+      submitted.sbatch_script = p.m.project_dir / p.m.outputs.enroot.value;
+    }
   }
   if (!o.job_id.empty() && !o.resume && fs::exists(p.logs / (o.job_id + ".status")))
     throw Error("job id '" + o.job_id + "' is already in use", std::nullopt,
@@ -207,12 +218,12 @@ int submit_job(const JobOptions& o, Streams& io) {
   std::string slurm_id;
   if (!o.rest.empty()) {
     std::vector<std::string> withheld;
-    slurm_id = jobs::rest_submit_job(p, o.rest, o.job_id, o.command, withheld);
+    slurm_id = jobs::rest_submit_job(submitted, o.rest, o.job_id, o.command, withheld);
     for (const auto& name : withheld)
       io.err << "envpin: note: the secret " << name << " is not sent to slurmrestd; the job gets it only where the "
              << "cluster's environment sets it\n";
   } else {
-    slurm_id = jobs::sbatch_submit(p, jobs::find_sbatch(), o.job_id, o.command);
+    slurm_id = jobs::sbatch_submit(submitted, jobs::find_sbatch(), o.job_id, o.command);
   }
   io.out << "submitted slurm job " << slurm_id << " as envpin job "
          << (o.job_id.empty() ? p.m.name.value + "-slurm-" + slurm_id : o.job_id) << "; output in "
@@ -277,6 +288,8 @@ Command submit_command() {
       [](CLI::App& app, JobOptions& o) {
         app.add_option("--job-id", o.job_id, "the envpin job id (default: <name>-slurm-<slurm job id>)");
         app.add_flag("--resume", o.resume, "continue the job with this --job-id from its checkpoints");
+        app.add_flag("--pushed", o.pushed,
+                     "submit .envpin/enroot.sbatch (enroot/Pyxis, the image envpin push sent) once it is current");
         app.add_option(
             "--rest", o.rest,
             "submit through slurmrestd at this URL instead of sbatch (token: SLURM_JWT, else scontrol token)");

@@ -236,6 +236,25 @@ std::vector<std::string> manifest_read_argv(const std::string& repository, const
   return argv;
 }
 
+void require_pushed(const manifest::Manifest& m) {
+  const std::string fix = "run 'envpin push', then 'envpin generate'";
+  if (!m.jobs || !m.jobs->push)
+    throw Error(
+        "--pushed submits " + m.outputs.enroot.value + ", which runs the image envpin push sends: jobs.push is not set",
+        Location{m.file, 0, 0},
+        "set jobs.push to the registry repository, e.g. 'push: registry.example.com/team/" + m.name.value + "'");
+  const Plan judged = plan(m, "", std::nullopt, true);
+  if (!judged.env.pushed)
+    throw Error("envpin push has not recorded an image for this project yet", Location{".envpin/push.json", 0, 0}, fix);
+  if (!judged.env.pushed->stale.empty())
+    throw Error(judged.env.pushed->stale + ": its digest is not this project's", Location{".envpin/push.json", 0, 0},
+                fix);
+  for (const render::Artifact& a : judged.artifacts)
+    if (a.path == m.outputs.enroot.value && io::read_file(m.project_dir / a.path) != a.bytes)
+      throw Error(a.path + " does not name the pushed image " + judged.env.pushed->reference, Location{m.file, 0, 0},
+                  "run 'envpin generate --manifest " + m.file + "'");
+}
+
 Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
   const jobs::Project p = jobs::load_project(o.manifest);
   const manifest::Manifest& m = p.m;

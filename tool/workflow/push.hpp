@@ -47,6 +47,11 @@ std::string push_tree(const manifest::Manifest& m, const std::vector<render::Art
 // The registry repository of a reference (REGISTRY/REPO[:TAG] without the tag).
 std::string push_repository(const std::string& reference);
 
+// For `envpin submit --pushed`: throws diag::Error unless jobs.push is set, envpin push recorded an
+// image, the project is still the tree it holds (generate's judgement, made again now: an edit
+// since the last generate counts) and .envpin/enroot.sbatch names it (generate ran since).
+void require_pushed(const manifest::Manifest& m);
+
 struct PushRequest {
   std::string manifest = "envpin.yaml";
   std::string reference;              // empty: jobs.push
