@@ -159,6 +159,14 @@ if DOCKER_HOST="unix://$T/docker2.sock" docker pull -q "$repo@$digest1" >"$T/pul
 else
   fail "the clean engine: $(cat "$T/pull2.log") ${out:-}"
 fi
+# check_env in the pulled image says the same on the clean engine as on the building one.
+ce_here=$(docker run --rm --network none "$repo@$digest1" envpin-check-env --smoke --allow-no-gpu 2>&1 | tail -n 1)
+ce_clean=$(DOCKER_HOST="unix://$T/docker2.sock" docker run --rm --network none "$repo@$digest1" envpin-check-env \
+  --smoke --allow-no-gpu 2>&1 | tail -n 1)
+case $ce_clean in
+  "check_env: "*" 0 mismatch"*) [ "$ce_clean" = "$ce_here" ] && pass || fail "check_env here '$ce_here', clean '$ce_clean'" ;;
+  *) fail "check_env in the pulled image: $ce_clean" ;;
+esac
 # What the image holds: the project, not envpin's push files.
 listing=$(DOCKER_HOST="unix://$T/docker2.sock" docker run --rm --network none "$repo@$digest1" sh -c 'ls -A /workspace /workspace/.envpin' 2>&1)
 case $listing in

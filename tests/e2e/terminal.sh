@@ -19,7 +19,7 @@ trap 'rm -rf "$T"' EXIT
 commands=$("$ENVPIN" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && /^  [a-z]/ {print $1}')
 [ "$(echo "$commands" | wc -w)" -ge 20 ] && pass || fail "--help lists only: $commands"
 for c in $commands; do
-  flags=$("$ENVPIN" "$c" --help | grep -oE '^ +(-[a-zA-Z], ?)?--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+')
+  flags=$("$ENVPIN" "$c" --help | grep -oE '^ +(-[a-zA-Z], ?)?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+')
   [ -n "$flags" ] || fail "$c --help shows no options"
   for f in $flags; do
     for file in envpin.bash _envpin envpin.fish; do
