@@ -2,6 +2,7 @@
 // envpin push's pure parts: the digest from the push's output, the record read as data, the
 // reference grammar (generate's use of the record: tests/cli/push_cli_test.cpp).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -92,7 +93,7 @@ TEST(PushReadBack, DockersLoginAndTrustAsPathsOnly) {
   argv = manifest_read_argv("127.0.0.1:5000/x", "127.0.0.1:5000/x@" + kDigest, {});
   EXPECT_EQ(argv[5], "--tls-verify=false");
   // Docker's configuration by path: the file is skopeo's to read, never envpin's.
-  const std::string dir = ::testing::TempDir() + "envpin-push-config";
+  const std::string dir = ::testing::TempDir() + "envpin-push-config-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   { std::ofstream(dir + "/config.json") << "{}"; }
   ::setenv("DOCKER_CONFIG", dir.c_str(), 1);
