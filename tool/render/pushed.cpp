@@ -10,11 +10,11 @@
 // Facts, with their sources (neither tool is packaged for Debian 12; envpin's suite runs these
 // scripts through shellcheck and dash -n and holds their bytes in golden cases, never under the
 // tools themselves):
-//   - Pyxis: srun --container-image, --container-mounts=SRC:DST[,...], --container-workdir
+//   - Pyxis: srun --container-image, --container-mounts=SRC:DST[:FLAGS][,...] (ro), --container-workdir
 //     (NVIDIA/pyxis@10751994 README.md).
 //   - enroot references: docker://[USER@][REGISTRY#]IMAGE[:TAG|@DIGEST], '#' between the registry
 //     and the path; digests from enroot 4.0 (NVIDIA/enroot@8ea147d3 doc/cmd/import.md).
-//   - Apptainer: `apptainer build SIF docker://REF@sha256:...`, `exec --nv --bind SRC:DST --pwd DIR`;
+//   - Apptainer: `apptainer build SIF docker://REF@sha256:...`, `exec --nv --bind SRC:DST[:ro] --pwd DIR`;
 //     registry credentials from `apptainer registry login` or APPTAINER_DOCKER_USERNAME/PASSWORD
 //     (apptainer/apptainer@917d6657 user docs).
 #include <string>
@@ -73,7 +73,9 @@ Code job_values(const manifest::Manifest& m, const Code& default_job) {
              "mkdir -p \"$ckpt_dir\" \"$entry_dir\" || exit 2\n"
              "# The entry (.envpin/kubernetes.yaml's pods run it too), mounted at /envpin: the command, with the\n"
              "# jobs.resume words after it when the checkpoint directory holds a checkpoint.\n"
-             "cat > \"$entry_dir/entry.sh\" <<'ENVPIN_ENTRY' || exit 2\n") +
+             "# Mounted read-only; written afresh, never through a link left in its place (noclobber: O_EXCL).\n"
+             "rm -f \"$entry_dir/entry.sh\" || exit 2\n"
+             "(set -C && cat > \"$entry_dir/entry.sh\") <<'ENVPIN_ENTRY' || exit 2\n") +
          entry + Code::literal("ENVPIN_ENTRY\nckpt_in=") + Code::sh(j.checkpoints.value) + Code::literal("\nworkdir=") +
          Code::sh(m.workdir.value) + Code::literal("\n");
 }
@@ -125,11 +127,11 @@ std::vector<Artifact> pushed_scripts(const manifest::Manifest& m, const resolve:
                  "# One task a node; each learns its rank from Slurm (ENVPIN_NODE_RANK, as run.sh sets it).\n"
                  "# shellcheck disable=SC2016  # expanded by the sh in the container\n"
                  "exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 --container-image=\"$image\" "
-                 "--container-mounts=\"$ckpt_dir:$ckpt_in,$entry_dir:/envpin\" \\\n"
+                 "--container-mounts=\"$ckpt_dir:$ckpt_in,$entry_dir:/envpin:ro\" \\\n"
                  "  --container-workdir=\"$workdir\" sh -c 'ENVPIN_NODE_RANK=${SLURM_NODEID:-0}; export "
                  "ENVPIN_NODE_RANK; exec sh /envpin/entry.sh \"$@\"' envpin-entry \"$@\"\n")
            : Code::literal(
-                 "exec srun --container-image=\"$image\" --container-mounts=\"$ckpt_dir:$ckpt_in,$entry_dir:/envpin\" "
+                 "exec srun --container-image=\"$image\" --container-mounts=\"$ckpt_dir:$ckpt_in,$entry_dir:/envpin:ro\" "
                  "--container-workdir=\"$workdir\" \\\n"
                  "  sh /envpin/entry.sh \"$@\"\n"));
 
@@ -161,10 +163,10 @@ std::vector<Artifact> pushed_scripts(const manifest::Manifest& m, const resolve:
       job_values(m, Code::literal("${SLURM_JOB_ID:-local}")) +
       (gpus
            ? Code::literal(
-                 "exec apptainer exec --nv --bind \"$ckpt_dir:$ckpt_in\" --bind \"$entry_dir:/envpin\" --pwd \"$workdir\" \"$sif\" "
+                 "exec apptainer exec --nv --bind \"$ckpt_dir:$ckpt_in\" --bind \"$entry_dir:/envpin:ro\" --pwd \"$workdir\" \"$sif\" "
                  "sh /envpin/entry.sh \"$@\"\n")
            : Code::literal(
-                 "exec apptainer exec --bind \"$ckpt_dir:$ckpt_in\" --bind \"$entry_dir:/envpin\" --pwd \"$workdir\" \"$sif\" "
+                 "exec apptainer exec --bind \"$ckpt_dir:$ckpt_in\" --bind \"$entry_dir:/envpin:ro\" --pwd \"$workdir\" \"$sif\" "
                  "sh /envpin/entry.sh \"$@\"\n"));
   return {{m.outputs.apptainer.value, apptainer.text(), true, true},
           {m.outputs.enroot.value, enroot.text(), true, true}};

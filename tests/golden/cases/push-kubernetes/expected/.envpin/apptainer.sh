@@ -31,7 +31,9 @@ entry_dir=$ENVPIN_CHECKPOINTS/.envpin/$job
 mkdir -p "$ckpt_dir" "$entry_dir" || exit 2
 # The entry (.envpin/kubernetes.yaml's pods run it too), mounted at /envpin: the command, with the
 # jobs.resume words after it when the checkpoint directory holds a checkpoint.
-cat > "$entry_dir/entry.sh" <<'ENVPIN_ENTRY' || exit 2
+# Mounted read-only; written afresh, never through a link left in its place (noclobber: O_EXCL).
+rm -f "$entry_dir/entry.sh" || exit 2
+(set -C && cat > "$entry_dir/entry.sh") <<'ENVPIN_ENTRY' || exit 2
 #!/bin/sh
 # envpin's entry for a job in its pushed image, generated from envpin.yaml: the command, with the
 # jobs.resume words after it when the checkpoint directory holds a checkpoint.
@@ -79,4 +81,4 @@ entry_main "$@"
 ENVPIN_ENTRY
 ckpt_in='/ckpt'
 workdir='/workspace'
-exec apptainer exec --nv --bind "$ckpt_dir:$ckpt_in" --bind "$entry_dir:/envpin" --pwd "$workdir" "$sif" sh /envpin/entry.sh "$@"
+exec apptainer exec --nv --bind "$ckpt_dir:$ckpt_in" --bind "$entry_dir:/envpin:ro" --pwd "$workdir" "$sif" sh /envpin/entry.sh "$@"
