@@ -33,6 +33,7 @@
 #include "jobs/project.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
+#include "render/code.hpp"
 #include "scan/ignore.hpp"
 #include "scan/send_set.hpp"
 #include "workflow/context.hpp"
@@ -307,8 +308,10 @@ Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
   c.output = (temp.path / "context.tar").string();
   c.leave_out = left_out(m);
   const std::string uid = std::to_string(m.user.uid.value);
-  c.extra.emplace_back(kPushDockerfile,
-                       "FROM " + image + "\nCOPY --chown=" + uid + ":" + uid + " . " + m.workdir.value + "\n");
+  // The workdir, a manifest value, in the exec form through the Dockerfile escaper (as the
+  // generated Dockerfile's COPY lines); the image name is run.sh's, checked above.
+  c.extra.emplace_back(kPushDockerfile, "FROM " + image + "\nCOPY --chown=" + uid + ":" + uid + " " +
+                                            render::Code::dockerfile_args({".", m.workdir.value}).text() + "\n");
   write_context(c, progress);
   if (push_tree(m, planned.artifacts) != tree)
     throw Error("the project changed while envpin push packed it", std::nullopt, "run envpin push again");
