@@ -171,8 +171,12 @@ std::string github(const manifest::Manifest& m, const CiOptions& o) {
       << (ghcr ? std::string("${{ github.actor }}") : "${{ secrets." + o.user_secret + " }}") << YAML::Key << "password"
       << YAML::Value << (ghcr ? std::string("${{ secrets.GITHUB_TOKEN }}") : "${{ secrets." + o.password_secret + " }}")
       << YAML::EndMap << YAML::EndMap;
-    step(e, "Push the image by digest, then write the digest into the cluster files",
-         "envpin push | tee -a \"$GITHUB_STEP_SUMMARY\"\nenvpin generate\n");
+    // No pipe: a run: step's default shell (bash -e) has no pipefail, so `envpin push | tee`
+    // would pass with a failed push.
+    step(
+        e, "Push the image by digest, then write the digest into the cluster files",
+        "envpin push > \"$RUNNER_TEMP/envpin-pushed\"\ncat \"$RUNNER_TEMP/envpin-pushed\" >> \"$GITHUB_STEP_SUMMARY\"\n"
+        "envpin generate\n");
     std::string paths;
     for (const std::string& p : pushed_paths(m)) paths += p + "\n";
     e << YAML::BeginMap;
