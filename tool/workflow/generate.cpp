@@ -74,16 +74,17 @@ Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optio
             "by digest",
         std::nullopt));
   // Only generate reads the record: the jobs' pinned check passes over the files that name it.
-  if (judge_push && m.jobs && m.jobs->push)
-    if (const std::optional<PushRecord> r = read_push_record(m))
-      env.pushed = resolve::PushedImage{r->reference, push_repository(r->reference), r->digest, ""};
+  std::optional<PushRecord> record;
+  if (judge_push && m.jobs && m.jobs->push) record = read_push_record(m);
+  if (record)
+    env.pushed = resolve::PushedImage{record->reference, push_repository(record->reference), record->digest, ""};
   p.artifacts = render::render_all(m, env);
   if (judge_push && env.pushed) {
     const std::string wanted = m.jobs->push->value;
     if (env.pushed->repository != push_repository(wanted) ||
         (push_repository(wanted) != wanted && env.pushed->reference != wanted))
       env.pushed->stale = "it was pushed as " + env.pushed->reference + ", and jobs.push is now " + wanted;
-    else if (read_push_record(m)->tree != push_tree(m, p.artifacts))  // read again: the same bytes, under the lock
+    else if (record->tree != push_tree(m, p.artifacts))
       env.pushed->stale = "the project or the lock changed since it was pushed as " + env.pushed->reference;
     if (!env.pushed->stale.empty()) p.artifacts = render::render_all(m, env);
   }
