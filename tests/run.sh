@@ -21,12 +21,16 @@ phase "install-deps"
 ENVPIN_SUITE=suite-$$-$(date +%s)
 export ENVPIN_SUITE
 leftovers=$(mktemp)
+# envpin's own state (the scripts it holds, docs/security.md) in the suite's directory, never the
+# runner's home; removed at the end.
+XDG_STATE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/suite-state.XXXXXX")
+export XDG_STATE_HOME
 asan_build='' asan_log='' scratch=''
 # However the script ends: the ASan build beside CTest (its own process group) stopped, the
 # scratch files removed.
 cleanup() {
   [ -z "$asan_build" ] || kill -TERM "-$asan_build" 2>/dev/null
-  rm -rf "$leftovers" "$asan_log" "$scratch"
+  rm -rf "$leftovers" "$asan_log" "$scratch" "$XDG_STATE_HOME"
 }
 trap cleanup EXIT
 sh tests/leftovers.sh before "$leftovers"

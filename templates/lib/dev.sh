@@ -7,9 +7,12 @@
 #   loopback and nowhere else: nothing is published, no proxy listens on another address. After a
 #   start every server's port is read back from /proc/net/tcp{,6}: a socket of it on any other
 #   address stops the container.
-# - The token (random, made here) lives in a directory of this user's only (mode 700), mounted at
-#   /run/envpin-dev: servers read it from there (Jupyter through JUPYTER_TOKEN, set inside the
-#   container from the file), so it is in no command line, container config or log.
+# - The state lives in a directory of this user's only (mode 700), outside the project: ctl/ (the
+#   token, random, made here, and the ports) is mounted read-only at /run/envpin-ctl, box/ (the
+#   servers' logs, Jupyter's runtime, the idle mark) read-write at /run/envpin-dev. Servers read the
+#   token from there (Jupyter through JUPYTER_TOKEN, set inside the container from the file), so it
+#   is in no command line, container config or log. What the container writes (box/) the host reads
+#   only through the container, bounded and printable: a link there reaches nothing of the host's.
 # tests/sh/dev_test.sh tests the functions one by one (shunit2).
 
 die() {
@@ -19,7 +22,7 @@ die() {
 }
 say() { echo "envpin dev: $*" >&2; }
 
-dev_mount=/run/envpin-dev
+dev_mount=/run/envpin-dev ctl_mount=/run/envpin-ctl
 # The kernel's tables of TCP sockets and its processes (the sh tests give their own).
 net_tcp=/proc/net/tcp net_tcp6=/proc/net/tcp6 proc=/proc
 
@@ -75,7 +78,7 @@ new_token() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
 
 # The server's command, one word a line, with envpin's words filled and its options added.
 server_argv() {  # NAME KIND PORT
-  server_words "$1" | awk -v port="$3" -v tok="$dev_mount/token" '
+  server_words "$1" | awk -v port="$3" -v tok="$ctl_mount/token" '
     { gsub(/\{host\}/, "127.0.0.1"); gsub(/\{port\}/, port); gsub(/\{token_file\}/, tok); print }'
   case $2 in
     # Jupyter refuses to start as root without --allow-root: the container runs as the caller, and
@@ -169,9 +172,9 @@ serve() {
     while :; do sleep 3600 & wait $!; done
   fi
   JUPYTER_RUNTIME_DIR=$dev_mount/runtime
-  ENVPIN_DEV_TOKEN=$(cat "$dev_mount/token")
+  ENVPIN_DEV_TOKEN=$(cat "$ctl_mount/token")
   export JUPYTER_RUNTIME_DIR ENVPIN_DEV_TOKEN
-  for line in $(server_ports "$dev_mount/ports" | tr ' ' ':'); do
+  for line in $(server_ports "$ctl_mount/ports" | tr ' ' ':'); do
     s_name=${line%%:*} rest=${line#*:}
     s_kind=${rest%%:*} s_port=${rest#*:}
     (
@@ -195,19 +198,54 @@ WORDS
 
 # The container as the engine sees it: running, exited, ... or nothing when there is none.
 dev_state() { "$engine" container inspect --format '{{.State.Status}}' "$container" 2>/dev/null | head -n 1; }
-dev_label() { "$engine" container inspect --format "{{index .Config.Labels \"$1\"}}" "$container" 2>/dev/null; }
+dev_label() { "$engine" container inspect --format "{{index .Config.Labels \"$1\"}}" "$container" 2>/dev/null | printable 200; }
+# What the engine or the container says, as one bounded line of printable ASCII: data, shown.
+printable() {  # MAX_BYTES
+  head -c "$1" | LC_ALL=C tr -c ' -~\n' '?' | head -n 1
+}
+# A file the container writes (box/), read through the container when it runs: a link there
+# resolves in the container, never to a file of the host's. At most 4 KiB, printable.
+box_read() {  # NAME [LINES]
+  [ "$(dev_state)" = running ] || return 1
+  "$engine" exec "$container" tail -n "${2:-1}" "$dev_mount/$1" 2>/dev/null | head -c 4096 | LC_ALL=C tr -c ' -~\n' '?'
+}
+# Whether the container marked its servers stopped for idleness (the mark is in box/).
+idle_marked() { [ -e "$state/box/idle-stopped" ] || [ -L "$state/box/idle-stopped" ]; }
+# The token, as this script wrote it: 64 hex digits in ctl/, which the container cannot write.
+read_token() {
+  token=$(head -c 65 "$state/ctl/token" 2>/dev/null)
+  case $token in *[!0-9a-f]* | '') return 1 ;; esac
+  [ "${#token}" = 64 ]
+}
+# The container is this project's and this user's: its labels, not its name, say so.
+ours() {
+  [ "$(dev_label org.envpin.project-dir)" = "$project" ] && [ "$(dev_label org.envpin.dev)" = 1 ] &&
+    { [ -z "$(dev_label org.envpin.user)" ] || [ "$(dev_label org.envpin.user)" = "$(id -u)" ]; }
+}
+not_ours() {
+  die "the container $container belongs to another project directory ($(dev_label org.envpin.project-dir)) or user" \
+    "stop it there first (envpin dev --stop), or give this project another name"
+}
+# envpin's own files of the state, and the directory when nothing else is left in it: a state
+# directory named by ENVPIN_DEV_STATE is never removed whole.
+clear_state() {
+  rm -rf "$state/ctl" "$state/box"
+  rm -f "$state/check_env.out" "$state/token" "$state/ports" "$state/idle-stopped"
+  rmdir "$state" 2>/dev/null
+  return 0
+}
 
 # Waits until every server listens (60 s at most each), then refuses one that listens on another
 # address than loopback: the container is stopped and removed.
 check_servers() {
-  for line in $(server_ports "$state/ports" | tr ' ' ':'); do
+  for line in $(server_ports "$state/ctl/ports" | tr ' ' ':'); do
     s_name=${line%%:*} s_port=${line##*:}
     i=0
     until listening_ports | grep -qx "$s_port"; do
       i=$((i + 1))
       if [ "$i" -gt 600 ] || [ "$(dev_state)" != running ]; then
-        tail -n 5 "$state/$s_name.log" 2>/dev/null | tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
-        die "server $s_name does not listen on 127.0.0.1:$s_port (its output is in $state/$s_name.log)" \
+        box_read "$s_name.log" 5 | sed 's/^/    /' >&2
+        die "server $s_name does not listen on 127.0.0.1:$s_port (its output is in $state/box/$s_name.log)" \
           "$(server_hint "$s_name")"
       fi
       sleep 0.1
@@ -215,11 +253,30 @@ check_servers() {
     outside=$(outside_listeners "$s_port")
     if [ -n "$outside" ]; then
       "$engine" rm -f "$container" >/dev/null 2>&1
-      rm -rf "$state"
+      clear_state
       die "server $s_name listens on port $s_port at another address than 127.0.0.1 ($(echo "$outside" | head -n 1)): the development container was stopped" \
         "make the program bind only the address it is given ({host}); nothing may listen outside loopback"
     fi
+    # Proven, not believed from its options: a Jupyter that answers a request without the token (a
+    # config file in the image or the project that empties it) is stopped.
+    rest=${line#*:}
+    if [ "${rest%%:*}" = jupyter ] && answers_without_token "$s_port"; then
+      "$engine" rm -f "$container" >/dev/null 2>&1
+      clear_state
+      die "server $s_name answers on 127.0.0.1:$s_port without the token (a Jupyter config turns it off): the development container was stopped" \
+        "remove the token or password setting from the Jupyter config in the image or the project ('jupyter --paths' lists where Jupyter reads it)"
+    fi
   done
+}
+
+# Whether Jupyter on port $1 answers /api/status without a token: asked from inside the container,
+# with its own Python (a Jupyter image has it). 403 is the only right answer.
+answers_without_token() {  # PORT
+  "$engine" exec "$container" python3 -c 'import sys, urllib.request
+try:
+    sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:%s/api/status" % sys.argv[1], timeout=10).status == 200 else 1)
+except Exception:
+    sys.exit(1)' "$1" >/dev/null 2>&1
 }
 
 # What to do when a server does not come up: for the known kinds, the package the image needs.
@@ -239,8 +296,8 @@ vscode_link() {
 
 # "NAME URL" lines: each server's address on this host, with the token for Jupyter.
 print_urls() {
-  token=$(cat "$state/token" 2>/dev/null)
-  server_ports "$state/ports" | while read -r s_name s_kind s_port; do
+  read_token || die "the development container's token in $state/ctl is missing or not envpin's" "stop it (envpin dev --stop) and start it again"
+  server_ports "$state/ctl/ports" | while read -r s_name s_kind s_port; do
     case $s_kind in
       jupyter) echo "$s_name http://127.0.0.1:$s_port/?token=$token" ;;
       *) echo "$s_name http://127.0.0.1:$s_port/" ;;
@@ -282,15 +339,13 @@ gpu_runtime() {
 dev_up() {
   case $(dev_state) in
     running)
-      [ "$(dev_label org.envpin.project-dir)" = "$project" ] ||
-        die "the container $container belongs to another project directory ($(dev_label org.envpin.project-dir | tr -d '\000-\037'))" \
-          "stop it there first (envpin dev --stop), or rename this project"
+      ours || not_ours
       [ "$(dev_label org.envpin.image)" = "$image" ] ||
-        say "warning: $container runs $(dev_label org.envpin.image | tr -d '\000-\037'), and the project's image is now $image: envpin dev --stop, then envpin dev, to move to it (the kernel and shells in it end)"
-      [ -f "$state/token" ] || die "the development container runs but its state $state is gone" "stop it (envpin dev --stop) and start it again"
-      if [ -f "$state/idle-stopped" ]; then
+        say "warning: $container runs $(dev_label org.envpin.image), and the project's image is now $image: envpin dev --stop, then envpin dev, to move to it (the kernel and shells in it end)"
+      read_token || die "the development container runs but its state $state is gone" "stop it (envpin dev --stop) and start it again"
+      if idle_marked; then
         # Its servers were stopped for idleness: started again, in the same container.
-        rm -f "$state/idle-stopped"
+        rm -f "$state/box/idle-stopped"
         "$engine" restart "$container" >/dev/null || die "cannot restart $container" "remove it: envpin dev --stop"
         check_servers
         say "$container had stopped its servers when idle: started again"
@@ -303,8 +358,9 @@ dev_up() {
     '') ;;
     *)
       # Stopped (the host restarted, or the engine stopped it): started again as it was.
-      if [ -f "$state/token" ] && [ "$(dev_label org.envpin.project-dir)" = "$project" ]; then
-        rm -f "$state/idle-stopped"
+      ours || not_ours
+      if read_token; then
+        rm -f "$state/box/idle-stopped"
         "$engine" start "$container" >/dev/null || die "cannot start the stopped container $container" "remove it: envpin dev --stop"
         check_servers
         say "$container was stopped: started again"
@@ -316,20 +372,20 @@ dev_up() {
   gpu_runtime
   own_dir "$logs" "log directory"
   build_image "$engine" 0
-  # The state: made private before anything secret is written to it.
-  rm -rf "$state"
-  (umask 077 && mkdir -p "$state") || die "cannot create $state"
+  # The state: made private before anything secret is written to it; a link in its place is refused.
+  clear_state
+  [ ! -L "$state" ] || die "the dev state $state is a symbolic link" "remove it, or point ENVPIN_DEV_STATE at a directory of your own"
+  (umask 077 && mkdir -p "$state" && mkdir "$state/ctl" "$state/box" "$state/box/runtime") || die "cannot create $state"
   chmod 700 "$state"
-  (umask 077 && new_token >"$state/token") || die "cannot write $state/token"
-  [ "$(wc -c <"$state/token")" = 64 ] || die "cannot read 32 random bytes from /dev/urandom"
-  choose_ports >"$state/ports" || exit 2
-  mkdir -p "$state/runtime"
-  run_container >/dev/null || { rm -rf "$state"; die "cannot start the development container $container from $image"; }
+  (umask 077 && new_token >"$state/ctl/token") || die "cannot write $state/ctl/token"
+  read_token || die "cannot read 32 random bytes from /dev/urandom"
+  choose_ports >"$state/ctl/ports" || exit 2
+  run_container >/dev/null || { clear_state; die "cannot start the development container $container from $image"; }
   # check_env in it: a red verdict stops it, with the cause.
   if ! "$engine" exec "$container" sh /usr/local/bin/envpin-check-env ${check_flags:+"$check_flags"} >"$state/check_env.out" 2>&1; then
-    grep -v '^ok ' "$state/check_env.out" | tr -d '\000-\010\013-\037\177' | head -n 20 >&2
+    grep -v '^ok ' "$state/check_env.out" | head -c 65536 | LC_ALL=C tr -c ' -~\n' '?' | head -n 20 >&2
     "$engine" rm -f "$container" >/dev/null 2>&1
-    rm -rf "$state"
+    clear_state
     die "check_env does not pass in the development container: it was stopped" "fix what it names, then envpin dev again"
   fi
   check_servers
@@ -357,12 +413,14 @@ run_container() {
   set --
   for pass_name in $pass_names; do set -- "$@" -e "$pass_name"; done
   [ ! -d "$ckpt_root" ] || set -- "$@" -v "$ckpt_root:$ckpt_path"
+  # envpin's own directory is read-only in the container (docs/security.md).
+  [ ! -d "$project/.envpin" ] || [ -L "$project/.envpin" ] || set -- "$@" -v "$project/.envpin:$workdir/.envpin:ro"
   # shellcheck disable=SC2086
   ${runner:-} "$engine" run -d --init --restart unless-stopped --network host --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.dev=1 --label org.envpin.image="$image" \
-    --label org.envpin.project-dir="$project" \
+    --label org.envpin.project-dir="$project" --label org.envpin.user="$(id -u)" \
     ${userns:+"$userns"} --user "$(id -u):$(id -g)" \
-    -v "$project:$workdir" -w "$workdir" -v "$state:$dev_mount" -e ENVPIN_DEV=1 "$@" \
+    -v "$project:$workdir" -w "$workdir" -v "$state/box:$dev_mount" -v "$state/ctl:$ctl_mount:ro" -e ENVPIN_DEV=1 "$@" \
     ${gpu_flag:+"$gpu_flag"} ${gpu_value:+"$gpu_value"} ${ENVPIN_RUN_FLAGS:-} \
     "$image" sh "$workdir/.envpin/dev.sh" serve
 }
@@ -386,7 +444,7 @@ dev_plan() {
   runner=print_cmd
   case $(dev_state) in
     running)
-      if [ -f "$state/idle-stopped" ]; then print_cmd "$engine" restart "$container"; else say "$container is running: nothing to run"; fi
+      if idle_marked; then print_cmd "$engine" restart "$container"; else say "$container is running: nothing to run"; fi
       return 0 ;;
     '') ;;
     *) print_cmd "$engine" start "$container"
@@ -400,9 +458,14 @@ dev_plan() {
   print_cmd "$engine" exec "$container" sh /usr/local/bin/envpin-check-env ${check_flags:+"$check_flags"}
 }
 
+# Only this project's and user's container is removed (its labels), and only envpin's files of the
+# state.
 dev_stop() {
-  [ -z "$(dev_state)" ] || "$engine" rm -f "$container" >/dev/null 2>&1 || die "cannot remove $container"
-  rm -rf "$state"
+  if [ -n "$(dev_state)" ]; then
+    ours || not_ours
+    "$engine" rm -f "$container" >/dev/null 2>&1 || die "cannot remove $container"
+  fi
+  clear_state
 }
 
 dev_status() {
@@ -411,17 +474,18 @@ dev_status() {
     echo "state none"
     return 0
   fi
-  if [ "$st" = running ] && [ -f "$state/idle-stopped" ]; then
-    echo "state idle-stopped: $(head -n 1 "$state/idle-stopped" | tr -d '\000-\037\177'); envpin dev starts them again"
+  ours || not_ours
+  if [ "$st" = running ] && idle_marked; then
+    echo "state idle-stopped: $(box_read idle-stopped | head -c 200 | head -n 1); envpin dev starts them again"
   else
     echo "state $st"
   fi
   echo "container $container"
   echo "ide $(vscode_link)"
   [ "${idle_stop:-0}" = 0 ] || echo "idle_stop $idle_stop s"
-  echo "image $(dev_label org.envpin.image | tr -d '\000-\037')"
+  echo "image $(dev_label org.envpin.image)"
   busy=$(listening_ports)
-  server_ports "$state/ports" | while read -r s_name s_kind s_port; do
+  server_ports "$state/ctl/ports" | while read -r s_name s_kind s_port; do
     if printf '%s\n' "$busy" | grep -qx "$s_port"; then up=listening; else up=down; fi
     echo "server $s_name $s_kind 127.0.0.1:$s_port $up"
   done
@@ -433,7 +497,8 @@ dev_main() {
   action=$1
   shift
   [ "$action" != serve ] || { serve; exit 0; }
-  project=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the project directory from $0"
+  # envpin runs a copy it holds outside the tree (docs/security.md) and names the project.
+  project=${ENVPIN_PROJECT:-$(cd "$(dirname "$0")/.." && pwd)} || die "cannot find the project directory from $0"
   case $ckpt_root in /*) ;; *) ckpt_root=$project/$ckpt_root ;; esac
   case $logs in /*) ;; *) logs=$project/$logs ;; esac
   user_name=$(id -un 2>/dev/null | tr -c 'A-Za-z0-9_.\n-' '_')

@@ -65,17 +65,23 @@ class Cli : public testing::Test {
  protected:
   void SetUp() override {
     dir_ = test_dir("cli-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    state_ = dir_.string() + ".state";
     fs::remove_all(dir_);
+    fs::remove_all(state_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    fs::remove_all(state_);
+  }
 
   // Runs envpin with `args` in the test's directory; `env` is a list of VAR=value words.
   Result run(const std::string& args, const std::string& env = "") {
     const fs::path out = dir_ / ".out", err = dir_ / ".err";
-    const std::string cmd = "cd " + sh_quote(dir_.string()) + " && " + (env.empty() ? "" : "env " + env + " ") +
-                            sh_quote(ENVPIN_BINARY) + " " + args + " >" + sh_quote(out.string()) + " 2>" +
-                            sh_quote(err.string());
+    // envpin's own state (the scripts it holds, io/state_dir.hpp) in the test's, never the user's.
+    const std::string cmd = "cd " + sh_quote(dir_.string()) + " && XDG_STATE_HOME=" + sh_quote(state_.string()) + " " +
+                            (env.empty() ? "" : "env " + env + " ") + sh_quote(ENVPIN_BINARY) + " " + args + " >" +
+                            sh_quote(out.string()) + " 2>" + sh_quote(err.string());
     const int status = std::system(cmd.c_str());
     Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, io::read_file(out).value_or("<no output file>"),
              io::read_file(err).value_or("<no error file>")};
@@ -93,6 +99,7 @@ class Cli : public testing::Test {
   }
 
   fs::path dir_;
+  fs::path state_;  // XDG_STATE_HOME of every run: beside dir_, so listing() never sees it
 };
 
 }  // namespace envpin

@@ -265,7 +265,11 @@ TEST_F(JobsCli, LogsStopAndResumeOfJobsThatDoNotRun) {
 
 // An engine on PATH that answers like docker and records each `run`'s words, NUL-separated.
 constexpr const char* kFakeEngine =
-    "#!/bin/sh\ncase $1 in\n  version | image | rm | stop) exit 0 ;;\n  container | ps) exit 1 ;;\n"
+    "#!/bin/sh\ncase $1 in\n  version | image | rm) exit 0 ;;\n"
+    "  stop) [ -z \"${FAKE_RUNS:-}\" ] || echo \"stop $*\" >> \"$FAKE_RUNS\"; exit 0 ;;\n"
+    // A job's container carries its id as the label org.envpin.job; the dev container carries none.
+    "  container) case $4 in *org.envpin.job*) case $5 in envpin-demo-dev-*) echo; exit 0 ;;"
+    " envpin-demo-*) echo \"${5#envpin-demo-}\"; exit 0 ;; esac ;; esac; exit 1 ;;\n  ps) exit 1 ;;\n"
     "  run) shift; for a in \"$@\"; do printf '%s\\0' \"$a\"; done >> \"$FAKE_RUNS\"; printf '\\n' >> \"$FAKE_RUNS\";"
     " exit 0 ;;\nesac\nexit 0\n";
 
@@ -383,6 +387,65 @@ TEST_F(JobsCli, StatusFilesAreShownAsData) {
   EXPECT_EQ(stop.code, 1);
   EXPECT_EQ(stop.err.substr(0, stop.err.find('\n')),
             "envpin: error: logs/evil.status:3:8: 'reason' holds an escape character");
+}
+
+// Identity by label, not by name: a status file planted under the development container's name
+// (dev-<user>, envpin-demo-dev-<user>) never makes `envpin stop` stop that container.
+TEST_F(JobsCli, APlantedStatusNeverStopsTheDevContainer) {
+  project();
+  write("bin/docker", kFakeEngine);
+  fs::permissions(dir_ / "bin/docker", fs::perms::owner_all);
+  const std::string user = ::getpwuid(::getuid())->pw_name;
+  const std::string env =
+      "PATH=" + sh_quote((dir_ / "bin").string()) + ":/usr/bin:/bin FAKE_RUNS=" + sh_quote((dir_ / "runs").string());
+  job("dev-" + user, "running", static_cast<int>(::getpid()));
+  const Result r = run("stop dev-" + user, env);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs")) << *io::read_file(dir_ / "runs");
+  // A job's own container is still stopped: its label names the job.
+  job("mine", "running", static_cast<int>(::getpid()));
+  EXPECT_EQ(run("stop mine", env).out, "stopped container envpin-demo-mine of job mine\n");
+  const std::string stops = io::read_file(dir_ / "runs").value_or("");
+  EXPECT_EQ(stops.substr(0, 13), "stop stop -t ") << stops;
+  EXPECT_EQ(stops.substr(stops.find_last_of(' ') + 1), "envpin-demo-mine\n") << stops;
+}
+
+// The host never runs the tree's generated scripts, which every container can write: envpin runs
+// the copy it rendered and holds in its own state. A dev.sh replaced in the tree (--status ran it
+// with no check) and bytes appended while the script runs (sh reads a file as it goes; the engine
+// here appends them at its first call, as a container would) both run nothing.
+TEST_F(JobsCli, TheHostRunsItsHeldScriptsNeverTheTrees) {
+  write("envpin.yaml", std::string(kManifest) + "dev:\n  servers:\n    - {name: notebook, kind: jupyter}\n");
+  write("envpin.lock", lock::to_toml(image_only_lock(manifest::load((dir_ / "envpin.yaml").string()))));
+  ASSERT_EQ(run("generate").code, 0);
+  const std::string pristine = *io::read_file(dir_ / ".envpin/dev.sh");
+  write("bin/docker",
+        "#!/bin/sh\nprintf '\\ntouch \"$PWNED\"\\n' >> \"$TREE_DEV\"\ncase $1 in version) exit 0 ;; esac\nexit 1\n");
+  fs::permissions(dir_ / "bin/docker", fs::perms::owner_all);
+  const std::string env = "ENVPIN_ENGINE=" + sh_quote((dir_ / "bin/docker").string()) +
+                          " PWNED=" + sh_quote((dir_ / "PWNED").string()) +
+                          " TREE_DEV=" + sh_quote((dir_ / ".envpin/dev.sh").string());
+  // Replaced whole: --status, --url and --stop.
+  write(".envpin/dev.sh", "touch " + sh_quote((dir_ / "PWNED").string()) + "\n");
+  EXPECT_EQ(run("dev --status", env).out, "state none\n");
+  run("dev --stop", env);
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED"));
+  // Appended after envpin's check: --dry-run checks the tree, then runs.
+  write(".envpin/dev.sh", pristine);
+  const Result dry = run("dev --dry-run", env);
+  EXPECT_NE(*io::read_file(dir_ / ".envpin/dev.sh"), pristine) << "the engine was never asked: " << dry.err;
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << dry.err;
+  // What ran is private: the held copy's directories are this user's only, the copy read-only,
+  // and its bytes are what the tree held before it was touched.
+  std::vector<fs::path> held;
+  for (const auto& e : fs::recursive_directory_iterator(state_)) {
+    const auto mode = e.symlink_status().permissions() & fs::perms::mask;
+    if (e.is_directory()) EXPECT_EQ(mode, fs::perms::owner_all) << e.path();
+    if (e.path().filename() == "dev.sh") held.push_back(e.path());
+  }
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(fs::status(held[0]).permissions() & fs::perms::mask, fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_EQ(*io::read_file(held[0]), pristine);
 }
 
 }  // namespace

@@ -27,9 +27,14 @@ need_root "dockerd, debootstrap and sshd" "$0" "$@"
 T=$(mktemp -d /tmp/envpin-e2e-dev.XXXXXX)
 . "$(dirname "$0")/servers.sh"
 SSHD_PID=""
+# Only what this test started is stopped: its sshd by pid, the forward keepers its own laptop state
+# records (each leads its process group: the keeper and its ssh), never a match on every process.
 cleanup() {
   [ -z "$SSHD_PID" ] || kill "$SSHD_PID" 2>/dev/null
-  pkill -f '^sh -c up=.* envpin-dev-forward ' 2>/dev/null
+  for f in "$T"/laptop-state/envpin/forward/*/state; do
+    k=$(sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$f" 2>/dev/null)
+    [ -z "$k" ] || kill -KILL -- "-$k" 2>/dev/null
+  done
   docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
   podman_down
   stop_servers
@@ -58,6 +63,9 @@ dev:
     - {name: notebook, kind: jupyter, command: [jupyter-notebook]}
 EOF2
 cd "$P" || exit 1
+# envpin's own state (the scripts it holds) in this test's directory, not the user's.
+XDG_STATE_HOME=$T/xdg
+export XDG_STATE_HOME
 export DOCKER_BUILDKIT=0 ENVPIN_BUILD_FLAGS="--network host" ENVPIN_DEV_STATE="$T/state"
 step "envpin lock and generate (Debian's Jupyter Notebook)"
 "$ENVPIN" lock >"$T/lock.out" 2>&1 || { fail "envpin lock"; cat "$T/lock.out"; exit 1; }
@@ -84,7 +92,7 @@ PORT=$(printf '%s' "$URL" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')
 TOKEN=$(printf '%s' "$URL" | sed -n 's|.*?token=\([0-9a-f]*\)$|\1|p')
 if [ "$rc" = 0 ] && [ -n "$PORT" ] && [ "$PORT" != 8888 ] && [ "${#TOKEN}" = 64 ] &&
    grep -q "port 8888 is taken on this host: server notebook gets $PORT" "$T/up.err"; then pass; else
-  fail "envpin dev: exit $rc"; cat "$T/up.out" "$T/up.err"; cat "$T/state/notebook.log" 2>/dev/null | tail -20; exit 1; fi
+  fail "envpin dev: exit $rc"; cat "$T/up.out" "$T/up.err"; cat "$T/state/box/notebook.log" 2>/dev/null | tail -20; exit 1; fi
 kill "$HOLDER" 2>/dev/null
 step "up in $(( $(date +%s) - start )) s: notebook on 127.0.0.1:$PORT"
 CONTAINER=envpin-e2e-dev-dev-$(id -un)
@@ -96,7 +104,7 @@ if [ "$(code "http://127.0.0.1:$PORT/api/status?token=$TOKEN")" = 200 ] &&
    [ "$(code "http://127.0.0.1:$PORT/api/status")" = 403 ] &&
    [ "$(code "http://127.0.0.1:$PORT/api/status?token=$(printf '%064d' 0)")" = 403 ] &&
    [ "$(code "http://127.0.0.1:$PORT/api/contents/no-such-file?token=$TOKEN")" = 404 ]; then pass; else
-  fail "Jupyter's answers with and without the token"; tail -20 "$T/state/notebook.log"; fi
+  fail "Jupyter's answers with and without the token"; tail -20 "$T/state/box/notebook.log"; fi
 # Nothing of it listens outside loopback: every socket on its port is 127.0.0.1's.
 listeners() {
   /usr/bin/python3 - "$1" <<'PY'
@@ -114,12 +122,27 @@ if [ "$(listeners "$PORT")" = 0100007F ]; then pass; else fail "sockets on port 
 # The token: in no process's command line, not in the container's configuration, not in a log.
 ps -eo args >"$T/ps.out"
 if ! grep -q "$TOKEN" "$T/ps.out" && ! docker inspect "$CONTAINER" | grep -q "$TOKEN" &&
-   ! grep -rq "$TOKEN" "$T/state/notebook.log" logs 2>/dev/null; then pass; else
-  fail "the token is visible"; grep -h "$TOKEN" "$T/ps.out" "$T/state/notebook.log" | sed "s/$TOKEN/<TOKEN>/g"; docker inspect "$CONTAINER" | grep -c "$TOKEN"; fi
+   ! grep -rq "$TOKEN" "$T/state/box/notebook.log" logs 2>/dev/null; then pass; else
+  fail "the token is visible"; grep -h "$TOKEN" "$T/ps.out" "$T/state/box/notebook.log" | sed "s/$TOKEN/<TOKEN>/g"; docker inspect "$CONTAINER" | grep -c "$TOKEN"; fi
 # Jupyter logs a failed request's URL (the 404 above): it reached the log with the token scrubbed.
-if grep -q 'no-such-file?token=<token>' "$T/state/notebook.log"; then pass; else fail "no scrubbed request in the server's log"; tail -n 20 "$T/state/notebook.log"; fi
-if [ "$(stat -c %a "$T/state")" = 700 ] && [ "$(stat -c %a "$T/state/token")" = 600 ]; then pass; else
-  fail "the state's modes: $(stat -c '%n %a' "$T/state" "$T/state/token")"; fi
+if grep -q 'no-such-file?token=<token>' "$T/state/box/notebook.log"; then pass; else fail "no scrubbed request in the server's log"; tail -n 20 "$T/state/box/notebook.log"; fi
+if [ "$(stat -c %a "$T/state")" = 700 ] && [ "$(stat -c %a "$T/state/ctl/token")" = 600 ]; then pass; else
+  fail "the state's modes: $(stat -c '%n %a' "$T/state" "$T/state/ctl/token")"; fi
+# The boundary (docs/security.md): the container writes its project, never envpin's directory, the
+# token or the ports; what it writes in its own state is read through it, so a link there reaches
+# no file of the host's; and what the host runs is envpin's held copy, never the tree's dev.sh.
+echo "host-only-bytes" >"$T/host-only"
+"$ENVPIN" dev -- sh -c 'echo "touch /workspace/pwned" >>/workspace/.envpin/dev.sh' 2>"$T/ro.err"
+ro_envpin=$?
+"$ENVPIN" dev -- sh -c 'echo "notebook 22" >/run/envpin-ctl/ports' 2>>"$T/ro.err"
+ro_ctl=$?
+"$ENVPIN" dev -- sh -c "ln -sf '$T/host-only' /run/envpin-dev/idle-stopped" 2>>"$T/ro.err"
+"$ENVPIN" dev --status >"$T/link-status.out" 2>&1
+"$ENVPIN" dev -- rm -f /run/envpin-dev/idle-stopped 2>>"$T/ro.err"
+if [ "$ro_envpin" != 0 ] && [ "$ro_ctl" != 0 ] && "$ENVPIN" generate --check >/dev/null 2>&1 &&
+   grep -qx "notebook $PORT" "$T/state/ctl/ports" && grep -q '^state idle-stopped: ; ' "$T/link-status.out" &&
+   ! grep -q host-only-bytes "$T/link-status.out" && [ ! -e pwned ]; then pass; else
+  fail "the container reached envpin's files (exits $ro_envpin $ro_ctl)"; cat "$T/ro.err" "$T/link-status.out"; fi
 # The secret reached the container by name, not through the image.
 if [ "$("$ENVPIN" dev -- sh -c 'printf %s "$E2E_DEV_SECRET"' 2>"$T/exec.err")" = planted-dev-secret ] &&
    ! docker history --no-trunc "$(docker inspect --format '{{.Config.Image}}' "$CONTAINER")" | grep -q planted-dev-secret; then
@@ -171,7 +194,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
-SetEnv DOCKER_HOST=$DOCKER_HOST ENVPIN_DEV_STATE=$T/server-state E2E_DEV_SECRET=server-secret DOCKER_BUILDKIT=0
+SetEnv DOCKER_HOST=$DOCKER_HOST ENVPIN_DEV_STATE=$T/server-state XDG_STATE_HOME=$T/server-xdg E2E_DEV_SECRET=server-secret DOCKER_BUILDKIT=0
 EOF2
 /usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
 SSHD_PID=$!
@@ -202,17 +225,17 @@ rc=$?
 HURL=$(sed -n 's/^notebook \(http:.*\)$/\1/p' "$T/host.out")
 LPORT=$(printf '%s' "$HURL" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')
 HTOKEN=$(printf '%s' "$HURL" | sed -n 's|.*?token=\([0-9a-f]*\)$|\1|p')
-SPORT=$(sed -n 's/^notebook \([0-9]*\)$/\1/p' "$T/server-state/ports" 2>/dev/null)
+SPORT=$(sed -n 's/^notebook \([0-9]*\)$/\1/p' "$T/server-state/ctl/ports" 2>/dev/null)
 if [ "$rc" = 0 ] && [ -f "$R/envpin.yaml" ] && [ -n "$LPORT" ] && [ "${#HTOKEN}" = 64 ] &&
    grep -q "port $SPORT is taken on this machine: server notebook is forwarded from $LPORT" "$T/host.err"; then pass; else
-  fail "envpin dev --host: exit $rc (server port '$SPORT')"; cat "$T/host.out" "$T/host.err" "$T/server-state/ports"; exit 1; fi
+  fail "envpin dev --host: exit $rc (server port '$SPORT')"; cat "$T/host.out" "$T/host.err" "$T/server-state/ctl/ports"; exit 1; fi
 HID=$(docker inspect --format '{{.Id}}' "$CONTAINER")
 KEEPER=$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)
 if [ "$(code "http://127.0.0.1:$LPORT/api/status?token=$HTOKEN")" = 200 ] && [ "$(code "http://127.0.0.1:$LPORT/api/status")" = 403 ] &&
    [ "$(listeners "$LPORT")" = 0100007F ] && [ "$(docker inspect --format '{{index .Config.Labels "org.envpin.project-dir"}}' "$CONTAINER")" = "$R" ]; then
   pass; else fail "Jupyter through the forward on 127.0.0.1:$LPORT (listeners: $(listeners "$LPORT" | tr '\n' ' '))"; fi
 ps -eo args >"$T/ps-host.out"
-if grep -q "envpin-dev-forward" "$T/ps-host.out" && ! grep -q "$HTOKEN" "$T/ps-host.out" &&
+if tr '\0' ' ' <"/proc/$KEEPER/cmdline" | grep -q "envpin-dev-forward" && ! grep -q "$HTOKEN" "$T/ps-host.out" &&
    ! grep -rq "$HTOKEN" "$T/laptop-state" && [ "$(stat -c %a "$T"/laptop-state/envpin/forward/*)" = 700 ]; then pass; else
   fail "the forward: its process, the token or its state's mode"; grep -h envpin-dev-forward "$T/ps-host.out" | sed "s/$HTOKEN/<TOKEN>/g"; fi
 
@@ -221,7 +244,7 @@ browser() {  # browser CELL...: what the page shows under the last cell
 }
 step "a browser through the forward: a notebook, a cell run in the dev container's kernel"
 shown=$(browser "$TORCH_CELL; x = 41; open('/workspace/from-notebook', 'w').write(str(x))" 'print(v, x + 1)')
-case $shown in *" 42") pass ;; *) fail "the browser shows '$shown'"; cat "$T/browser.err"; tail -20 "$T/server-state/notebook.log" ;; esac
+case $shown in *" 42") pass ;; *) fail "the browser shows '$shown'"; cat "$T/browser.err"; tail -20 "$T/server-state/box/notebook.log" ;; esac
 step "the connection cut on the server's side: the forward reconnects by itself, the kernel kept x"
 pkill -KILL -P "$SSHD_PID" 2>/dev/null
 wait_for 30 sh -c "grep -q 'again in 3 s' '$T'/laptop-state/envpin/forward/*/forward.log && [ \"\$(curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:$LPORT/api/status?token=$HTOKEN')\" = 200 ]" ||
@@ -268,8 +291,8 @@ rc=$?
 if [ "$rc" = 0 ] && grep -q 'the forward still answers: kept' "$T/host3.err" && grep -qx "notebook $HURL" "$T/host3.out" &&
    grep -q "^envpin dev: IDE: DOCKER_HOST=ssh://devbox devcontainer exec --container-id $CONTAINER bash" "$T/host3.err" &&
    [ "$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)" = "$KEEPER2" ] &&
-   ! pgrep -f 'ssh: .*/cm \[mux\]' >/dev/null && [ ! -e "$(dirname "$(ls "$T"/laptop-state/envpin/forward/*/state)")/cm" ]; then pass; else
-  fail "envpin dev --host with a working forward: exit $rc"; cat "$T/host3.out" "$T/host3.err"; pgrep -af 'ssh: '; fi
+   ! pgrep -f "ssh: $T/.*cm \[mux\]" >/dev/null && [ ! -e "$(dirname "$(ls "$T"/laptop-state/envpin/forward/*/state)")/cm" ]; then pass; else
+  fail "envpin dev --host with a working forward: exit $rc"; cat "$T/host3.out" "$T/host3.err"; pgrep -af "ssh: $T/"; fi
 # The benchmark (bench/dev_reattach.sh sets it; not a timed test): reattaching over loopback ssh,
 # envpin dev --host (sync, the container found, the forward replaced) beside the hand path's
 # reattach (ssh HOST docker exec CONTAINER true), median of 10; then a start with the image cached.
@@ -292,13 +315,14 @@ fi
 step "envpin dev --host --stop: nothing left here or there"
 "$ENVPIN" dev --host "$HOST" --stop >"$T/host-stop.out" 2>&1
 if [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/server-state" ] &&
-   [ -z "$(ls -A "$T/laptop-state/envpin/forward" 2>/dev/null)" ] && ! pgrep -f envpin-dev-forward >/dev/null &&
+   [ -z "$(ls -A "$T/laptop-state/envpin/forward" 2>/dev/null)" ] && ! pgrep -g "$KEEPER2" >/dev/null &&
    [ -z "$(listeners "$LPORT")" ]; then pass; else
-  fail "envpin dev --host --stop left something"; cat "$T/host-stop.out"; docker ps -a; pgrep -af envpin-dev-forward; fi
+  fail "envpin dev --host --stop left something"; cat "$T/host-stop.out"; docker ps -a; pgrep -ag "$KEEPER2"; fi
 "$ENVPIN" dev --host "nosuchalias:$R" --status >"$T/host-bad.out" 2>&1
 rc=$?
 if [ "$rc" != 0 ] && [ "$(grep -c '^envpin: error:' "$T/host-bad.out")" = 1 ]; then pass; else fail "an unknown host: exit $rc"; cat "$T/host-bad.out"; fi
-unset ENVPIN_SSH ENVPIN_REMOTE_ENVPIN XDG_STATE_HOME
+unset ENVPIN_SSH ENVPIN_REMOTE_ENVPIN
+XDG_STATE_HOME=$T/xdg
 
 step "check_env red in the container (the secret not passed): stopped, nothing left"
 "$ENVPIN" dev --no-shell >"$T/red.out" 2>"$T/red.err"
@@ -339,7 +363,7 @@ if [ "$(dev_state)" = running ] && [ -n "$(listeners "$IPORT")" ]; then pass; el
 wait "$ATTACHED"
 idle_stopped() { case $(dev_state) in idle-stopped*) true ;; *) false ;; esac; }
 if wait_for 60 idle_stopped && [ -z "$(listeners "$IPORT")" ] && [ -n "$(docker ps -q --filter label=org.envpin.dev=1)" ]; then pass; else
-  fail "not idle-stopped: $(dev_state)"; tail -n 5 "$T/state/notebook.log"; fi
+  fail "not idle-stopped: $(dev_state)"; tail -n 5 "$T/state/box/notebook.log"; fi
 E2E_DEV_SECRET=x "$ENVPIN" dev --no-shell >"$T/wake.out" 2>"$T/wake.err"
 rc=$?
 if [ "$rc" = 0 ] && grep -q 'had stopped its servers when idle: started again' "$T/wake.err" &&

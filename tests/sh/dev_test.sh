@@ -77,7 +77,7 @@ test_ports_chosen_at_the_start_are_the_ones_used() {
 }
 
 test_server_command_lines() {
-  assertEquals "$(printf 'python3\napp.py\n--host\n127.0.0.1\n--port=7861\n/run/envpin-dev/token')" "$(server_argv app command 7861)"
+  assertEquals "$(printf 'python3\napp.py\n--host\n127.0.0.1\n--port=7861\n/run/envpin-ctl/token')" "$(server_argv app command 7861)"
   assertEquals "$(printf 'tensorboard\n--logdir\nruns\n--host\n127.0.0.1\n--port\n6006')" "$(server_argv board tensorboard 6006)"
   jupyter=$(server_argv notebook jupyter 8890)
   assertContains "$jupyter" "$(printf 'jupyter\nlab\n--no-browser\n--ip=127.0.0.1\n--port=8890\n--port-retries=0')"
@@ -173,6 +173,67 @@ test_the_plan_prints_the_engines_commands_and_runs_none() {
   assertContains "$out" "docker exec envpin-demo-dev-ann sh /usr/local/bin/envpin-check-env"
   assertFalse "the plan ran something" "[ -e '$T/bin/ran' ]"
   assertFalse "the plan wrote the state" "[ -e '$T/state' ]"
+}
+
+# Issue 61: what the host reads of the state is data. The token is envpin's own 64 hex digits from
+# ctl/ or nothing; the engine's answers are one printable line; a state directory named by
+# ENVPIN_DEV_STATE loses only envpin's files.
+test_the_token_is_read_as_data() {
+  state=$T/state
+  mkdir -p "$state/ctl"
+  printf '%064d' 7 >"$state/ctl/token"
+  read_token && assertEquals "$(printf '%064d' 7)" "$token"
+  printf '%064d\033[2J' 7 >"$state/ctl/token"
+  assertFalse "an escape in the token" read_token
+  printf 'abc' >"$state/ctl/token"
+  assertFalse "a short token" read_token
+  printf '%064d' 7 >"$T/elsewhere"
+  rm -f "$state/ctl/token"
+  ln -s "$T/elsewhere" "$state/ctl/token"
+  read_token
+  assertEquals "a link is read (ctl/ is the host's alone): the grammar still holds" 64 "${#token}"
+}
+
+test_an_answer_is_one_printable_bounded_line() {
+  out=$(printf 'img:1\033]0;x\007\342\200\256evil\nsecond line\n' | printable 200)
+  assertEquals "img:1?]0;x????evil" "$out"
+  assertEquals 10 "$(head -c 5000 /dev/zero | tr '\0' a | printable 10 | wc -c | tr -d ' ')"
+}
+
+test_clearing_the_state_removes_only_envpins_files() {
+  state=$T/shared
+  mkdir -p "$state/ctl" "$state/box/runtime"
+  echo mine >"$state/notes.txt"
+  echo t >"$state/ctl/token"
+  ln -s "$T/keep" "$state/box/link"
+  echo keep >"$T/keep"
+  clear_state
+  assertTrue "the user's file" "[ -f '$state/notes.txt' ]"
+  assertFalse "envpin's ctl" "[ -e '$state/ctl' ]"
+  assertFalse "envpin's box" "[ -e '$state/box' ]"
+  assertEquals keep "$(cat "$T/keep")"
+  rm "$state/notes.txt"
+  clear_state
+  assertFalse "an empty state directory goes too" "[ -e '$state' ]"
+}
+
+# A Jupyter that answers without the token is stopped, whatever its options said (issue 61).
+test_a_jupyter_that_answers_without_the_token_is_stopped() {
+  stub_engine 'case $1 in container) echo running ;; rm) echo "rm $*" >>"$(dirname "$0")/ran" ;; esac; exit 0'
+  engine=docker container=envpin-demo-dev-ann state=$T/state
+  mkdir -p "$state/ctl"
+  printf 'notebook 8888\n' >"$state/ctl/ports"
+  servers='notebook jupyter 8888'
+  printf '   0: 0100007F:22B8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n' >>"$net_tcp"
+  out=$(PATH=$T/bin:$PATH; (check_servers) 2>&1)
+  assertContains "$out" "server notebook answers on 127.0.0.1:8888 without the token"
+  assertEquals "rm rm -f envpin-demo-dev-ann" "$(cat "$T/bin/ran")"
+  assertFalse "its state is gone" "[ -e '$state/ctl' ]"
+  # One that refuses (the exec's request fails) passes.
+  stub_engine 'case $1 in container) echo running ;; exec) exit 1 ;; esac; exit 0'
+  mkdir -p "$state/ctl"
+  printf 'notebook 8888\n' >"$state/ctl/ports"
+  assertEquals "" "$(PATH=$T/bin:$PATH; (check_servers) 2>&1)"
 }
 
 # shellcheck source=/dev/null

@@ -639,6 +639,15 @@ const ErrorCase kErrors[] = {
      "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [jupyter, lab, --ServerApp.allow_remote_access=True]}]}\n",
      "envpin: error: envpin.yaml:3:67: dev.servers 'nb' command sets '--ServerApp.allow_remote_access=True', which envpin sets for a jupyter server\n"
      "envpin: hint: remove it: envpin binds 127.0.0.1 on dev.servers.port and hands Jupyter a token of its own\n"},
+    // Issue 61: by rule, a trait of these names on any class, and a config file, which could set them.
+    {"dev_jupyter_kernel_ip",
+     "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [jupyter, lab, --KernelManager.ip=0]}]}\n",
+     "envpin: error: envpin.yaml:3:67: dev.servers 'nb' command sets '--KernelManager.ip=0', which envpin sets for a jupyter server\n"
+     "envpin: hint: remove it: envpin binds 127.0.0.1 on dev.servers.port and hands Jupyter a token of its own\n"},
+    {"dev_jupyter_config_file",
+     "envpin: 1\nname: x\ndev: {servers: [{name: nb, kind: jupyter, command: [jupyter, lab, --config=c.py]}]}\n",
+     "envpin: error: envpin.yaml:3:67: dev.servers 'nb' command sets '--config=c.py', which envpin sets for a jupyter server\n"
+     "envpin: hint: remove it: envpin binds 127.0.0.1 on dev.servers.port and hands Jupyter a token of its own\n"},
     {"dev_tensorboard_bind_all",
      "envpin: 1\nname: x\ndev: {servers: [{name: tb, kind: tensorboard, command: [tensorboard, --bind_all]}]}\n",
      "envpin: error: envpin.yaml:3:70: dev.servers 'tb' command sets '--bind_all', which envpin sets for a tensorboard server\n"

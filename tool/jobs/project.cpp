@@ -25,6 +25,7 @@
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/process.hpp"
+#include "io/state_dir.hpp"
 #include "jobs/checkpoints.hpp"
 #include "jobs/slurm_rest.hpp"
 #include "manifest/load.hpp"
@@ -46,7 +47,7 @@ fs::path logs_dir(const manifest::Manifest& m) {
 }  // namespace
 
 Project load_project(const std::string& file) {
-  Project p{manifest::load(file), {}, {}, {}};
+  Project p{manifest::load(file), {}, {}, {}, {}};
   const manifest::Manifest& m = p.m;
   if (!m.jobs)
     throw Error(m.file + " has no jobs section", Location{m.file, 0, 0},
@@ -54,6 +55,7 @@ Project load_project(const std::string& file) {
   p.run_script = m.project_dir / m.outputs.run.value;
   p.sbatch_script = m.project_dir / m.outputs.sbatch.value;
   p.logs = logs_dir(m);
+  p.held_run_script = io::project_state(m.project_dir) / "run.sh";
   return p;
 }
 
@@ -270,8 +272,12 @@ bool is_supervisor(const Project& p, int pid, const std::string& start) {
     if (ec) return false;
     script = cwd / script;
   }
-  const fs::path ours = fs::weakly_canonical(fs::absolute(p.run_script, ec), ec);
-  if (ec || fs::weakly_canonical(script, ec) != ours || ec) return false;
+  // The held copy envpin runs, or the tree's run.sh a user started by hand.
+  script = fs::weakly_canonical(script, ec);
+  if (ec) return false;
+  if (script != fs::weakly_canonical(fs::absolute(p.held_run_script, ec), ec) &&
+      script != fs::weakly_canonical(fs::absolute(p.run_script, ec), ec))
+    return false;
   return process_start(pid) == start;  // still the same process after the look at it
 }
 
@@ -550,6 +556,11 @@ std::optional<std::string> stop_unsupervised(const Project& p, const std::string
     return std::nullopt;
   }
   const std::string container = container_name(p, id);
+  // Identity by label, not by name: only a container run.sh started for this job is stopped (a
+  // planted status file of 'dev-<user>' names the development container, which is no job's).
+  const auto label = io::run_process(
+      {engine, "container", "inspect", "--format", "{{index .Config.Labels \"org.envpin.job\"}}", container});
+  if (label.exit_code != 0 || label.out != id + "\n") return std::nullopt;
   if (io::run_process({engine, "stop", "-t", std::to_string(timeout), container}).exit_code == 0)
     return "container " + container;
   return std::nullopt;
@@ -576,11 +587,17 @@ void print_log(const Project& p, const std::string& id, std::ostream& out, bool 
   }
 }
 
+std::vector<std::string> run_script_argv(const Project& p) {
+  return {"env", "ENVPIN_PROJECT=" + fs::absolute(p.m.project_dir).lexically_normal().string(), "sh",
+          p.held_run_script.string()};
+}
+
 int exec_run_script(const Project& p, std::vector<std::string> args) {
   const std::string engine = container_engine();
-  args.insert(args.begin(), {"sh", p.run_script.string()});
-  const int rc = io::run_attached(args, {"ENVPIN_ENGINE=" + engine});
-  if (rc < 0) throw Error("cannot run " + p.run_script.generic_string(), std::nullopt, "is 'sh' on PATH?");
+  std::vector<std::string> argv = run_script_argv(p);
+  argv.insert(argv.end(), args.begin(), args.end());
+  const int rc = io::run_attached(argv, {"ENVPIN_ENGINE=" + engine});
+  if (rc < 0) throw Error("cannot run " + p.held_run_script.generic_string(), std::nullopt, "is 'sh' on PATH?");
   return rc;
 }
 

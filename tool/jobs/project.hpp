@@ -19,9 +19,12 @@ namespace envpin::jobs {
 
 struct Project {
   manifest::Manifest m;
-  std::filesystem::path run_script;
+  std::filesystem::path run_script;  // in the tree: what Slurm copies and a user may run by hand
   std::filesystem::path sbatch_script;
   std::filesystem::path logs;
+  // What envpin itself runs on the host: run.sh as envpin rendered it, held in the project's private
+  // state (io::project_state) by workflow::require_pinned, never the tree's file a container can write.
+  std::filesystem::path held_run_script;
 };
 
 // The manifest (which must have a jobs section) and where its scripts and logs are.
@@ -165,6 +168,9 @@ void print_log(const Project& p, const std::string& id, std::ostream& out, bool 
 
 // Runs .envpin/run.sh with `args` attached to this terminal; its exit status.
 int exec_run_script(const Project& p, std::vector<std::string> args);
+// The command line that runs the held run.sh (p.held_run_script) for the project: the project's
+// directory reaches it as ENVPIN_PROJECT, since the held copy does not sit in the tree.
+std::vector<std::string> run_script_argv(const Project& p);
 // sbatch on PATH, or an error naming the fix.
 std::string find_sbatch();
 // Submits .envpin/job.sbatch with the command as envpin job `job_id`; the Slurm job id.

@@ -51,10 +51,19 @@ bool owned_option(std::string_view kind, std::string_view w) {
   if (std::any_of(std::begin(kJupyterFlags), std::end(kJupyterFlags),
                   [&](std::string_view f) { return is_flag(w, f); }))
     return true;
+  // A config file can set anything, the token and the kernels' address included: refused as a
+  // whole (the settings go on the command line, where they are checked).
+  if (is_flag(w, "--config") || is_flag(w, "--config-file")) return true;
+  // By rule, not by list: a trait of these names on any class (--KernelManager.ip as much as
+  // --ServerApp.ip); a class is --Name. with a capital first letter.
   for (std::string_view c : kJupyterClasses)
     if (w.starts_with(c))
       for (std::string_view t : kJupyterTraits)
         if (is_flag(w.substr(c.size()), t)) return true;
+  if (w.size() > 3 && w.starts_with("--") && w[2] >= 'A' && w[2] <= 'Z')
+    if (const std::size_t dot = w.find('.'); dot != w.npos)
+      for (std::string_view t : kJupyterTraits)
+        if (is_flag(w.substr(dot + 1), t)) return true;
   return false;
 }
 

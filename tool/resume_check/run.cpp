@@ -184,7 +184,8 @@ class CheckRun {
       slurm_id_ = jobs::sbatch_submit(p_, sbatch_, id_, command);
       return;
     }
-    std::vector<std::string> argv = {"sh", p_.run_script.string(), "--job-id", id_, "--detach", "--"};
+    std::vector<std::string> argv = jobs::run_script_argv(p_);
+    argv.insert(argv.end(), {"--job-id", id_, "--detach", "--"});
     argv.insert(argv.end(), command.begin(), command.end());
     run_script(argv, "start");
   }
@@ -201,7 +202,9 @@ class CheckRun {
       return;
     }
     kill_hard();
-    run_script({"sh", p_.run_script.string(), "--job-id", id_, "--detach", "--resume"}, "resume");
+    std::vector<std::string> argv = jobs::run_script_argv(p_);
+    argv.insert(argv.end(), {"--job-id", id_, "--detach", "--resume"});
+    run_script(argv, "resume");
   }
 
   void abandon() {

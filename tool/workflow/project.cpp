@@ -17,6 +17,7 @@
 #include "diag/error.hpp"
 #include "diag/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/state_dir.hpp"
 #include "lock/lock.hpp"
 #include "render/render.hpp"
 #include "report/smoke.hpp"
@@ -236,6 +237,17 @@ void require_pinned(const jobs::Project& p) {
                       " (it does not match " + m.file + " and envpin.lock)",
                   Location{m.file, 0, 0}, "run 'envpin generate --manifest " + m.file + "'");
   }
+  hold_scripts(m, pinned.artifacts);
+}
+
+std::filesystem::path hold_scripts(const manifest::Manifest& m, const std::vector<render::Artifact>& planned) {
+  const std::filesystem::path state = io::project_state(m.project_dir);
+  std::filesystem::path dev;
+  for (const render::Artifact& a : planned) {
+    if (m.jobs && a.path == m.outputs.run.value) io::hold_file(state, "run.sh", a.bytes);
+    if (m.dev && a.path == m.outputs.dev.value) dev = io::hold_file(state, "dev.sh", a.bytes);
+  }
+  return dev;
 }
 
 report::SmokeOptions smoke_options(const manifest::Manifest* m) {

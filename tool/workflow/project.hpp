@@ -7,11 +7,13 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "diag/error.hpp"
 #include "jobs/project.hpp"
 #include "lock/lock.hpp"
 #include "manifest/model.hpp"
+#include "render/artifact.hpp"
 #include "report/smoke.hpp"
 
 namespace envpin::workflow {
@@ -59,8 +61,15 @@ class ProjectLock {
 // io::recover_commit of the journal in `dir`, under the ProjectLock when there is one to complete.
 void recover_commit(const std::filesystem::path& dir);
 
-// Jobs run the pinned image: a lock that is current, and generated files that match it.
+// Jobs run the pinned image: a lock that is current, and generated files that match it. Then the
+// host-side scripts are held (hold_scripts) from the same plan: what envpin runs is what it checked.
 void require_pinned(const jobs::Project& p);
+
+// The host-side scripts of `planned` (run.sh; dev.sh with a dev section), as envpin rendered them,
+// written to the project's private state (io::project_state): envpin runs these, never the tree's
+// files, which every container and job can write. Returns the held dev.sh ("" without one).
+// Throws diag::Error when the state directory is not private.
+std::filesystem::path hold_scripts(const manifest::Manifest& m, const std::vector<render::Artifact>& planned);
 
 // A project-relative artifact path as the user will type it.
 std::filesystem::path shown_path(const std::filesystem::path& root, const std::string& rel);
