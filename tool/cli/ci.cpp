@@ -46,6 +46,7 @@ Command ci_command() {
             app.add_option("--password-secret", o->request.options.password_secret,
                            "the CI secret holding the registry's password or token")
                 ->capture_default_str();
+            app.add_flag("--force", o->request.force, "replace a pipeline file envpin ci did not write");
             manifest_option(app, o->request.manifest);
             app.callback([github, gitlab] {
               if (github->count() + gitlab->count() != 1)
