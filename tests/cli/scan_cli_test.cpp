@@ -160,6 +160,34 @@ TEST_F(ScanCli, ThisMachinesPathsAndAnAbsoluteSchemaAreFound) {
   EXPECT_EQ(r.out.find("train.py:3"), std::string::npos) << "/gpfs/u/alicex is another user's\n" << r.out;
 }
 
+// Issue 61: Kaggle's, PostgreSQL's, Vault's and rclone's credential files, a pip.conf with a
+// password in a URL and a vendored .git/config with a token went into a pushed image, and scan
+// said nothing. Each is named, at any depth; the same configuration files without one are not.
+TEST_F(ScanCli, CredentialFilesAtAnyDepthAreNamed) {
+  write("p/Dockerfile", "FROM debian:12\nCOPY . /src\n");
+  write("p/.kaggle/kaggle.json", "{\"username\": \"u\", \"key\": \"k\"}\n");
+  write("p/db/.pgpass", "db:5432:*:u:p\n");
+  write("p/.vault-token", "s.x\n");
+  write("p/conf/rclone.conf", "[s3]\ntype = s3\n");
+  write("p/pip.conf", "[global]\nindex-url = https://alice:s3cret@pypi.example.com/simple\n");
+  write("p/tools/pip.conf", "[global]\nindex-url = https://pypi.example.com/simple\n");
+  write("p/vendor/lib/.git/config", "[remote \"origin\"]\n\turl = https://oauth2:tok@gitlab.example.com/o/r.git\n");
+  write("p/vendor/other/.git/config", "[remote \"origin\"]\n\turl = git@github.com:o/r.git\n");
+  const Result r = run("scan p");
+  EXPECT_EQ(r.code, 1);
+  std::vector<std::string> named;
+  for (std::size_t at = 0; at < r.out.size();) {
+    const std::size_t end = r.out.find('\n', at);
+    const std::string line = r.out.substr(at, end - at);
+    if (!line.starts_with("  fix: ")) named.push_back(line.substr(0, line.find(": ")));
+    at = end == std::string::npos ? r.out.size() : end + 1;
+  }
+  EXPECT_EQ(named, (std::vector<std::string>{"p/.kaggle/kaggle.json", "p/.vault-token", "p/conf/rclone.conf",
+                                             "p/db/.pgpass", "p/pip.conf", "p/vendor/lib/.git/config"}))
+      << r.out;
+  EXPECT_NE(r.out.find("p/pip.conf: credentials in a configuration file"), std::string::npos) << r.out;
+}
+
 TEST_F(ScanCli, ThisRepositoryIsClean) {
   const Result r = run(std::string("scan ") + ENVPIN_SOURCE_DIR);
   EXPECT_EQ(r.code, 0) << r.out;

@@ -34,6 +34,71 @@ TEST(Secrets, FileNamesInAnyCaseAndDepth) {
   EXPECT_EQ(any_case("**/.env"), "**/.[eE][nN][vV]");
 }
 
+// Issue 61: the credential files of cloud CLIs, Kaggle, PostgreSQL, Vault and rclone are secret at
+// any depth (they went into a pushed image), as the older rules' are.
+TEST(Secrets, WellKnownCredentialFilesAtAnyDepth) {
+  for (const char* p : {".kaggle/kaggle.json",
+                        "vendor/u/.kaggle/kaggle.json",
+                        ".pgpass",
+                        "db/.PGPASS",
+                        "ops/pgpass.conf",
+                        ".vault-token",
+                        "a/b/.vault-token",
+                        "rclone.conf",
+                        "backup/.config/rclone/rclone.conf",
+                        ".azure/accessTokens.json",
+                        "u/.azure/msal_token_cache.json",
+                        "x/.aws/credentials",
+                        "x/.config/gcloud/application_default_credentials.json",
+                        "x/.netrc",
+                        "x/.npmrc",
+                        "x/.pypirc",
+                        "x/.docker/config.json",
+                        "x/.ssh/id_ed25519",
+                        "deploy/keys/id_rsa",
+                        ".s3cfg"})
+    EXPECT_TRUE(is_secret_path(p)) << p;
+  for (const char* p : {"kaggle.json", "docs/pgpass.md", "vault-token.py", "rclone.conf.example.md", "azure/main.tf"})
+    EXPECT_FALSE(is_secret_path(p)) << p;
+}
+
+// pip's, git's and docker's configuration files are secret by what they hold: a password or a
+// token in a URL, git's Authorization extraheader, docker's "auths". The same names without a
+// credential are not. (Credentials are assembled from parts, so this file holds none.)
+TEST(Secrets, ConfigurationFilesSecretByWhatTheyHold) {
+  for (const char* p : {"pip.conf", "PIP.INI", ".config/pip/pip.conf", ".gitconfig", ".git/config",
+                        "third_party/lib/.git/config", ".git/modules/sub/config", "mirror.git/config", "config.json"})
+    EXPECT_TRUE(is_secret_by_content(p)) << p;
+  for (const char* p : {"config", "src/config.py", "git/config", "pip.conf.md", ".git/HEAD"})
+    EXPECT_FALSE(is_secret_by_content(p)) << p;
+
+  const std::string gh = "ghs_" + std::string(36, 'A');
+  const std::pair<const char*, std::string> secret[] = {
+      {"pip.conf", "[global]\nindex-url = https://alice:s3cret@pypi.example.com/simple\n"},
+      {"pip.ini", "[global]\nextra-index-url = https://__token__:tok@pypi.example.com/simple\n"},
+      {"pip.conf", "[global]\nindex-url = https://pypi.example.com/simple?private_token=abc\n"},
+      {"vendor/x/.git/config", "[remote \"origin\"]\n\turl = https://x-access-token:" + gh + "@github.com/o/r.git\n"},
+      {".git/config", "[remote \"origin\"]\n\turl = https://" + gh + "@github.com/o/r.git\n"},
+      {".git/config",
+       "[remote \"origin\"]\n\turl = https://glpat" + std::string("-abcdefghij1234567890") + "@gitlab.com/o/r.git\n"},
+      {".git/config", "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n"},
+      {".gitconfig", "[url \"https://bot:pw@git.example.com/\"]\n\tinsteadOf = https://git.example.com/\n"},
+      {"config.json", "{\"auths\": {\"reg.example.com\": {\"auth\": \"dTpw\"}}}"},
+      {"pip.conf", std::string(kContentMax + 1, '#')},
+  };
+  for (const auto& [rel, text] : secret) EXPECT_TRUE(is_secret_content(rel, text)) << rel << ": " << text;
+  const std::pair<const char*, std::string> plain[] = {
+      {"pip.conf", "[global]\nindex-url = https://pypi.example.com/simple\ntimeout = 60\n"},
+      {".git/config", "[remote \"origin\"]\n\turl = git@github.com:o/r.git\n"},
+      {".git/config", "[remote \"origin\"]\n\turl = ssh://git@git.example.com/o/r.git\n"},
+      {".git/config", "[remote \"origin\"]\n\turl = https://alice@github.com/o/r.git\n"},
+      {".gitconfig", "[user]\n\tname = Alice\n[credential]\n\thelper = store\n"},
+      {"config.json", "{\"hidden_size\": 768, \"auth\": \"none\"}"},
+      {"config.json", "{\"auths\": {}, \"credsStore\": \"desktop\"}"},
+  };
+  for (const auto& [rel, text] : plain) EXPECT_FALSE(is_secret_content(rel, text)) << rel << ": " << text;
+}
+
 TEST(Secrets, CredentialShapes) {
   std::size_t n = 0;
   const auto at = [&](std::string_view text) { return find_token(text, n); };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "diag/error.hpp"
@@ -81,6 +82,41 @@ TEST_F(SendSetTest, ACredentialInAFileIsRefusedWithItsPlace) {
     EXPECT_EQ(e.where()->line, 2);
     EXPECT_EQ(e.where()->column, 10);
   }
+}
+
+// Issue 61: Kaggle's, PostgreSQL's, Vault's and rclone's credential files, a pip.conf with a
+// password in its index URL and a vendored repository's .git/config with a token all went into a
+// pushed image. Each is left out, at any depth, by its name or by what it holds (and a hard link
+// to one too); the same configuration files without a credential go.
+TEST_F(SendSetTest, CredentialFilesLeftOutByNameOrContent) {
+  write("train.py");
+  write(".kaggle/kaggle.json", "{\"username\": \"u\", \"key\": \"k\"}\n");
+  write("db/.pgpass", "db:5432:*:u:p\n");
+  write("ops/.vault-token", "s.x\n");
+  write("conf/rclone.conf", "[s3]\ntype = s3\nsecret_access_key = x\n");
+  write("pip.conf", "[global]\nindex-url = https://alice:s3cret@pypi.example.com/simple\n");
+  write("tools/pip.conf", "[global]\nindex-url = https://pypi.example.com/simple\n");
+  write("vendor/lib/.git/config", "[remote \"origin\"]\n\turl = https://oauth2:tok@gitlab.example.com/o/r.git\n");
+  write("vendor/lib/.git/HEAD", "ref: refs/heads/main\n");
+  write("vendor/other/.git/config", "[remote \"origin\"]\n\turl = git@github.com:o/r.git\n");
+  ASSERT_EQ(::link((dir_ / "pip.conf").c_str(), (dir_ / "notes.txt").c_str()), 0);
+  SendRules r;
+  r.carrier = "the pushed image would carry";
+  const SendSet s = send_set(dir_, r, ".");
+  EXPECT_EQ(s.paths, (std::vector<std::string>{".kaggle", "conf", "db", "ops", "tools", "tools/pip.conf", "train.py",
+                                               "vendor", "vendor/lib", "vendor/lib/.git", "vendor/lib/.git/HEAD",
+                                               "vendor/other", "vendor/other/.git", "vendor/other/.git/config"}));
+  std::vector<std::string> why;
+  for (const LeftOut& l : s.left_out) why.push_back(l.path + " " + l.why);
+  EXPECT_EQ(why,
+            (std::vector<std::string>{".kaggle/kaggle.json a secret file", "conf/rclone.conf a secret file",
+                                      "db/.pgpass a secret file", "notes.txt a hard link to a secret file",
+                                      "ops/.vault-token a secret file", "pip.conf a secret file (credentials in it)",
+                                      "vendor/lib/.git/config a secret file (credentials in it)"}));
+  // context.allow_secrets lets one through.
+  r.allow_secrets = {"pip.conf"};
+  const std::vector<std::string> allowed = send_set(dir_, r, ".").paths;
+  EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), std::string("pip.conf")));
 }
 
 TEST_F(SendSetTest, EverythingUnderASentDirectoryLeftOut) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "diag/text.hpp"
+#include "io/atomic_file.hpp"
 #include "scan/ignore.hpp"
 #include "secrets/rules.hpp"
 
@@ -119,6 +120,15 @@ bool secret_name(std::string_view name) {
   return false;
 }
 
+// True for a configuration file under `root` that is secret by what it holds (pip.conf with a
+// password in a URL, a .git/config with a token): read without following a link, bounded.
+bool credentials_in(const fs::path& root, const std::string& rel) {
+  if (!secrets::is_secret_by_content(rel)) return false;
+  std::string text;
+  const io::ReadStatus read = io::read_regular(root / rel, secrets::kContentMax, text);
+  return read == io::ReadStatus::too_large || (read == io::ReadStatus::ok && secrets::is_secret_content(rel, text));
+}
+
 }  // namespace
 
 std::vector<std::string> secret_files_in_context(const fs::path& context, const std::string& dockerignore) {
@@ -139,7 +149,10 @@ std::vector<std::string> secret_files_in_context(const fs::path& context, const 
     if (ec) break;
     const std::string rel = rel_path(it->path(), context);
     if (rel == ".git") {
+      // The project's own repository: only its config can hold a credential (a token in a
+      // remote's URL), and only when the context sends it.
       it.disable_recursion_pending();
+      if (!rules.excluded(rel) && credentials_in(context, ".git/config")) out.push_back(".git/config");
       continue;
     }
     struct stat st {};
@@ -147,6 +160,9 @@ std::vector<std::string> secret_files_in_context(const fs::path& context, const 
     if (secrets::is_secret_path(rel)) {
       if (regular) secret_inodes.emplace(st.st_dev, st.st_ino);
       if (!rules.excluded(rel) && !it->is_directory()) out.push_back(rel);
+    } else if (regular && !rules.excluded(rel) && credentials_in(context, rel)) {
+      secret_inodes.emplace(st.st_dev, st.st_ino);
+      out.push_back(rel);
     } else if (regular && st.st_nlink > 1 && !rules.excluded(rel)) {
       linked.push_back({rel, {st.st_dev, st.st_ino}});
     }
@@ -255,12 +271,24 @@ Report scan_tree(const fs::path& root, const std::string& shown, const manifest:
   }();
   const std::string ctx_shown =
       m ? (m->project_dir == "." ? "" : m->project_dir.generic_string() + "/") : (shown == "." ? "" : shown + "/");
-  for (const std::string& rel : secret_files_in_context(context, dockerignore))
+  for (const std::string& rel : secret_files_in_context(context, dockerignore)) {
+    // A configuration file secret by what it holds: no name rule of .dockerignore leaves it out.
+    if (!secrets::is_secret_path(rel) && secrets::is_secret_by_content(rel)) {
+      report.findings.push_back(
+          {"secret-file", ctx_shown + rel, 0, 0,
+           "credentials in a configuration file of the docker build context (not excluded by " + ignore_file +
+               "; envpin push and sync leave it out)",
+           "take them out (pip and git read them from a keyring, a credential helper or the environment), "
+           "rotate them, or add the file to " +
+               (m ? "context.exclude" : std::string(".dockerignore"))});
+      continue;
+    }
     report.findings.push_back(
         {"secret-file", ctx_shown + rel, 0, 0,
          "secret file in the docker build context (not excluded by " + ignore_file + ")",
          m ? "run 'envpin generate', whose .dockerignore excludes it, or add it to .dockerignore"
            : "add it to .dockerignore (the one 'envpin generate' writes leaves out every secret file)"});
+  }
 
   if (m) {
     for (const auto& e : m->env) {

@@ -33,7 +33,8 @@ struct Report {
 // `root` is printed.
 Report scan_tree(const std::filesystem::path& root, const std::string& shown, const manifest::Manifest* m);
 
-// Secret files under `context` that `dockerignore` (its text) does not exclude, '/' separated.
+// Secret files under `context` that `dockerignore` (its text) does not exclude, '/' separated:
+// by name, hard links to them, and configuration files by what they hold (secrets::is_secret_content).
 std::vector<std::string> secret_files_in_context(const std::filesystem::path& context, const std::string& dockerignore);
 
 }  // namespace envpin::scan

@@ -54,6 +54,20 @@ SendSet send_set(const fs::path& root, const SendRules& r, const std::string& sh
     candidates.push_back(rel);
   }
   std::sort(candidates.begin(), candidates.end());
+  // Configuration files that are secret by what they hold (pip.conf with a password in its index
+  // URL, a vendored .git/config with a token): read, bounded, before the hard links are judged.
+  std::set<std::string> by_content;
+  for (const std::string& rel : candidates) {
+    if (!secrets::is_secret_by_content(rel) || allowed(rel)) continue;
+    struct stat st {};
+    if (::lstat((root / rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    std::string text;
+    const io::ReadStatus read = io::read_regular(root / rel, secrets::kContentMax, text);
+    if (read == io::ReadStatus::missing || (read == io::ReadStatus::ok && !secrets::is_secret_content(rel, text)))
+      continue;
+    by_content.insert(rel);
+    secret_inodes.emplace(st.st_dev, st.st_ino);
+  }
   // Before anything is sent: no hard link to a secret, nothing but files, directories and
   // symlinks, and no text file (up to 4 MiB, as scan reads them) that holds a credential.
   for (const std::string& rel : candidates) {
@@ -65,6 +79,10 @@ SendSet send_set(const fs::path& root, const SendRules& r, const std::string& sh
     }
     if (!S_ISREG(st.st_mode)) {
       out.left_out.push_back({rel, false, "not a regular file"});
+      continue;
+    }
+    if (by_content.count(rel)) {
+      out.left_out.push_back({rel, false, "a secret file (credentials in it)"});
       continue;
     }
     if (st.st_nlink > 1 && secret_inodes.count({st.st_dev, st.st_ino})) {

@@ -34,7 +34,8 @@ struct SendRules {
 };
 
 // Walks `root` (excluded directories too: a later '!' pattern may bring a file back, as docker
-// does). Secret files never go, nor hard links to them, nor sockets, FIFOs and devices. Throws
+// does). Secret files never go (by name, or by content: secrets::is_secret_by_content), nor hard
+// links to them, nor sockets, FIFOs and devices. Throws
 // diag::Error, located, when a text file that would go holds a well-known credential.
 SendSet send_set(const std::filesystem::path& root, const SendRules& r, const std::string& shown_root);
 

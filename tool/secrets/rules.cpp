@@ -14,7 +14,8 @@ namespace {
 
 // What credential files are called by the tools that write them: dotenv files, private keys
 // and certificate bundles, the credential files of pip/twine, npm, netrc-based clients (wandb,
-// Hugging Face), git, AWS, GCP, Kubernetes, Docker, Terraform, SSH and GnuPG.
+// Hugging Face), git, AWS, GCP, Azure, Kubernetes, Docker, Terraform, SSH, GnuPG, Kaggle,
+// PostgreSQL, Vault, rclone and s3cmd.
 constexpr std::string_view kPatterns[] = {
     "**/.env",  // dotenv and its variants, but not .envpin (envpin's own directory)
     "**/.env.*",
@@ -46,6 +47,14 @@ constexpr std::string_view kPatterns[] = {
     "**/kubeconfig",
     "**/.docker/config.json",
     "**/.config/gcloud",
+    "**/.azure",
+    "**/.kaggle/kaggle.json",  // the Kaggle API's username and key (~/.kaggle, or KAGGLE_CONFIG_DIR)
+    "**/.pgpass",              // libpq's password file
+    "**/pgpass.conf",          // its name on Windows
+    "**/.vault-token",         // the Vault CLI's token helper file
+    "**/rclone.conf",          // rclone's remotes, with their keys and tokens
+    "**/.s3cfg",
+    "**/.boto",
     "**/credentials*.json",
     "**/client_secret*.json",
     "**/service-account*.json",
@@ -385,6 +394,79 @@ std::string redact(std::string_view text) {
     done = s.end;
   }
   return out + std::string(text.substr(done));
+}
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A URL in `text` that carries a credential: a password in its userinfo ("user:password@"), a
+// token for its user name ("https://ghp_...@github.com", "https://glpat-...@gitlab.com"), or a
+// credential query parameter. "ssh://git@host" and "https://alice@host" carry none.
+bool url_with_credentials(std::string_view text) {
+  for (std::size_t at = text.find("://"); at != std::string_view::npos; at = text.find("://", at + 3)) {
+    const std::size_t begin = at + 3;
+    std::size_t end = begin;
+    while (end < text.size() && !ends_url(text[end])) ++end;
+    const std::string_view url = text.substr(begin, end - begin);
+    const std::size_t host_end = std::min(url.find_first_of("/?#"), url.size());
+    if (const std::size_t at_sign = url.substr(0, host_end).rfind('@');
+        at_sign != std::string_view::npos && at_sign > 0) {
+      const std::string_view userinfo = url.substr(0, at_sign);
+      const std::size_t colon = userinfo.find(':');
+      if (colon != std::string_view::npos && colon + 1 < userinfo.size()) return true;
+      const std::string_view user = userinfo.substr(0, colon);
+      std::size_t length = 0;
+      if (find_token(user, length) != std::string_view::npos) return true;
+      const bool digit = user.find_first_of("0123456789") != std::string_view::npos;
+      const bool letter =
+          std::any_of(user.begin(), user.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+      if (user.size() >= 16 && digit && letter) return true;
+    }
+    if (!credential_parameter(url).empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_secret_by_content(std::string_view rel) {
+  const std::vector<std::string_view> parts = split(rel);
+  if (parts.empty()) return false;
+  const std::string name = lower(parts.back());
+  if (name == "pip.conf" || name == "pip.ini" || name == ".gitconfig" || name == "config.json") return true;
+  // A repository's config: .git/config, a submodule's .git/modules/NAME/config, a bare NAME.git/config.
+  return name == "config" &&
+         std::any_of(parts.begin(), parts.end() - 1, [](std::string_view p) { return lower(p).ends_with(".git"); });
+}
+
+bool is_secret_content(std::string_view rel, std::string_view text) {
+  if (text.size() > kContentMax) return true;
+  const std::vector<std::string_view> parts = split(rel);
+  if (!parts.empty() && lower(parts.back()) == "config.json") {
+    // docker's configuration: {"auths": {"REGISTRY": {"auth": "BASE64(user:password)"}}}, or an
+    // identity token; a model's config.json has no "auths".
+    const std::string t = lower(text);
+    const std::size_t auths = t.find("\"auths\"");
+    return auths != std::string::npos &&
+           (t.find("\"auth\"", auths) != std::string::npos || t.find("\"identitytoken\"", auths) != std::string::npos ||
+            t.find("\"registrytoken\"", auths) != std::string::npos);
+  }
+  if (url_with_credentials(text)) return true;
+  // git's http.<url>.extraheader holding an Authorization header (actions/checkout writes one
+  // into .git/config: "AUTHORIZATION: basic BASE64").
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = lower(text.substr(start, end - start));
+    if (line.find("extraheader") != std::string::npos && line.find("authorization") != std::string::npos) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 }  // namespace envpin::secrets

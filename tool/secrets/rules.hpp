@@ -18,6 +18,20 @@ std::span<const std::string_view> patterns();
 // directories matches a rule, ignoring case.
 bool is_secret_path(std::string_view rel);
 
+// Configuration files that are secret only when they hold a credential, so their content decides:
+// pip's pip.conf and pip.ini, git's .gitconfig and a repository's config (.git/config at any
+// depth, a submodule's .git/modules/NAME/config too), and docker's config.json. True when `rel`
+// names one (ASCII case ignored); is_secret_content then reads at most kContentMax bytes of it.
+bool is_secret_by_content(std::string_view rel);
+inline constexpr std::size_t kContentMax = 1 << 20;
+
+// True when `text`, the content of `rel` (one is_secret_by_content names), holds a credential: a
+// URL with a password (`user:password@`), or with a token for its user name (a shape find_token
+// knows, or 16 or more letters and digits), or with a credential query parameter; git's
+// `extraheader` with an Authorization header; docker's `"auths"` with an `"auth"` or token in it.
+// A file larger than kContentMax counts as secret.
+bool is_secret_content(std::string_view rel, std::string_view text);
+
 // `pattern` with every ASCII letter written as a bracket pair ("[eE]"), for tools that
 // match case-sensitively (docker's .dockerignore, rsync).
 std::string any_case(std::string_view pattern);

@@ -886,6 +886,9 @@ run_container() {  # CMD...
   pass_reversed=''
   for pass_name in $pass_names; do pass_reversed="$pass_name $pass_reversed"; done
   for pass_name in $pass_reversed; do set -- -e "$pass_name" "$@"; done
+  # envpin's own directory is read-only in the job: the job writes its project, never what envpin
+  # generated and checks (docs/security.md).
+  [ ! -d "$project/.envpin" ] || [ -L "$project/.envpin" ] || set -- -v "$project/.envpin:$workdir/.envpin:ro" "$@"
   "$engine" run --init --name "$container" \
     --label org.envpin.project="$name" --label org.envpin.job="$job" --label org.envpin.image="$image" \
     ${userns:+"$userns"} --user "$(id -u):$(id -g)" \
@@ -986,7 +989,9 @@ finish() {  # EXIT: the last lines reach the terminal before the tail stops
 run_main() {  # run.sh's arguments
   usage="usage: sh .envpin/run.sh [--job-id ID] [--detach] [--resume | --continue] [--] CMD [ARG...]  |  --prepare  |  --save FILE"
 
-  project=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the project directory from $0"
+  # envpin runs a copy it holds outside the tree (docs/security.md) and names the project; a user's
+  # `sh .envpin/run.sh` finds it from the script's place.
+  project=${ENVPIN_PROJECT:-$(cd "$(dirname "$0")/.." && pwd)} || die "cannot find the project directory from $0"
   job=''
   mode=new
   detach=0
