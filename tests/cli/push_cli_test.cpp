@@ -2,6 +2,11 @@
 // envpin push's record in generate and the jobs' check: the tree the image holds, the files that
 // name the pushed digest (written from a current record, refusing with a stale or missing one), and
 // push's refusals before anything is built. The push itself, to a real registry: tests/e2e/push.sh.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <optional>
+
 #include "cli/cli_fixture.hpp"
 #include "manifest/load.hpp"
 #include "workflow/generate.hpp"
@@ -15,6 +20,20 @@ const std::string kOther = "sha256:" + std::string(64, 'b');
 
 class PushCli : public Cli {
  protected:
+  // The test's own calls (record(), where push keeps its copy) see the state directory the runs
+  // see: the fixture's, outside the project.
+  void SetUp() override {
+    Cli::SetUp();
+    if (const char* was = std::getenv("XDG_STATE_HOME")) saved_state_ = was;
+    ::setenv("XDG_STATE_HOME", state_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (saved_state_)
+      ::setenv("XDG_STATE_HOME", saved_state_->c_str(), 1);
+    else
+      ::unsetenv("XDG_STATE_HOME");
+    Cli::TearDown();
+  }
   void project() {
     write("envpin.yaml",
           "envpin: 1\nname: shipped\nbase: 127.0.0.1:5000/envpin/bookworm:12\nos: debian12\n"
@@ -30,12 +49,15 @@ class PushCli : public Cli {
     return workflow::push_tree(m, workflow::plan(m).artifacts);
   }
   std::string read(const std::string& rel) { return io::read_file(dir_ / rel).value_or(""); }
-  // The record a push of the project as it is now would write.
+  // The record a push of the project as it is now would write: its own copy outside the project,
+  // then .envpin/push.json.
   void record(const std::string& digest, const std::string& repository = "reg.example.com/team/shipped") {
     const std::string t = tree();
-    write(".envpin/push.json", workflow::push_record_json(
-                                   {repository + ":" + t.substr(7, 16), digest, "envpin/shipped:0123456789abcdef", t}));
+    const workflow::PushRecord r{repository + ":" + t.substr(7, 16), digest, "envpin/shipped:0123456789abcdef", t};
+    workflow::keep_push_record(manifest(), r);
+    write(".envpin/push.json", workflow::push_record_json(r));
   }
+  std::optional<std::string> saved_state_;
 };
 
 TEST_F(PushCli, TheTreeIsWhatTheImageHolds) {
@@ -150,6 +172,108 @@ TEST_F(PushCli, SubmitPushedOnlyWhileThePushHoldsTheProject) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("changed since it was pushed"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "bin/args"));
+}
+
+// Issue 61: a digest swapped by hand in .envpin/push.json (the tree every job and container can
+// write) went into all three cluster files, and submit --pushed submitted it. The tree's record
+// is believed only when the copy envpin push kept outside the project, in the user's state
+// directory, is the same record.
+TEST_F(PushCli, ARecordOnlyTheTreeHoldsIsNotBelieved) {
+  project();
+  fs::create_directories(dir_ / "bin");
+  write("bin/sbatch", "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\necho 42\n");
+  fs::permissions(dir_ / "bin/sbatch", fs::perms::owner_all);
+  const std::string path = "PATH=" + (dir_ / "bin").string() + ":/usr/bin:/bin";
+  ASSERT_EQ(run("generate").code, 0);
+  record(kDigest);
+  ASSERT_EQ(run("generate").code, 0);
+  // envpin's own copy: outside the project, in directories only this user can enter.
+  const fs::path kept = workflow::private_record_path(manifest());
+  EXPECT_EQ(kept.parent_path(), state_ / "envpin" / "push");
+  for (const fs::path& d : {kept.parent_path(), kept.parent_path().parent_path()}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(d.c_str(), &st), 0) << d;
+    EXPECT_EQ(st.st_mode & 07777, 0700u) << d;
+  }
+  EXPECT_EQ(read(".envpin/push.json"), io::read_file(kept).value_or(""));
+
+  // The digest swapped in the tree: generate names no digest and fails with one line.
+  std::string text = read(".envpin/push.json");
+  text.replace(text.find(kDigest), kDigest.size(), kOther);
+  write(".envpin/push.json", text);
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin: error: .envpin/push.json: its digest is not the one envpin push recorded on this "
+                       "machine"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\nenvpin: hint: run 'envpin push --manifest envpin.yaml', then 'envpin generate' again\n"),
+            std::string::npos)
+      << r.err;
+  for (const char* f : {".envpin/kubernetes.yaml", ".envpin/enroot.sbatch", ".envpin/apptainer.sh"}) {
+    EXPECT_EQ(read(f).find(kOther), std::string::npos) << f;
+    EXPECT_EQ(read(f).find(kDigest), std::string::npos) << f;
+  }
+  // submit --pushed hands Slurm nothing.
+  r = run("submit --pushed -- python3 train.py", path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("its digest is not the one envpin push recorded on this machine"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bin/args"));
+
+  // The genuine record back in the tree, but no copy kept (another machine's push, or a record
+  // written by hand): not believed either.
+  text.replace(text.find(kOther), kOther.size(), kDigest);
+  write(".envpin/push.json", text);
+  fs::remove(kept);
+  r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin: error: .envpin/push.json: envpin push did not record it on this machine"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read(".envpin/kubernetes.yaml").find(kDigest), std::string::npos);
+  // The copy kept again: believed, and submitted.
+  record(kDigest);
+  ASSERT_EQ(run("generate").code, 0);
+  EXPECT_NE(read(".envpin/kubernetes.yaml").find("image: reg.example.com/team/shipped@" + kDigest), std::string::npos);
+  r = run("submit --pushed -- python3 train.py", path);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// Issue 61: with .envpin a link to a directory outside the project, generate and push wrote
+// there. A link where envpin writes (.envpin/, an output's directory) is refused, nothing written.
+TEST_F(PushCli, ALinkWhereEnvpinWritesIsRefused) {
+  project();
+  const fs::path outside =
+      test_dir("cli-outside-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+  fs::remove_all(outside);
+  fs::create_directories(outside);
+  fs::create_directory_symlink(outside, dir_ / ".envpin");
+  const std::string refused =
+      "envpin: error: '.envpin' is a symbolic link; envpin writes into its own files and directories in a project, "
+      "never through a link\n"
+      "envpin: hint: remove '.envpin' (envpin creates it again) and run the command again\n";
+  Result r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, refused);
+  EXPECT_TRUE(fs::is_empty(outside));
+  r = run("push");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, refused);
+  EXPECT_TRUE(fs::is_empty(outside));
+  EXPECT_EQ(listing(), (std::vector<std::string>{"envpin.lock", "envpin.yaml", "train.py"}));
+
+  // A link at an output's directory: refused, and none of the other files is written.
+  fs::remove(dir_ / ".envpin");
+  fs::create_directory_symlink(outside, dir_ / ".devcontainer");
+  r = run("generate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("envpin: error: '.devcontainer' is a symbolic link"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(outside));
+  EXPECT_FALSE(fs::exists(dir_ / "Dockerfile"));
+  EXPECT_FALSE(fs::exists(dir_ / ".envpin"));
+  fs::remove(dir_ / ".devcontainer");
+  EXPECT_EQ(run("generate").code, 0);
+  fs::remove_all(outside);
 }
 
 TEST_F(PushCli, RefusedBeforeAnythingIsBuilt) {

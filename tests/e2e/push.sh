@@ -21,6 +21,9 @@ need_root "dockerd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-push.XXXXXX)
 chmod 755 "$T"
+# envpin push keeps its own copy of the record in the user's state directory: the test's own.
+XDG_STATE_HOME=$T/state
+export XDG_STATE_HOME
 . "$(dirname "$0")/servers.sh"
 TLS_PID="" CLEAN_PID="" LIAR_PID=""
 cleanup() {

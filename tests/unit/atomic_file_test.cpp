@@ -122,6 +122,64 @@ TEST(OwnedFiles, ALinkWhereEnvpinWritesIsRefusedNeverFollowed) {
   fs::remove_all(dir);
 }
 
+// Issue 61: with .envpin a link to a directory outside the project, generate and push wrote there.
+// Every set written through write_all_atomic (generate, lock, ci, mirror) and every single file
+// written with owned_path checked is refused when a link stands where envpin writes, before
+// anything is written.
+TEST(OwnedFiles, NoWriteGoesThroughALinkInTheProject) {
+  const fs::path dir = test_dir("owned-path-test");
+  fs::remove_all(dir);
+  const fs::path root = dir / "project", outside = dir / "outside";
+  fs::create_directories(root);
+  fs::create_directories(outside);
+  fs::create_directory_symlink(outside, root / ".envpin");
+  const fs::path journal = root / ".envpin" / ".commit.envpin-journal";
+  const auto message = [](const auto& write) {
+    try {
+      write();
+    } catch (const diag::Error& e) {
+      return e.message() + " | " + e.hint();
+    }
+    return std::string("written");
+  };
+  EXPECT_EQ(message([&] {
+              write_all_atomic({{root / "Dockerfile", "FROM x\n"}}, journal);
+            }),
+            "'" + (root / ".envpin").generic_string() +
+                "' is a symbolic link; envpin writes into its own files and directories in a project, never through "
+                "a link | remove '" +
+                (root / ".envpin").generic_string() + "' (envpin creates it again) and run the command again");
+  EXPECT_NE(message([&] { recover_commit(journal); }), "written");
+  EXPECT_NE(message([&] { owned_path(root, root / ".envpin" / "push.json"); }), "written");
+  EXPECT_TRUE(fs::is_empty(outside));
+  EXPECT_FALSE(fs::exists(root / "Dockerfile"));
+  fs::remove(root / ".envpin");
+
+  // A link at an output's directory, or at the output itself; a relative root names it relatively.
+  fs::create_directory_symlink(outside, root / "docker");
+  EXPECT_NE(
+      message([&] {
+        write_all_atomic({{root / "Dockerfile", "FROM x\n"}, {root / "docker" / "Dockerfile", "FROM y\n"}}, journal);
+      }).find("' is a symbolic link"),
+      std::string::npos);
+  EXPECT_FALSE(fs::exists(root / "Dockerfile"));
+  fs::create_symlink(outside / "file", root / "out.txt");
+  EXPECT_NE(message([&] { owned_path(root, root / "out.txt"); }), "written");
+  EXPECT_TRUE(fs::is_empty(outside));
+  const fs::path here = fs::current_path();
+  fs::current_path(root);
+  EXPECT_EQ(message([&] { owned_path(".", "docker/Dockerfile"); }).substr(0, 9), "'docker' ");
+  fs::current_path(here);
+  // Links above the project, and paths outside it, are not envpin's to judge.
+  fs::create_directory_symlink(root, dir / "via-link");
+  fs::remove(root / "docker");
+  fs::remove(root / "out.txt");
+  write_all_atomic({{dir / "via-link" / "Dockerfile", "FROM x\n"}}, dir / "via-link" / ".envpin" / "j");
+  EXPECT_EQ(read_file(root / "Dockerfile"), "FROM x\n");
+  owned_path(root, outside / "elsewhere");
+  fs::remove_all(dir);
+}
+
 TEST(OwnedFiles, APrivateDirectoryIsThisUsersAlone) {
   const fs::path a = private_directory("envpin-test-private");
   const fs::path b = private_directory("envpin-test-private");

@@ -104,5 +104,41 @@ TEST(PushReadBack, DockersLoginAndTrustAsPathsOnly) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 61: TLS verification was switched off for every registry whose name began with "127.",
+// and skopeo then sent the login's Authorization header in clear to whatever the name resolved
+// to. It is off only where every address the host resolves to is loopback (as docker decides,
+// "localhost" included) or where --insecure-registry names the registry.
+std::vector<std::string> resolves_elsewhere(const std::string&) { return {"203.0.113.7"}; }
+std::vector<std::string> resolves_nowhere(const std::string&) { return {}; }
+std::vector<std::string> resolves_to_both(const std::string&) { return {"127.0.0.1", "203.0.113.7"}; }
+std::vector<std::string> resolves_to_loopback(const std::string&) { return {"127.0.1.1", "::1"}; }
+
+TEST(PushReadBack, TlsOffOnlyForALoopbackRegistryByWhatItResolvesTo) {
+  EXPECT_EQ(registry_host("127.example.com:5000"), "127.example.com");
+  EXPECT_EQ(registry_host("localhost"), "localhost");
+  EXPECT_EQ(registry_host("[::1]:5000"), "::1");
+  for (const char* a : {"127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"}) EXPECT_TRUE(loopback_address(a)) << a;
+  for (const char* a : {"128.0.0.1", "10.0.0.1", "::2", "::ffff:10.0.0.1", "127.example.com", "", "fe80::1"})
+    EXPECT_FALSE(loopback_address(a)) << a;
+  // The name's look decides nothing: 127.example.com resolving elsewhere, or not at all, keeps TLS.
+  EXPECT_FALSE(registry_without_tls("127.example.com:5000", {}, resolves_elsewhere));
+  EXPECT_FALSE(registry_without_tls("127.example.com:5000", {}, resolves_nowhere));
+  EXPECT_FALSE(registry_without_tls("127.0.0.1.example.com", {}, resolves_to_both));
+  EXPECT_TRUE(registry_without_tls("registry.internal:5000", {}, resolves_to_loopback));
+  EXPECT_TRUE(registry_without_tls("127.example.com:5000", {"127.example.com:5000"}, resolves_elsewhere));
+  EXPECT_FALSE(registry_without_tls("127.example.com:5000", {"127.example.com"}, resolves_elsewhere));
+  // Resolved for real: numeric addresses and localhost (/etc/hosts) need no DNS.
+  EXPECT_TRUE(registry_without_tls("127.0.0.1:5000", {}));
+  EXPECT_TRUE(registry_without_tls("localhost:5000", {}));
+  EXPECT_TRUE(registry_without_tls("[::1]:5000", {}));
+  EXPECT_FALSE(registry_without_tls("192.0.2.10:5000", {}));
+  EXPECT_FALSE(registry_without_tls("[2001:db8::1]:5000", {}));
+  ::setenv("DOCKER_CONFIG", "/nonexistent-envpin-test", 1);
+  EXPECT_EQ(manifest_read_argv("192.0.2.10:5000/x", "192.0.2.10:5000/x@" + kDigest, {}).back(),
+            "docker://192.0.2.10:5000/x@" + kDigest);
+  EXPECT_EQ(manifest_read_argv("192.0.2.10:5000/x", "192.0.2.10:5000/x@" + kDigest, {}).size(), 6u);
+  ::unsetenv("DOCKER_CONFIG");
+}
+
 }  // namespace
 }  // namespace envpin::workflow

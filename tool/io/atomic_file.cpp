@@ -151,7 +151,35 @@ void replace(const fs::path& path, const std::string& bytes, bool executable, st
   sync_dir(path);
 }
 
+// The project a journal (ROOT/.envpin/NAME) belongs to.
+fs::path journal_root(const fs::path& journal) {
+  const fs::path root = journal.parent_path().parent_path();
+  return root.empty() ? fs::path(".") : root;
+}
+
 }  // namespace
+
+void owned_path(const fs::path& root, const fs::path& path) {
+  const fs::path base = (root.empty() ? fs::path(".") : root).lexically_normal();
+  const fs::path rel = path.lexically_normal().lexically_relative(base);
+  if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".") return;
+  fs::path at = base, shown;
+  for (auto it = rel.begin(); it != rel.end(); ++it) {
+    at /= *it;
+    shown /= *it;
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0) {
+      if (errno == ENOENT) return;  // made by the write
+      fail("inspect", at, errno);
+    }
+    const std::string name = (base == "." ? shown : base / shown).generic_string();
+    if (S_ISLNK(st.st_mode))
+      throw diag::Error("'" + name + "' is a symbolic link; envpin writes into its own files and directories in " +
+                            "a project, never through a link",
+                        std::nullopt, "remove '" + name + "' (envpin creates it again) and run the command again");
+    if (!S_ISDIR(st.st_mode)) return;  // a file where a directory belongs: the write names it
+  }
+}
 
 void write_atomic(const fs::path& path, const std::string& bytes, bool executable) {
   std::vector<fs::path> made;
@@ -159,6 +187,7 @@ void write_atomic(const fs::path& path, const std::string& bytes, bool executabl
 }
 
 void recover_commit(const fs::path& journal) {
+  owned_path(journal_root(journal), journal);
   const auto text = read_file(journal);
   if (!text) return;
   // Records are "temporary\0target\0": paths may hold any byte but NUL.
@@ -189,6 +218,9 @@ void recover_commit(const fs::path& journal) {
 }
 
 void write_all_atomic(const std::vector<PendingFile>& files, const fs::path& journal) {
+  // Before anything is written: no link where envpin writes, the journal's directory included.
+  const fs::path root = journal_root(journal);
+  for (const PendingFile& f : files) owned_path(root, f.path);
   recover_commit(journal);
   remove_stale_temps(journal);
   for (const PendingFile& f : files) check_replaceable(f.path);

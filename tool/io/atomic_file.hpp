@@ -15,6 +15,12 @@ namespace envpin::io {
 // fails. Throws diag::Error.
 void write_atomic(const std::filesystem::path& path, const std::string& bytes, bool executable);
 
+// Throws diag::Error (nothing written) when `path`, or a directory between `root` and it, is a
+// symbolic link: what envpin writes in a project (.envpin/, an output's directory, the output
+// itself) is its own, never reached through a link a job or a container planted. Directories
+// above `root`, and a path outside it, are not judged; a part that does not exist yet passes.
+void owned_path(const std::filesystem::path& root, const std::filesystem::path& path);
+
 // One file of a set written together.
 struct PendingFile {
   std::filesystem::path path;
@@ -26,13 +32,15 @@ struct PendingFile {
 // beside it (.NAME.envpin-XXXXXX, fsync'd); only when all are complete does `journal` list
 // them, then they are renamed into place and the journal removed. A crash before the journal
 // leaves only temporaries (removed by the next call); a crash after it is finished by
-// recover_commit(journal), which every writer calls first. Throws diag::Error (then nothing
+// recover_commit(journal), which every writer calls first. The journal is ROOT/.envpin/NAME: ROOT
+// is the project, and each file and the journal are owned_path's under it. Throws diag::Error (then nothing
 // was replaced and the directories it created are gone again, unless the failure came during
 // the renames, which the journal completes).
 void write_all_atomic(const std::vector<PendingFile>& files, const std::filesystem::path& journal);
 
 // Completes the renames a crashed write_all_atomic left in `journal`, then removes it;
-// nothing when there is no journal. Throws diag::Error when a rename fails.
+// nothing when there is no journal. Throws diag::Error when a rename fails, or when the journal's
+// directory is a link (owned_path).
 void recover_commit(const std::filesystem::path& journal);
 
 // True for the name of a temporary envpin writes (.NAME.envpin-XXXXXX): never content.

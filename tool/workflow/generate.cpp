@@ -74,15 +74,21 @@ Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optio
             "by digest",
         std::nullopt));
   // Only generate reads the record: the jobs' pinned check passes over the files that name it.
+  // Every job and container can write the tree, so its record counts only when envpin push's
+  // private copy, kept outside it, agrees; otherwise it is stale, whatever else it says.
   std::optional<PushRecord> record;
+  std::string unvouched;
   if (judge_push && m.jobs && m.jobs->push) record = read_push_record(m);
+  if (record) unvouched = push_record_unvouched(m, *record);
   if (record)
     env.pushed = resolve::PushedImage{record->reference, push_repository(record->reference), record->digest, ""};
   p.artifacts = render::render_all(m, env);
   if (judge_push && env.pushed) {
     const std::string wanted = m.jobs->push->value;
-    if (env.pushed->repository != push_repository(wanted) ||
-        (push_repository(wanted) != wanted && env.pushed->reference != wanted))
+    if (!unvouched.empty())
+      env.pushed->stale = unvouched;
+    else if (env.pushed->repository != push_repository(wanted) ||
+             (push_repository(wanted) != wanted && env.pushed->reference != wanted))
       env.pushed->stale = "it was pushed as " + env.pushed->reference + ", and jobs.push is now " + wanted;
     else if (record->tree != push_tree(m, p.artifacts))
       env.pushed->stale = "the project or the lock changed since it was pushed as " + env.pushed->reference;

@@ -15,7 +15,10 @@
 //     generated .dockerignore's envpin temporaries are, is not copied into the image.
 #include "workflow/push.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +26,7 @@
 #include <cstdlib>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "diag/cursor.hpp"
 #include "diag/error.hpp"
@@ -96,6 +100,26 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
+Error no_state_directory() {
+  return Error(
+      "envpin push keeps its own copy of the record in the user's state directory, and neither XDG_STATE_HOME nor "
+      "HOME names one",
+      std::nullopt, "set HOME (or XDG_STATE_HOME) to an absolute directory of your own");
+}
+
+// A directory of envpin's state: made here (never through a link), this user's, mode 0700.
+void private_state_directory(const fs::path& dir) {
+  io::owned_directory(dir);
+  struct stat st {};
+  const std::string shown = dir.generic_string();
+  if (::lstat(dir.c_str(), &st) != 0 || st.st_uid != ::getuid())
+    throw Error("envpin's state directory " + diag::quote(shown) + " is not this user's", std::nullopt,
+                "remove it (envpin creates it again), or set XDG_STATE_HOME to a directory of your own");
+  if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
+    throw Error("cannot make envpin's state directory " + diag::quote(shown) + " private (mode 0700)", std::nullopt,
+                "check its owner and mode, or set XDG_STATE_HOME to a directory of your own");
+}
+
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
@@ -147,6 +171,63 @@ std::optional<PushRecord> read_push_record(const manifest::Manifest& m) {
   const auto text = io::read_file(file);
   if (!text) throw Error("cannot read " + shown.generic_string());
   return parse_push_record(*text, shown);
+}
+
+fs::path private_record_path(const manifest::Manifest& m) {
+  fs::path state;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && xdg[0] == '/')
+    state = xdg;
+  else if (const char* home = std::getenv("HOME"); home && home[0] == '/')
+    state = fs::path(home) / ".local" / "state";
+  else
+    return {};
+  std::error_code ec;
+  const fs::path project = fs::weakly_canonical(fs::absolute(m.project_dir, ec), ec);
+  return state / "envpin" / "push" / (pin::sha256_hex(project.string()) + ".json");
+}
+
+void keep_push_record(const manifest::Manifest& m, const PushRecord& r) {
+  const fs::path file = private_record_path(m);
+  if (file.empty()) throw no_state_directory();
+  const fs::path push_dir = file.parent_path(), envpin_dir = push_dir.parent_path();
+  std::error_code ec;
+  fs::create_directories(envpin_dir.parent_path(), ec);
+  if (ec)
+    throw Error("cannot create the state directory " + diag::quote(envpin_dir.parent_path().generic_string()) + ": " +
+                    ec.message(),
+                std::nullopt, "set XDG_STATE_HOME to a writable directory of your own");
+  private_state_directory(envpin_dir);
+  private_state_directory(push_dir);
+  io::write_atomic(file, push_record_json(r), false);
+}
+
+std::string push_record_unvouched(const manifest::Manifest& m, const PushRecord& r) {
+  const fs::path file = private_record_path(m);
+  const std::string none =
+      "envpin push did not record it on this machine (its own copy, kept outside the project, is missing)";
+  if (file.empty()) return none + "; neither XDG_STATE_HOME nor HOME is set";
+  std::string text;
+  switch (io::read_regular(file, kRecordMax, text)) {
+    case io::ReadStatus::ok:
+      break;
+    case io::ReadStatus::missing:
+      return none;
+    default:
+      return "envpin push's own copy of it, " + file.generic_string() + ", cannot be read";
+  }
+  PushRecord kept;
+  try {
+    kept = parse_push_record(text, file);
+  } catch (const Error&) {
+    return "envpin push's own copy of it, " + file.generic_string() + ", is not a record";
+  }
+  for (const auto& [what, a, b] :
+       {std::tuple{"digest", &r.digest, &kept.digest}, std::tuple{"reference", &r.reference, &kept.reference},
+        std::tuple{"tree", &r.tree, &kept.tree}, std::tuple{"image", &r.image, &kept.image}})
+    if (*a != *b)
+      return std::string("its ") + what + " is not the one envpin push recorded on this machine (its own copy is " +
+             "kept outside the project, where no job writes)";
+  return "";
 }
 
 std::string push_record_json(const PushRecord& r) {
@@ -214,6 +295,54 @@ std::string push_tree(const manifest::Manifest& m, const std::vector<render::Art
   return "sha256:" + tree.hex();
 }
 
+std::string registry_host(const std::string& registry) {
+  if (registry.starts_with("[")) {
+    const std::size_t close = registry.find(']');
+    return close == std::string::npos ? registry : registry.substr(1, close - 1);
+  }
+  return registry.substr(0, registry.rfind(':'));
+}
+
+bool loopback_address(std::string_view address) {
+  const std::string a(address);
+  unsigned char v4[4], v6[16];
+  if (::inet_pton(AF_INET, a.c_str(), v4) == 1) return v4[0] == 127;
+  if (::inet_pton(AF_INET6, a.c_str(), v6) != 1) return false;
+  static constexpr unsigned char kLoopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::equal(v6, v6 + 16, kLoopback) || (std::equal(v6, v6 + 12, kMapped) && v6[12] == 127);
+}
+
+std::vector<std::string> host_addresses(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::vector<std::string> out;
+  if (host.empty() || ::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return out;
+  for (const addrinfo* a = found; a; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* addr = a->ai_family == AF_INET
+                           ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
+                       : a->ai_family == AF_INET6
+                           ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr)
+                           : nullptr;
+    if (addr && ::inet_ntop(a->ai_family, addr, text, sizeof text)) out.emplace_back(text);
+  }
+  ::freeaddrinfo(found);
+  return out;
+}
+
+bool registry_without_tls(const std::string& registry, const std::vector<std::string>& insecure,
+                          std::vector<std::string> (*resolve)(const std::string&)) {
+  if (std::find(insecure.begin(), insecure.end(), registry) != insecure.end()) return true;
+  // docker's rule (moby registry/config.go, isSecureIndex): a registry whose host resolves into
+  // 127.0.0.0/8 or ::1 is insecure. Here every address must be loopback: one that is not could be
+  // the one connected to, and skopeo would send the login's Authorization header in clear.
+  const std::vector<std::string> addresses = resolve(registry_host(registry));
+  return !addresses.empty() && std::all_of(addresses.begin(), addresses.end(), loopback_address);
+}
+
 std::vector<std::string> manifest_read_argv(const std::string& repository, const std::string& by_digest,
                                             const std::vector<std::string>& insecure) {
   const std::string registry = repository.substr(0, repository.find('/'));
@@ -226,12 +355,9 @@ std::vector<std::string> manifest_read_argv(const std::string& repository, const
   std::error_code ec;
   if (!config.empty() && fs::is_regular_file(config, ec)) argv.insert(argv.end(), {"--authfile", config.string()});
   const fs::path certs = fs::path("/etc/docker/certs.d") / registry;
-  const std::string host =
-      registry.substr(0, registry.rfind(':') == std::string::npos ? registry.size() : registry.rfind(':'));
   if (fs::is_directory(certs, ec))
     argv.insert(argv.end(), {"--cert-dir", certs.string()});
-  else if (host == "localhost" || host.starts_with("127.") ||
-           std::find(insecure.begin(), insecure.end(), registry) != insecure.end())
+  else if (registry_without_tls(registry, insecure))
     argv.push_back("--tls-verify=false");
   argv.push_back("docker://" + by_digest);
   return argv;
@@ -271,6 +397,10 @@ Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
                     ? "leave the digest out: the registry answers it"
                     : "write REGISTRY/REPOSITORY[:TAG], the registry named and the repository in lower case, e.g. "
                       "registry.example.com/team/train");
+  // Where the record goes, judged before anything is built: no link at .envpin/ or at the record,
+  // and a state directory outside the project for envpin's own copy.
+  io::owned_path(m.project_dir, push_record_path(m));
+  if (private_record_path(m).empty()) throw no_state_directory();
   require_pinned(p);
   const Plan planned = plan(m);
   const std::string engine = jobs::container_engine();
@@ -288,7 +418,10 @@ Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
   // 1. The job image, as run.sh builds it (its build's output goes to stderr).
   log << "envpin: the job image (sh " << p.run_script.generic_string() << " --prepare)\n" << std::flush;
   std::string prepared;
-  int rc = io::run_attached({"sh", p.run_script.string(), "--prepare"}, {"ENVPIN_ENGINE=" + engine}, &prepared);
+  // The held run.sh (require_pinned held it from the plan it checked), never the tree's.
+  std::vector<std::string> prepare = jobs::run_script_argv(p);
+  prepare.push_back("--prepare");
+  int rc = io::run_attached(prepare, {"ENVPIN_ENGINE=" + engine}, &prepared);
   std::string image;
   {
     std::istringstream lines(prepared);
@@ -365,8 +498,15 @@ Pushed push(const PushRequest& o, std::ostream& log, diag::Progress& progress) {
     before = read_push_record(m);
   } catch (const Error&) {  // a broken record is replaced
   }
-  out.unchanged = before && before->reference == reference && before->digest == digest && before->tree == tree;
-  if (!out.unchanged) io::write_atomic(push_record_path(m), push_record_json(out.record), false);
+  out.unchanged = before && before->reference == reference && before->digest == digest && before->tree == tree &&
+                  before->image == image && push_record_unvouched(m, *before).empty();
+  if (!out.unchanged) {
+    // The private copy first: a record in the tree is believed only when that copy agrees, so
+    // one that fails between the two leaves the tree's record unbelieved, never a stale one believed.
+    keep_push_record(m, out.record);
+    io::owned_path(m.project_dir, push_record_path(m));
+    io::write_atomic(push_record_path(m), push_record_json(out.record), false);
+  }
   return out;
 }
 
