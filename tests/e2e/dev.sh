@@ -252,8 +252,10 @@ wait_for 30 sh -c "grep -q 'again in 3 s' '$T'/laptop-state/envpin/forward/*/for
 shown=$(browser 'print(x + 1)')
 if [ "$shown" = 42 ] && [ "$(sed -n 's/^pid //p' "$T"/laptop-state/envpin/forward/*/state)" = "$KEEPER" ]; then pass; else
   fail "after the reconnection the browser shows '$shown'"; cat "$T/browser.err" "$T"/laptop-state/envpin/forward/*/forward.log; fi
-step "the forward killed (laptop asleep, ssh gone): envpin dev --host again, the same container and kernel"
-kill -KILL -- "-$KEEPER" 2>/dev/null
+step "the keeper killed alone (its ssh left running): envpin dev --host again, the same URL, container and kernel"
+# Only the keeper: the ssh it started keeps the old forward's port until envpin ends it by the
+# keeper's process group (issue 61), so the same local port, and the same URL, comes back.
+kill -KILL "$KEEPER" 2>/dev/null
 wait_for 10 sh -c "! kill -0 $KEEPER 2>/dev/null"
 # Work done on the server meanwhile (the notebook the browser saved, a file edited there) is the
 # user's: the sync before the forward neither refuses it nor overwrites it.
@@ -312,10 +314,17 @@ if [ "${ENVPIN_E2E_DEV_BENCH:-0}" = 1 ]; then
   step "benchmark: a start with the image cached, servers up: median $(median 1 <"$T/start.times") s of 3 (goal <= 5 s plus the server's own start)"
   "$ENVPIN" dev --host "$HOST" --no-shell >/dev/null 2>&1
 fi
+# Whether a process of group $1 still runs (a zombie waiting for its reaper does not).
+live_in_group() {
+  for p in $(pgrep -g "$1"); do
+    [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1)" = Z ] || return 0
+  done
+  return 1
+}
 step "envpin dev --host --stop: nothing left here or there"
 "$ENVPIN" dev --host "$HOST" --stop >"$T/host-stop.out" 2>&1
 if [ -z "$(docker ps -aq --filter label=org.envpin.dev=1)" ] && [ ! -e "$T/server-state" ] &&
-   [ -z "$(ls -A "$T/laptop-state/envpin/forward" 2>/dev/null)" ] && ! pgrep -g "$KEEPER2" >/dev/null &&
+   [ -z "$(ls -A "$T/laptop-state/envpin/forward" 2>/dev/null)" ] && ! live_in_group "$KEEPER2" &&
    [ -z "$(listeners "$LPORT")" ]; then pass; else
   fail "envpin dev --host --stop left something"; cat "$T/host-stop.out"; docker ps -a; pgrep -ag "$KEEPER2"; fi
 "$ENVPIN" dev --host "nosuchalias:$R" --status >"$T/host-bad.out" 2>&1

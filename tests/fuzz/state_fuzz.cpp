@@ -16,6 +16,9 @@
 //      one printable error. With 13 (mod 16): the text is a .deb's control paragraph made into
 //      the mirror's Packages stanza (workflow::packages_stanza): one paragraph, no field twice
 //      in any case, the lock's Filename/Size/SHA256 the only ones.
+//   9 (mod 16): what the server of `envpin dev --host` answers (issue 61): each line as a server URL
+//      (workflow::parse_dev_url): none, or a name of [A-Za-z0-9_.-], a port 1..65535 and a rest
+//      that starts with '/' and holds printable ASCII only.
 //   7: what resume-check reads from a job (issue 49): envpin_compare.py's output
 //      (parse_semantics, parse_steps), the checkpoint journal, and names and log lines the job
 //      chose, judged (resume_check::judge): every verdict line printable and at most 1,000 bytes.
@@ -38,6 +41,7 @@
 #include "report/diff.hpp"
 #include "report/smoke.hpp"
 #include "resume_check/verdict.hpp"
+#include "workflow/dev.hpp"
 #include "workflow/mirror.hpp"
 
 namespace {
@@ -214,6 +218,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (data[0] % 8 == 7) {
     fuzz_resume(text);
+    return 0;
+  }
+  if (data[0] % 16 == 9) {
+    for (std::size_t start = 0; start <= text.size();) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      if (const auto u = envpin::workflow::parse_dev_url(std::string_view(text).substr(start, end - start))) {
+        check(!u->name.empty() && envpin::diag::only_ascii(u->name, "._-"));
+        check(u->port >= 1 && u->port <= 65535);
+        check(u->rest.starts_with('/') &&
+              std::all_of(u->rest.begin(), u->rest.end(), [](char c) { return c > ' ' && c < 0x7f; }));
+      }
+      start = end + 1;
+    }
     return 0;
   }
   const nlohmann::json j = envpin::io::parse_bounded_json(text);

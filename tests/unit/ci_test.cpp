@@ -59,7 +59,7 @@ TEST(CiRender, AValueOnMoreThanOneLineIsRefused) {
   // The artifact paths are a literal block, which cannot escape: a newline there is one more path
   // uploaded. The loader refuses such outputs; the renderer does not count on it.
   manifest::Manifest m = pushing_to("reg.example.com/team/shipped");
-  m.outputs.apptainer.value = ".envpin/apptainer.sh\n/home/runner/.ssh/id_rsa";
+  m.outputs.apptainer.value = ".envpin/apptainer.sh\n../.ssh/id_rsa";
   for (const bool gh : {true, false}) {
     render::CiOptions o = github();
     o.github = gh;
@@ -68,7 +68,7 @@ TEST(CiRender, AValueOnMoreThanOneLineIsRefused) {
       ADD_FAILURE() << "rendered with a newline in outputs.apptainer (github " << gh << ")";
     } catch (const diag::Error& e) {
       EXPECT_EQ(e.message(),
-                "outputs.apptainer '.envpin/apptainer.sh\\n/home/runner/.ssh/id_rsa' holds a newline; a CI pipeline "
+                "outputs.apptainer '.envpin/apptainer.sh\\n../.ssh/id_rsa' holds a newline; a CI pipeline "
                 "carries each value on one printable line");
     }
   }

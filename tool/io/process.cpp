@@ -13,6 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string_view>
+#include <vector>
+
+#include "diag/text.hpp"
 
 extern char** environ;
 
@@ -37,7 +41,7 @@ void forward_signal(int signal) {
 }  // namespace
 
 int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env, std::string* out,
-                 const std::string& stdin_file, bool echo) {
+                 const std::string& stdin_file, bool echo, bool err_as_data) {
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
   for (const std::string& add : env) {
@@ -54,19 +58,25 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
   pid_t pid = 0;
-  int out_pipe[2] = {-1, -1};
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (out) {
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   }
+  if (err_as_data) {
+    if (::pipe2(err_pipe, O_CLOEXEC) != 0) return -1;
+    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  }
   if (!stdin_file.empty()) posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_file.c_str(), O_RDONLY, 0);
   const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (out) ::close(out_pipe[1]);
+  if (err_as_data) ::close(err_pipe[1]);
   if (spawned != 0) {
     if (out) ::close(out_pipe[0]);
+    if (err_as_data) ::close(err_pipe[0]);
     return -1;
   }
   attached_child = pid;
@@ -76,19 +86,49 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   sigaction(SIGINT, &forward, nullptr);
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
-  if (out) {
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
-      if (n > 0) {
-        if (out->size() < (std::size_t{1} << 20)) out->append(buf, static_cast<std::size_t>(n));  // the rest drained
-        if (echo && ::write(STDERR_FILENO, buf, static_cast<std::size_t>(n)) < 0) echo = false;
-      } else if (n == 0 || errno != EINTR) {
-        break;
+  // stdout collected (1 MiB at most, the rest drained), stderr shown a line at a time as data.
+  std::string line;
+  const auto show_line = [&] {
+    const std::string shown = diag::printable(line) + "\n";
+    if (::write(STDERR_FILENO, shown.data(), shown.size()) < 0) line.clear();
+    line.clear();
+  };
+  bool out_open = out != nullptr, err_open = err_as_data;
+  while (out_open || err_open) {
+    std::vector<pollfd> fds;
+    if (out_open) fds.push_back({out_pipe[0], POLLIN, 0});
+    if (err_open) fds.push_back({err_pipe[0], POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (const pollfd& f : fds) {
+      if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      const ssize_t n = ::read(f.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        (f.fd == out_pipe[0] ? out_open : err_open) = false;
+        continue;
+      }
+      const std::string_view got(buf, static_cast<std::size_t>(n));
+      if (f.fd == out_pipe[0]) {
+        if (out->size() < (std::size_t{1} << 20)) out->append(got);
+        if (echo && ::write(STDERR_FILENO, buf, got.size()) < 0) echo = false;
+        continue;
+      }
+      for (char c : got) {
+        if (c == '\n') {
+          show_line();
+        } else if (line.size() < 4096) {
+          line += c;  // the rest of a longer line is dropped
+        }
       }
     }
-    ::close(out_pipe[0]);
   }
+  if (!line.empty()) show_line();
+  if (out) ::close(out_pipe[0]);
+  if (err_as_data) ::close(err_pipe[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -101,7 +141,7 @@ int run_attached(const std::vector<std::string>& argv, const std::vector<std::st
   return -1;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input, std::size_t max_output) {
   ProcessResult r;
   int out_pipe[2], err_pipe[2], in_pipe[2];
   // Close-on-exec: a process another thread starts meanwhile (lock resolves pip beside apt)
@@ -168,6 +208,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
       std::string& sink = p.fd == out_pipe[0] ? r.out : r.err;
       if (n > 0) {
         sink.append(buffer.data(), static_cast<std::size_t>(n));
+        if (max_output != 0 && sink.size() > max_output && !r.over_limit) {
+          // Said more than the caller reads: stopped, not read to the end.
+          r.over_limit = true;
+          ::kill(pid, SIGKILL);
+          sink.resize(max_output);
+          out_open = err_open = false;
+        }
       } else {
         (p.fd == out_pipe[0] ? out_open : err_open) = false;
       }

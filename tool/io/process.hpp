@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -11,11 +12,14 @@ struct ProcessResult {
   int exit_code = -1;  // -1 when it could not start or was killed by a signal
   std::string out;
   std::string err;
+  bool over_limit = false;  // an output passed max_output: the process was killed, out and err cut there
 };
 
 // Runs argv (argv[0] looked up on PATH) without a shell and collects stdout and stderr.
-// `input` is written to its stdin.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {});
+// `input` is written to its stdin. With `max_output`, an output longer than that many bytes ends
+// it (SIGKILL): over_limit, exit_code -1. Another machine's answer is read bounded.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {},
+                          std::size_t max_output = 0);
 
 // Runs argv (looked up on PATH) with this process's stdin, stdout and stderr, with `env`
 // (NAME=value words) added to the environment, and waits for it. SIGINT, SIGTERM and SIGHUP
@@ -25,8 +29,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // remote build's progress is seen as it comes, its result read).
 // With `stdin_file`, its stdin is that file (a build context's tar); with `echo`, what it writes
 // to stdout is also copied to this process's stderr as it comes (a push's progress, its digest read).
+// With `err_as_data`, its stderr is read here and shown on this process's stderr a line at a time
+// through diag::printable, each line at most 4 KiB: another machine's messages, shown as data.
 int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
-                 std::string* out = nullptr, const std::string& stdin_file = {}, bool echo = false);
+                 std::string* out = nullptr, const std::string& stdin_file = {}, bool echo = false,
+                 bool err_as_data = false);
 
 // Starts argv (looked up on PATH) in a session of its own (setsid), its stdin /dev/null and its
 // stdout and stderr appended to `log` (created mode 0600), and does not wait for it: a process

@@ -34,9 +34,14 @@ fs::path state_root() {
   return fs::path(home && *home ? home : "/tmp") / ".local/state/envpin";
 }
 
+std::string project_path(const fs::path& project_dir) {
+  std::string path = fs::absolute(project_dir).lexically_normal().generic_string();
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 fs::path project_state(const fs::path& project_dir) {
-  const std::string key = fs::absolute(project_dir).lexically_normal().generic_string();
-  return state_root() / "projects" / pin::sha256_hex(key).substr(0, 32);
+  return state_root() / "projects" / pin::sha256_hex(project_path(project_dir)).substr(0, 32);
 }
 
 void private_state_directory(const fs::path& dir) {

@@ -15,8 +15,12 @@ namespace envpin::io {
 // an absolute path (the XDG rule), else $HOME/.local/state, then "envpin".
 std::filesystem::path state_root();
 
-// The state directory of the project at `project_dir` (made absolute and normal): state_root()/
-// projects/<the first 32 hex digits of the SHA-256 of that path>. Not created.
+// The project's directory as envpin names it to its scripts and labels: absolute, normal, with no
+// trailing '/' ("/work/p/." and "/work/p/" are "/work/p", as `cd /work/p && pwd` prints it).
+std::string project_path(const std::filesystem::path& project_dir);
+
+// The state directory of the project at `project_dir` (project_path): state_root()/projects/<the
+// first 32 hex digits of the SHA-256 of that path>. Not created.
 std::filesystem::path project_state(const std::filesystem::path& project_dir);
 
 // Creates `dir` and the directories above it that are missing (mode 0700), then checks that it

@@ -588,8 +588,7 @@ void print_log(const Project& p, const std::string& id, std::ostream& out, bool 
 }
 
 std::vector<std::string> run_script_argv(const Project& p) {
-  return {"env", "ENVPIN_PROJECT=" + fs::absolute(p.m.project_dir).lexically_normal().string(), "sh",
-          p.held_run_script.string()};
+  return {"env", "ENVPIN_PROJECT=" + io::project_path(p.m.project_dir), "sh", p.held_run_script.string()};
 }
 
 int exec_run_script(const Project& p, std::vector<std::string> args) {

@@ -18,9 +18,7 @@ using diag::Error;
 // .envpin/dev.sh, which the development container itself can write.
 int dev_script(const jobs::Project& p, const std::filesystem::path& held, std::vector<std::string> args) {
   const std::string engine = jobs::container_engine();
-  args.insert(args.begin(),
-              {"env", "ENVPIN_PROJECT=" + std::filesystem::absolute(p.m.project_dir).lexically_normal().string(), "sh",
-               held.string()});
+  args.insert(args.begin(), {"env", "ENVPIN_PROJECT=" + io::project_path(p.m.project_dir), "sh", held.string()});
   const int rc = io::run_attached(args, {"ENVPIN_ENGINE=" + engine});
   if (rc < 0) throw Error("cannot run " + held.string(), std::nullopt, "is 'sh' on PATH?");
   return rc;

@@ -90,12 +90,35 @@ bool keeper_alive(const Keeper& k) {
   return args.size() == 4 && args[3] == kKeeperName;
 }
 
+// Whether a process other than `pgid` itself runs in process group `pgid`. With the group's
+// leader gone, such a process can only be the leader's own (the kernel hands out no pid that is
+// still a group's id): the forward's ssh left behind by a keeper killed alone.
+bool group_left(int pgid) {
+  std::error_code ec;
+  if (fs::exists("/proc/" + std::to_string(pgid), ec)) return false;  // the id is a live process's
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (fields >> state >> ppid >> pgrp && pgrp == pgid) return true;
+  }
+  return false;
+}
+
 void stop_keeper(const fs::path& dir) {
   const auto k = read_keeper(dir);
-  if (k && keeper_alive(*k)) {
-    ::kill(-k->pid, SIGTERM);  // its session's group: the keeper and its ssh
-    for (int i = 0; i < 50 && keeper_alive(*k); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (keeper_alive(*k)) ::kill(-k->pid, SIGKILL);
+  const auto group_runs = [&] { return keeper_alive(*k) || group_left(k->pid); };
+  if (k && group_runs()) {
+    ::kill(-k->pid, SIGTERM);  // its session's group: the keeper and its ssh, or the ssh it left
+    for (int i = 0; i < 50 && group_runs(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (group_runs()) ::kill(-k->pid, SIGKILL);
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -140,8 +163,23 @@ bool forward_answers(int port) {
   return ok;
 }
 
-// The servers' URLs from what envpin dev prints there on stdout: "NAME http://127.0.0.1:PORT/REST".
-std::vector<Forward> urls_of(const std::string& text, const sync::Target& t) {
+// What envpin reads of a server's answer (its URLs, its status, its plan): more is an error.
+constexpr std::size_t kAnswerMax = std::size_t{1} << 20;
+
+// A server's answer, bounded (kAnswerMax): a server that says more is not read further.
+io::ProcessResult ask(const sync::Target& t, const std::vector<std::string>& args) {
+  io::ProcessResult r = io::run_process(sync::remote_envpin_argv(t, args), {}, kAnswerMax);
+  if (r.over_limit)
+    throw Error("envpin on " + t.host + " answered more than 1 MiB to 'envpin " + args.front() + " " +
+                    (args.size() > 1 ? args[1] : "") + "': not read further",
+                std::nullopt, "run it there by hand to see why: ssh " + t.destination + " envpin dev --status");
+  return r;
+}
+
+// The servers' URLs from what envpin dev prints there on stdout: "NAME http://127.0.0.1:PORT/REST",
+// one for each of the manifest's servers and no other: the server's answer is data, and only the
+// servers this manifest names are forwarded.
+std::vector<Forward> urls_of(const std::string& text, const sync::Target& t, const manifest::Manifest& m) {
   std::vector<Forward> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -149,14 +187,22 @@ std::vector<Forward> urls_of(const std::string& text, const sync::Target& t) {
     if (!u)
       throw Error("envpin on " + t.host + " printed a URL line envpin does not read: " + diag::quote(line),
                   std::nullopt, "use the same envpin version on both machines");
+    const bool named = std::any_of(m.dev->servers.begin(), m.dev->servers.end(),
+                                   [&](const manifest::DevServer& d) { return d.name.value == u->name; });
+    const bool again = std::any_of(out.begin(), out.end(), [&](const Forward& f) { return f.name == u->name; });
+    if (!named || again)
+      throw Error("envpin on " + t.host + " named " + (again ? "twice " : "") + "a server " + diag::quote(u->name) +
+                      (named ? "" : " that " + m.file + " does not have") + ": nothing is forwarded",
+                  std::nullopt,
+                  "use the same envpin version and manifest on both machines (envpin dev --host syncs it)");
     out.push_back({u->name, u->port, 0, u->rest});
   }
   return out;
 }
 
 // The servers' URLs as envpin dev --url prints them there.
-std::vector<Forward> remote_urls(const sync::Target& t, std::ostream& err) {
-  const io::ProcessResult r = io::run_process(sync::remote_envpin_argv(t, {"dev", "--url"}));
+std::vector<Forward> remote_urls(const sync::Target& t, const manifest::Manifest& m, std::ostream& err) {
+  const io::ProcessResult r = ask(t, {"dev", "--url"});
   if (r.exit_code != 0) {
     if (r.exit_code == 255) throw sync::remote_error(r.err, 255, t, "asking");
     err << diag::printable(r.err) << "\n";
@@ -164,7 +210,7 @@ std::vector<Forward> remote_urls(const sync::Target& t, std::ostream& err) {
     throw Error("envpin dev --url failed on " + t.host + " (exit " + std::to_string(r.exit_code) + ")", std::nullopt,
                 "see its message above; envpin dev --host " + t.destination + ":" + t.path + " --status");
   }
-  return urls_of(r.out, t);
+  return urls_of(r.out, t, m);
 }
 
 // A local port for each server: the one the previous forward had (its URL stays the same; a
@@ -308,7 +354,7 @@ std::string ide_way_in(const sync::Target& t, const std::string& container) {
 
 // The container's name from `envpin dev --status` there (a name of [A-Za-z0-9_.-] only), or "".
 std::string remote_container(const sync::Target& t) {
-  const io::ProcessResult st = io::run_process(sync::remote_envpin_argv(t, {"dev", "--status"}));
+  const io::ProcessResult st = ask(t, {"dev", "--status"});
   std::istringstream lines(st.out);
   for (std::string line; st.exit_code == 0 && std::getline(lines, line);)
     if (line.starts_with("container ") && line.size() > 10 &&
@@ -346,7 +392,7 @@ int dry_run(const DevRequest& r, const sync::Target& t, const manifest::Manifest
   err << "envpin dev: a detached keeper runs the forward and starts it again after a lost connection; its ports are "
          "the server's as it chooses them, each on the same port here or the next free one\n";
   // The server's own plan: its engine's commands (read-only there).
-  const io::ProcessResult plan = io::run_process(sync::remote_envpin_argv(t, {"dev", "--dry-run"}));
+  const io::ProcessResult plan = ask(t, {"dev", "--dry-run"});
   if (plan.exit_code == 0) {
     out << diag::printable(plan.out);
     if (!plan.out.empty() && plan.out.back() != '\n') out << "\n";
@@ -388,16 +434,18 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
     throw Error(m.file + " has no dev section", diag::Location{m.file, 0, 0},
                 "add one, e.g. 'dev: {servers: [{name: notebook, kind: jupyter}]}', then run 'envpin generate'");
   const fs::path dir = state_dir(t);
+  // Its messages shown as data, a line at a time; a command's (-- CMD) are the user's own.
   const auto there = [&](std::vector<std::string> args) {
+    const bool data = args.front() != "--";
     args.insert(args.begin(), "dev");
-    return remote_exit(io::run_attached(sync::remote_envpin_argv(t, args)), t);
+    return remote_exit(io::run_attached(sync::remote_envpin_argv(t, args), {}, nullptr, {}, false, data), t);
   };
   switch (r.action) {
     case DevRequest::Action::stop:
       stop_keeper(dir);  // first: this machine's part ends even when the server cannot be reached
       return there({"--stop"});
     case DevRequest::Action::status: {
-      const io::ProcessResult st = io::run_process(sync::remote_envpin_argv(t, {"dev", "--status"}));
+      const io::ProcessResult st = ask(t, {"dev", "--status"});
       if (st.exit_code != 0) {
         err << diag::printable(st.err) << "\n";
         return remote_exit(st.exit_code, t);
@@ -426,7 +474,7 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
       if (!k || !keeper_alive(*k))
         throw Error("no SSH forward to " + t.destination + " runs on this machine", std::nullopt,
                     "envpin dev --host " + r.host + " starts it (and the container, if it is not running)");
-      print_urls(remote_urls(t, err), *k, out);
+      print_urls(remote_urls(t, m, err), *k, out);
       return 0;
     }
     case DevRequest::Action::open:
@@ -451,10 +499,11 @@ int dev_remote(const DevRequest& r, std::ostream& out, std::ostream& err) {
   // Started or found there: its URLs (the server's ports, not this machine's) read from its
   // stdout, its progress (an image build) shown as it comes.
   std::string printed;
-  if (const int rc = remote_exit(io::run_attached(sync::remote_envpin_argv(t, {"dev", "--no-shell"}), {}, &printed), t);
+  if (const int rc = remote_exit(
+          io::run_attached(sync::remote_envpin_argv(t, {"dev", "--no-shell"}), {}, &printed, {}, false, true), t);
       rc != 0)
     return rc;
-  std::vector<Forward> ports = urls_of(printed, t);
+  std::vector<Forward> ports = urls_of(printed, t, m);
   const std::optional<Keeper> before = read_keeper(dir);
   // A forward that still carries every server's port both ways is kept (a reattach from another
   // terminal); a dropped or different one is replaced, its local ports reused.
