@@ -5,7 +5,6 @@
 // and one started by hand behave the same; these commands check the project first (a current
 // lock, current generated files, an engine) and read the state run.sh keeps in the logs
 // directory: <job>.status (key=value lines), <job>.log, <job>.args.
-#include <filesystem>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -18,61 +17,19 @@
 #include "jobs/cleanup.hpp"
 #include "jobs/project.hpp"
 #include "jobs/slurm_rest.hpp"
-#include "workflow/project.hpp"
-#include "workflow/push.hpp"
+#include "workflow/jobs.hpp"
 
 namespace envpin::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using diag::Error;
 
-int run_job(const JobOptions& o, Streams& io) {
-  const jobs::Project p = jobs::load_project(o.manifest);
-  jobs::check_job_id(o.job_id);
-  if (o.command.empty())
-    throw Error("no command to run", std::nullopt, "put it after '--': envpin run -- python train.py --epochs 10");
-  {
-    const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);  // no generate or lock midway through the check
-    workflow::require_pinned(p);
-  }
-  std::vector<std::string> args;
-  if (!o.job_id.empty()) args.insert(args.end(), {"--job-id", o.job_id});
-  if (o.detach) args.push_back("--detach");
-  args.push_back("--");
-  args.insert(args.end(), o.command.begin(), o.command.end());
-  return jobs::exec_run_script(p, args);
+workflow::JobRequest request(const JobOptions& o) {
+  return {o.manifest, o.job_id, o.command, o.detach, o.force, o.resume, o.pushed, o.rest};
 }
 
-int resume_job(const JobOptions& o, Streams& io) {
-  const jobs::Project p = jobs::load_project(o.manifest);
-  const auto status = jobs::job_status(p, o.job_id);
-  // As `envpin jobs` shows it: a job whose supervisor died is judged by its container.
-  const jobs::Shown now = jobs::shown(p, status);
-  if (jobs::active(now.state))
-    throw Error("job '" + o.job_id + "' is still " + now.state +
-                    (jobs::supervisor_alive(p, status) ? "" : " (its container, without its supervisor)"),
-                std::nullopt, "stop it first: envpin stop " + o.job_id);
-  // A job that finished is done: resuming it would run it again over its final checkpoint.
-  if (now.state == "exited" && now.exit == "0" && !o.force)
-    throw Error(
-        "job '" + o.job_id + "' finished successfully (exit 0" +
-            (jobs::field(status, "state") == "exited" ? "" : ", its container's, after its supervisor was lost") +
-            "); resuming it would run it again over its final checkpoint",
-        std::nullopt, "pass --force to run it again: envpin resume --force " + o.job_id);
-  jobs::Project submitted = p;
-  {
-    const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);
-    workflow::require_pinned(p);
-    if (o.pushed) {
-      workflow::require_pushed(p.m);
-      submitted.sbatch_script = p.m.project_dir / p.m.outputs.enroot.value;
-    }
-  }
-  std::vector<std::string> args = {"--job-id", o.job_id, "--resume"};
-  if (o.detach) args.push_back("--detach");
-  return jobs::exec_run_script(p, args);
-}
+int run_job(const JobOptions& o, Streams& io) { return workflow::run_job(request(o), io.err); }
+int resume_job(const JobOptions& o, Streams& io) { return workflow::resume_job(request(o), io.err); }
 
 // `envpin jobs --rest URL`: the project's Slurm jobs as slurmrestd reports them.
 int list_rest_jobs(const jobs::Project& p, const JobOptions& o, Streams& io) {
@@ -174,60 +131,21 @@ int job_logs(const JobOptions& o, Streams& io) {
 }
 
 int stop_job(const JobOptions& o, Streams& io) {
-  const jobs::Project p = jobs::load_project(o.manifest);
-  auto s = jobs::job_status(p, o.job_id);
-  if (!jobs::on_this_host(s))
-    throw Error("job '" + o.job_id + "' runs on " + diag::printable(s["host"]) + ", not here", std::nullopt,
-                "stop it there, or with scancel when Slurm runs it");
-  const int timeout = p.m.jobs->stop_timeout.value + 15;
-  if (jobs::active(s["state"]) && jobs::supervisor_alive(p, s)) {
-    s = jobs::stop_supervisor(p, o.job_id, timeout);
-    io.out << "stopped job " << o.job_id << " (exit " << s["exit"] << "); continue it with: envpin resume " << o.job_id
+  const workflow::Stopped s = workflow::stop_job(o.manifest, o.job_id, io.err);
+  if (s.supervised)
+    io.out << "stopped job " << o.job_id << " (exit " << s.exit << "); continue it with: envpin resume " << o.job_id
            << "\n";
-    return kOk;
-  }
-  if (jobs::active(s["state"]) && !s["pid"].empty())
-    io.err << "envpin: note: the recorded supervisor of job " << o.job_id << " (pid " << s["pid"]
-           << ") is gone or is not this project's run.sh; nothing was signalled\n";
-  if (const auto stopped = jobs::stop_unsupervised(p, o.job_id)) {
-    io.out << "stopped " << *stopped << " of job " << o.job_id << "\n";
-    return kOk;
-  }
-  throw Error("job '" + o.job_id + "' is not running (" + jobs::shown_state(p, s) +
-                  (s["exit"].empty() ? "" : ", exit " + s["exit"]) + ")",
-              std::nullopt, "continue it with: envpin resume " + o.job_id);
+  else
+    io.out << "stopped " << s.what << " of job " << o.job_id << "\n";
+  return kOk;
 }
 
 int submit_job(const JobOptions& o, Streams& io) {
-  const jobs::Project p = jobs::load_project(o.manifest);
-  jobs::check_job_id(o.job_id);
-  if (o.command.empty())
-    throw Error("no command to submit", std::nullopt, "put it after '--': envpin submit -- python train.py");
-  jobs::Project submitted = p;
-  {
-    const workflow::ProjectLock project_lock(p.m.project_dir, &io.err);
-    workflow::require_pinned(p);
-    if (o.pushed) {
-      workflow::require_pushed(p.m);
-      submitted.sbatch_script = p.m.project_dir / p.m.outputs.enroot.value;
-    }
-  }
-  if (!o.job_id.empty() && !o.resume && fs::exists(p.logs / (o.job_id + ".status")))
-    throw Error("job id '" + o.job_id + "' is already in use", std::nullopt,
-                "choose another --job-id, or continue that job with: envpin submit --resume --job-id " + o.job_id);
-  std::string slurm_id;
-  if (!o.rest.empty()) {
-    std::vector<std::string> withheld;
-    slurm_id = jobs::rest_submit_job(submitted, o.rest, o.job_id, o.command, withheld);
-    for (const auto& name : withheld)
-      io.err << "envpin: note: the secret " << name << " is not sent to slurmrestd; the job gets it only where the "
-             << "cluster's environment sets it\n";
-  } else {
-    slurm_id = jobs::sbatch_submit(submitted, jobs::find_sbatch(), o.job_id, o.command);
-  }
-  io.out << "submitted slurm job " << slurm_id << " as envpin job "
-         << (o.job_id.empty() ? p.m.name.value + "-slurm-" + slurm_id : o.job_id) << "; output in "
-         << workflow::shown_path(p.m.project_dir, p.m.jobs->logs.value).generic_string() << "/\n";
+  const workflow::Submitted s = workflow::submit_job(request(o), io.err);
+  for (const auto& name : s.withheld)
+    io.err << "envpin: note: the secret " << name << " is not sent to slurmrestd; the job gets it only where the "
+           << "cluster's environment sets it\n";
+  io.out << "submitted slurm job " << s.slurm_id << " as envpin job " << s.job_id << "; output in " << s.logs << "/\n";
   return kOk;
 }
 

@@ -109,6 +109,20 @@ std::optional<Input<std::string>> torch_pin(const manifest::Manifest& m);
 // The request a manifest with a cuda section makes.
 CudaRequest request_from_manifest(const manifest::Manifest& m);
 
+// What `envpin cuda` is given on its command line, as typed (spaces around a value are dropped).
+struct CudaFlags {
+  std::vector<std::string> gpus;       // --gpu: products or capabilities
+  std::string driver;                  // --driver: a version, or ">=" one
+  std::string torch;                   // --torch: "2.4.1", "==2.4.1+cu121", "torch>=2.6,<2.8"
+  std::string cuda;                    // --cuda: x.y, x.y.z or "auto"
+  std::vector<std::string> platforms;  // --platform: linux/amd64, linux/arm64
+  std::string os;                      // --os: ubuntuXX.YY
+};
+
+// The request the flags make, over the manifest's when there is one (a flag given wins). Throws
+// diag::Error located at the flag (--cuda, --platform, --os) for a value it cannot be.
+CudaRequest request_from_flags(const CudaFlags& given, const manifest::Manifest* m);
+
 // Human text (what `envpin cuda` prints) and JSON (`envpin cuda --json`).
 std::string format_decision(const CudaDecision& d);
 std::string decision_json(const CudaDecision& d);
