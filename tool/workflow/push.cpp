@@ -34,6 +34,7 @@
 #include "io/atomic_file.hpp"
 #include "io/json_input.hpp"
 #include "io/process.hpp"
+#include "io/state_dir.hpp"
 #include "jobs/project.hpp"
 #include "manifest/load.hpp"
 #include "pin/sha256.hpp"
@@ -107,19 +108,6 @@ Error no_state_directory() {
       std::nullopt, "set HOME (or XDG_STATE_HOME) to an absolute directory of your own");
 }
 
-// A directory of envpin's state: made here (never through a link), this user's, mode 0700.
-void private_state_directory(const fs::path& dir) {
-  io::owned_directory(dir);
-  struct stat st {};
-  const std::string shown = dir.generic_string();
-  if (::lstat(dir.c_str(), &st) != 0 || st.st_uid != ::getuid())
-    throw Error("envpin's state directory " + diag::quote(shown) + " is not this user's", std::nullopt,
-                "remove it (envpin creates it again), or set XDG_STATE_HOME to a directory of your own");
-  if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
-    throw Error("cannot make envpin's state directory " + diag::quote(shown) + " private (mode 0700)", std::nullopt,
-                "check its owner and mode, or set XDG_STATE_HOME to a directory of your own");
-}
-
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
@@ -174,31 +162,19 @@ std::optional<PushRecord> read_push_record(const manifest::Manifest& m) {
 }
 
 fs::path private_record_path(const manifest::Manifest& m) {
-  fs::path state;
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && xdg[0] == '/')
-    state = xdg;
-  else if (const char* home = std::getenv("HOME"); home && home[0] == '/')
-    state = fs::path(home) / ".local" / "state";
-  else
-    return {};
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  if (!(xdg && xdg[0] == '/') && !(home && home[0] == '/')) return {};
   std::error_code ec;
   const fs::path project = fs::weakly_canonical(fs::absolute(m.project_dir, ec), ec);
-  return state / "envpin" / "push" / (pin::sha256_hex(project.string()) + ".json");
+  return io::state_root() / "push" / (pin::sha256_hex(project.string()) + ".json");
 }
 
 void keep_push_record(const manifest::Manifest& m, const PushRecord& r) {
   const fs::path file = private_record_path(m);
   if (file.empty()) throw no_state_directory();
-  const fs::path push_dir = file.parent_path(), envpin_dir = push_dir.parent_path();
-  std::error_code ec;
-  fs::create_directories(envpin_dir.parent_path(), ec);
-  if (ec)
-    throw Error("cannot create the state directory " + diag::quote(envpin_dir.parent_path().generic_string()) + ": " +
-                    ec.message(),
-                std::nullopt, "set XDG_STATE_HOME to a writable directory of your own");
-  private_state_directory(envpin_dir);
-  private_state_directory(push_dir);
-  io::write_atomic(file, push_record_json(r), false);
+  // Held as envpin's scripts are: a directory of this user's only, the file read-only, replaced whole.
+  io::hold_file(file.parent_path(), file.filename().string(), push_record_json(r));
 }
 
 std::string push_record_unvouched(const manifest::Manifest& m, const PushRecord& r) {
