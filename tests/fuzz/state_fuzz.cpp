@@ -19,6 +19,9 @@
 //   9 (mod 16): what the server of `envpin dev --host` answers (issue 61): each line as a server URL
 //      (workflow::parse_dev_url): none, or a name of [A-Za-z0-9_.-], a port 1..65535 and a rest
 //      that starts with '/' and holds printable ASCII only.
+//   1 (mod 16): .envpin/push.json, which any job can write (workflow::parse_push_record): a record
+//      whose digest and tree are sha256:HEX, whose reference and image are printable, written back
+//      the same; or one printable, located error.
 //   7: what resume-check reads from a job (issue 49): envpin_compare.py's output
 //      (parse_semantics, parse_steps), the checkpoint journal, and names and log lines the job
 //      chose, judged (resume_check::judge): every verdict line printable and at most 1,000 bytes.
@@ -43,6 +46,7 @@
 #include "resume_check/verdict.hpp"
 #include "workflow/dev.hpp"
 #include "workflow/mirror.hpp"
+#include "workflow/push.hpp"
 
 namespace {
 
@@ -218,6 +222,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (data[0] % 8 == 7) {
     fuzz_resume(text);
+    return 0;
+  }
+  if (data[0] % 16 == 1) {
+    try {
+      const auto r = envpin::workflow::parse_push_record(text, ".envpin/push.json");
+      const auto hex_digest = [](const std::string& d) {
+        return d.size() == 71 && d.starts_with("sha256:") &&
+               d.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+      };
+      check(hex_digest(r.digest) && hex_digest(r.tree));
+      for (const std::string* v : {&r.reference, &r.image}) {
+        check(!v->empty() && envpin::diag::control_at(*v) == std::string_view::npos);
+        check(envpin::diag::invalid_utf8_at(*v) == std::string_view::npos);
+      }
+      const auto again = envpin::workflow::parse_push_record(envpin::workflow::push_record_json(r), "again");
+      check(again.reference == r.reference && again.digest == r.digest && again.image == r.image &&
+            again.tree == r.tree);
+    } catch (const envpin::diag::Error& e) {
+      check(e.where().has_value());
+      check(printable_lines(envpin::diag::format(e)));
+    }
     return 0;
   }
   if (data[0] % 16 == 9) {
