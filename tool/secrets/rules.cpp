@@ -220,13 +220,22 @@ Span path_token(std::string_view path) {
   return {0, 0};
 }
 
-// The credentials of each URL in `text`: its userinfo, a conda token segment, credential parameters.
-void url_spans(std::string_view text, std::vector<Span>& out) {
+// Each URL in `text` after its "://", up to where the text quoting it ends it: `f(begin, url)` with
+// its offset in `text`, until `f` returns true (then true).
+template <typename F>
+bool each_url(std::string_view text, F f) {
   for (std::size_t at = text.find("://"); at != std::string_view::npos; at = text.find("://", at + 3)) {
     const std::size_t begin = at + 3;
     std::size_t end = begin;
     while (end < text.size() && !ends_url(text[end])) ++end;
-    const std::string_view url = text.substr(begin, end - begin);
+    if (f(begin, text.substr(begin, end - begin))) return true;
+  }
+  return false;
+}
+
+// The credentials of each URL in `text`: its userinfo, a conda token segment, credential parameters.
+void url_spans(std::string_view text, std::vector<Span>& out) {
+  each_url(text, [&](std::size_t begin, std::string_view url) {
     const std::size_t host_end = std::min(url.find_first_of("/?#"), url.size());
     if (const std::size_t userinfo = url.substr(0, host_end).rfind('@');
         userinfo != std::string_view::npos && userinfo > 0)
@@ -236,7 +245,7 @@ void url_spans(std::string_view text, std::vector<Span>& out) {
     const std::string_view path = url.substr(host_end, std::min(query, fragment) - host_end);
     if (const Span t = path_token(path); t.end > t.begin)
       out.push_back({begin + host_end + t.begin, begin + host_end + t.end});
-    if (query >= fragment) continue;
+    if (query >= fragment) return false;
     const std::string_view q = url.substr(query + 1, fragment - query - 1);
     for (const Span& p : parameters(q)) {
       const std::string_view param = q.substr(p.begin, p.end - p.begin);
@@ -246,7 +255,8 @@ void url_spans(std::string_view text, std::vector<Span>& out) {
         out.push_back({value, begin + query + 1 + p.end});
       }
     }
-  }
+    return false;
+  });
 }
 
 bool ends_word(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '"' || c == '`'; }
@@ -408,11 +418,7 @@ std::string lower(std::string_view s) {
 // token for its user name ("https://ghp_...@github.com", "https://glpat-...@gitlab.com"), or a
 // credential query parameter. "ssh://git@host" and "https://alice@host" carry none.
 bool url_with_credentials(std::string_view text) {
-  for (std::size_t at = text.find("://"); at != std::string_view::npos; at = text.find("://", at + 3)) {
-    const std::size_t begin = at + 3;
-    std::size_t end = begin;
-    while (end < text.size() && !ends_url(text[end])) ++end;
-    const std::string_view url = text.substr(begin, end - begin);
+  return each_url(text, [](std::size_t, std::string_view url) {
     const std::size_t host_end = std::min(url.find_first_of("/?#"), url.size());
     if (const std::size_t at_sign = url.substr(0, host_end).rfind('@');
         at_sign != std::string_view::npos && at_sign > 0) {
@@ -427,9 +433,8 @@ bool url_with_credentials(std::string_view text) {
           std::any_of(user.begin(), user.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
       if (user.size() >= 16 && digit && letter) return true;
     }
-    if (!credential_parameter(url).empty()) return true;
-  }
-  return false;
+    return !credential_parameter(url).empty();
+  });
 }
 
 }  // namespace
