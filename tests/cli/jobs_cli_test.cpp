@@ -448,5 +448,29 @@ TEST_F(JobsCli, TheHostRunsItsHeldScriptsNeverTheTrees) {
   EXPECT_EQ(*io::read_file(held[0]), pristine);
 }
 
+// The server of `envpin dev --host` is another machine: its answers are data (issue 61). An endless
+// answer is cut at 1 MiB with one error, and its messages reach this terminal with no escape
+// sequence or bidirectional control. The "server" here is a stand-in ssh.
+TEST_F(JobsCli, TheServersAnswersAreData) {
+  write("envpin.yaml", std::string(kManifest) + "dev:\n  servers:\n    - {name: notebook, kind: jupyter}\n");
+  write("bin/ssh",
+        "#!/bin/sh\nfor last; do :; done\ncase $last in\n"
+        "  *--status*) head -c 2000000 /dev/zero | tr '\\0' a ;;\n"
+        "  *--stop*) printf '\\033[31mred\\033]0;title\\007 \\342\\200\\256done\\n' >&2 ;;\n"
+        "  *) exit 0 ;;\nesac\n");
+  fs::permissions(dir_ / "bin/ssh", fs::perms::owner_all);
+  const std::string env = "ENVPIN_SSH=" + sh_quote((dir_ / "bin/ssh").string());
+  const Result status = run("dev --host box:/srv/p --status", env);
+  EXPECT_EQ(status.code, 1);
+  EXPECT_EQ(status.err.substr(0, status.err.find('\n')),
+            "envpin: error: envpin on box answered more than 1 MiB to 'envpin dev --status': not read further");
+  EXPECT_LT(status.out.size(), 4096u);
+  const Result stop = run("dev --host box:/srv/p --stop", env);
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  EXPECT_EQ(stop.err.find('\x1b'), std::string::npos) << stop.err;
+  EXPECT_EQ(stop.err.find("\xe2\x80\xae"), std::string::npos) << stop.err;
+  EXPECT_NE(stop.err.find("red"), std::string::npos) << stop.err;
+}
+
 }  // namespace
 }  // namespace envpin

@@ -236,5 +236,20 @@ test_a_jupyter_that_answers_without_the_token_is_stopped() {
   assertEquals "" "$(PATH=$T/bin:$PATH; (check_servers) 2>&1)"
 }
 
+# Identity by label (issue 61): a container of this name whose labels name another project directory
+# (a second checkout with the same name) or another user is never removed or restarted from here.
+test_another_checkouts_container_is_never_touched() {
+  stub_engine 'case $1 in
+  container) case $4 in *project-dir*) echo /elsewhere/checkout ;; *org.envpin.dev*) echo 1 ;; *State.Status*) echo exited ;; esac ;;
+  rm|start|restart) echo "$*" >>"$(dirname "$0")/ran" ;;
+esac; exit 0'
+  engine=docker container=envpin-demo-dev-ann state=$T/state project=$T/here
+  out=$(PATH=$T/bin:$PATH; (dev_stop) 2>&1)
+  assertContains "$out" "belongs to another project directory (/elsewhere/checkout)"
+  out=$(PATH=$T/bin:$PATH; (dev_up) 2>&1)
+  assertContains "$out" "belongs to another project directory (/elsewhere/checkout)"
+  assertFalse "the other checkout's container was acted on: $(cat "$T/bin/ran" 2>/dev/null)" "[ -e '$T/bin/ran' ]"
+}
+
 # shellcheck source=/dev/null
 . /usr/share/shunit2/shunit2

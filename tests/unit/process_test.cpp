@@ -25,5 +25,17 @@ TEST(RunProcess, AChildDoesNotInheritAnotherThreadsPipes) {
   EXPECT_EQ(other.get().exit_code, 0);
 }
 
+// Another machine's answer is read bounded (issue 61: a server's endless answer took 1.18 GB): past
+// the limit the process is ended, its output cut there.
+TEST(RunProcess, AnAnswerPastTheLimitEndsIt) {
+  const ProcessResult r = run_process({"sh", "-c", "yes"}, "", 65536);
+  EXPECT_TRUE(r.over_limit);
+  EXPECT_EQ(r.out.size(), 65536u);
+  EXPECT_EQ(r.exit_code, -1);
+  const ProcessResult small = run_process({"sh", "-c", "echo fine"}, "", 65536);
+  EXPECT_FALSE(small.over_limit);
+  EXPECT_EQ(small.out, "fine\n");
+}
+
 }  // namespace
 }  // namespace envpin::io
