@@ -9,6 +9,7 @@
 
 #include "cli/cli_fixture.hpp"
 #include "manifest/load.hpp"
+#include "pin/sha256.hpp"
 #include "workflow/generate.hpp"
 #include "workflow/push.hpp"
 
@@ -221,16 +222,39 @@ TEST_F(PushCli, ARecordOnlyTheTreeHoldsIsNotBelieved) {
   EXPECT_FALSE(fs::exists(dir_ / "bin/args"));
 
   // The genuine record back in the tree, but no copy kept (another machine's push, or a record
-  // written by hand): not believed either.
+  // written by hand): the registry decides, asked by digest (a stand-in skopeo here). One that
+  // does not serve it: not believed.
   text.replace(text.find(kOther), kOther.size(), kDigest);
   write(".envpin/push.json", text);
   fs::remove(kept);
-  r = run("generate");
+  const auto skopeo = [&](const std::string& body) {
+    write("bin/skopeo", "#!/bin/sh\n" + body + "\n");
+    fs::permissions(dir_ / "bin/skopeo", fs::perms::owner_all);
+  };
+  skopeo("echo 'manifest unknown' >&2; exit 1");
+  r = run("generate", path);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("envpin: error: .envpin/push.json: envpin push did not record it on this machine"),
             std::string::npos)
       << r.err;
+  EXPECT_NE(r.err.find("and the registry does not serve its digest in reg.example.com/team/shipped (skopeo: "
+                       "manifest unknown)"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(read(".envpin/kubernetes.yaml").find(kDigest), std::string::npos);
+  // A registry that serves the manifest of that digest (its bytes hash to it): believed without a
+  // copy here, as on a cluster's login node after a push from the laptop.
+  const std::string served = "{\"schemaVersion\": 2}\n";
+  const std::string genuine = "sha256:" + pin::sha256_hex(served);
+  record(genuine);
+  fs::remove(kept);
+  skopeo("printf '%s' '" + served + "'");
+  r = run("generate", path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read(".envpin/kubernetes.yaml").find("image: reg.example.com/team/shipped@" + genuine), std::string::npos);
+  // Serving other bytes under that digest is no answer.
+  skopeo("echo '{}'");
+  EXPECT_EQ(run("generate", path).code, 1);
   // The copy kept again: believed, and submitted.
   record(kDigest);
   ASSERT_EQ(run("generate").code, 0);

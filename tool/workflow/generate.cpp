@@ -80,6 +80,14 @@ Plan plan(const manifest::Manifest& m, const std::string& lock, const std::optio
   std::string unvouched;
   if (judge_push && m.jobs && m.jobs->push) record = read_push_record(m);
   if (record) unvouched = push_record_unvouched(m, *record);
+  // Pushed from another machine (a clone, a cluster's login node): no copy here, so the registry's
+  // word instead, as envpin push confirms its own push. A copy here that disagrees is not overruled.
+  if (record && !unvouched.empty() && !has_private_record(m)) {
+    if (const std::string why = registry_unvouched(*record); why.empty())
+      unvouched.clear();
+    else
+      unvouched += ", and " + why;
+  }
   if (record)
     env.pushed = resolve::PushedImage{record->reference, push_repository(record->reference), record->digest, ""};
   p.artifacts = render::render_all(m, env);

@@ -206,6 +206,25 @@ std::string push_record_unvouched(const manifest::Manifest& m, const PushRecord&
   return "";
 }
 
+bool has_private_record(const manifest::Manifest& m) {
+  const fs::path file = private_record_path(m);
+  std::error_code ec;
+  return !file.empty() && fs::exists(fs::symlink_status(file, ec));
+}
+
+std::string registry_unvouched(const PushRecord& r) {
+  if (io::find_on_path("skopeo").empty())
+    return "skopeo, which would ask the registry for it, is not on PATH (apt-get install skopeo)";
+  const std::string repository = push_repository(r.reference);
+  const std::string by_digest = repository + "@" + r.digest;
+  // A manifest is small: an answer past 16 MiB is not one.
+  const io::ProcessResult read = io::run_process(manifest_read_argv(repository, by_digest, {}), {}, 16 << 20);
+  if (read.exit_code == 0 && "sha256:" + pin::sha256_hex(read.out) == r.digest) return "";
+  return "the registry does not serve its digest in " + repository +
+         (read.exit_code != 0 ? " (skopeo: " + diag::printable(first_line(read.err)) + ")"
+                              : " (what it serves hashes to sha256:" + pin::sha256_hex(read.out) + ")");
+}
+
 std::string push_record_json(const PushRecord& r) {
   nlohmann::ordered_json j;
   j["reference"] = r.reference;

@@ -63,6 +63,15 @@ void keep_push_record(const manifest::Manifest& m, const PushRecord& r);
 // this machine ...", "its digest differs from ..."). Never throws: an unreadable copy is a reason.
 std::string push_record_unvouched(const manifest::Manifest& m, const PushRecord& r);
 
+// Whether envpin push kept a copy of a record for this project on this machine (private_record_path).
+bool has_private_record(const manifest::Manifest& m);
+
+// For a record pushed from another machine (a clone, a cluster's login node: no private copy here),
+// the registry's word: "" when it serves the record's digest in its repository (the manifest read
+// back by digest with skopeo and hashed here, as envpin push confirms its own push), else a clause
+// saying why not. Never throws.
+std::string registry_unvouched(const PushRecord& r);
+
 // For `envpin submit --pushed`: throws diag::Error unless jobs.push is set, envpin push recorded an
 // image, the project is still the tree it holds (generate's judgement, made again now: an edit
 // since the last generate counts) and .envpin/enroot.sbatch names it (generate ran since).
