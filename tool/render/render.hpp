@@ -80,8 +80,9 @@ Artifact generated_record(const manifest::Manifest& m, const std::vector<Artifac
 std::vector<Artifact> render_all(const manifest::Manifest& m, const resolve::Environment& env);
 
 // `envpin ci`: the pipeline for GitHub Actions (.github/workflows/envpin.yml) or GitLab CI
-// (.envpin/gitlab-ci.yml). Values are checked by the caller: a URL, a sha256, a runner label and
-// secret names in their grammars.
+// (.envpin/gitlab-ci.yml). The caller checks the options' grammars (a URL, a sha256, a runner label,
+// secret names); `ci` itself writes the manifest's file name as one YAML scalar and throws
+// diag::Error for any other value that is not one printable line.
 struct CiOptions {
   bool github = false;                                   // else GitLab
   std::string deb_url;                                   // where the pipeline gets envpin's .deb
