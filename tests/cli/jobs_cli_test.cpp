@@ -6,7 +6,10 @@
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
+#include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/cli_fixture.hpp"
 #include "jobs/project.hpp"
@@ -470,6 +473,41 @@ TEST_F(JobsCli, TheServersAnswersAreData) {
   EXPECT_EQ(stop.err.find('\x1b'), std::string::npos) << stop.err;
   EXPECT_EQ(stop.err.find("\xe2\x80\xae"), std::string::npos) << stop.err;
   EXPECT_NE(stop.err.find("red"), std::string::npos) << stop.err;
+}
+
+// A keeper killed alone leaves the forward's ssh running in its process group, holding the laptop's
+// port; `envpin dev --host ... --stop` ends that group from the keeper's state (issue 61). The
+// keeper here is a session leader killed with SIGKILL (a zombie until something reaps it, or gone),
+// its ssh a child that still runs.
+TEST_F(JobsCli, TheForwardDiesWithItsKeeper) {
+  write("envpin.yaml", std::string(kManifest) + "dev:\n  servers:\n    - {name: notebook, kind: jupyter}\n");
+  write("bin/ssh", "#!/bin/sh\nexit 0\n");
+  fs::permissions(dir_ / "bin/ssh", fs::perms::owner_all);
+  const std::string ids = shell("cd " + sh_quote(dir_.string()) +
+                                " && setsid sh -c 'sleep 120 & echo $$ $!; wait' >group 2>&1 </dev/null & sleep 0.5;"
+                                " cat " +
+                                sh_quote((dir_ / "group").string()));
+  const auto space = ids.find(' ');
+  ASSERT_NE(space, std::string::npos) << ids;
+  const int keeper = std::stoi(ids.substr(0, space)), forward = std::stoi(ids.substr(space + 1));
+  started_.push_back(forward);
+  ::kill(keeper, SIGKILL);
+  const fs::path forward_state = state_ / "envpin/forward" / pin::sha256_hex("box:/srv/p").substr(0, 16) / "state";
+  fs::create_directories(forward_state.parent_path());
+  io::write_atomic(forward_state, "pid " + std::to_string(keeper) + "\nstart 1\nport notebook 8888 8888\n", false);
+  const auto runs = [](int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  };
+  ASSERT_TRUE(runs(forward));
+  const Result stop = run("dev --host box:/srv/p --stop", "ENVPIN_SSH=" + sh_quote((dir_ / "bin/ssh").string()));
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  for (int i = 0; i < 50 && runs(forward); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(runs(forward)) << "the forward outlived its keeper and --stop";
+  EXPECT_FALSE(fs::exists(forward_state.parent_path()));
 }
 
 }  // namespace

@@ -90,12 +90,23 @@ bool keeper_alive(const Keeper& k) {
   return args.size() == 4 && args[3] == kKeeperName;
 }
 
+// A process's state letter from /proc/PID/stat ('Z' for a zombie), or 0 when there is none.
+char process_state(const fs::path& stat_file) {
+  std::ifstream in(stat_file);
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
+}
+
 // Whether a process other than `pgid` itself runs in process group `pgid`. With the group's
-// leader gone, such a process can only be the leader's own (the kernel hands out no pid that is
-// still a group's id): the forward's ssh left behind by a keeper killed alone.
+// leader gone (or a zombie its parent has not reaped yet), such a process can only be the
+// leader's own (the kernel hands out no pid that is still a group's id): the forward's ssh left
+// behind by a keeper killed alone.
 bool group_left(int pgid) {
   std::error_code ec;
-  if (fs::exists("/proc/" + std::to_string(pgid), ec)) return false;  // the id is a live process's
+  const char leader = process_state(fs::path("/proc") / std::to_string(pgid) / "stat");
+  if (leader != 0 && leader != 'Z') return false;  // the id is a live process's
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -107,7 +118,8 @@ bool group_left(int pgid) {
     std::istringstream fields(stat.substr(close + 1));
     std::string state;
     long ppid = 0, pgrp = 0;
-    if (fields >> state >> ppid >> pgrp && pgrp == pgid) return true;
+    // A member that still runs: not the leader, not a zombie.
+    if (fields >> state >> ppid >> pgrp && pgrp == pgid && name != std::to_string(pgid) && state != "Z") return true;
   }
   return false;
 }
