@@ -4,6 +4,11 @@
 # in $T) and a bookworm minbase base image pushed to the registry as $IMAGE (debootstrap from
 # the configured Debian mirror, or the rootfs cached in $ENVPIN_E2E_CACHE).
 REGISTRY_PID="" DOCKERD_PID=""
+# envpin's own state (the scripts it holds on the host, push's record) in the test's directory, never
+# the home of whoever runs ctest; a test that names its own inside $T keeps it.
+if [ -n "${T:-}" ]; then
+  case ${XDG_STATE_HOME:-} in "$T"/*) ;; *) XDG_STATE_HOME=$T/xdg && export XDG_STATE_HOME ;; esac
+fi
 
 step() { printf '%s envpin e2e: %s\n' "$(date +%T)" "$*" >&2; }
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
