@@ -29,7 +29,7 @@ asan_build='' asan_log='' scratch=''
 # However the script ends: the ASan build beside CTest (its own process group) stopped, the
 # scratch files removed.
 cleanup() {
-  [ -z "$asan_build" ] || kill -TERM "-$asan_build" 2>/dev/null
+  [ -z "$asan_build" ] || kill -TERM "-$asan_build" 2>/dev/null || :  # (set -e: a build already ended is no failure)
   rm -rf "$leftovers" "$asan_log" "$scratch" "$XDG_STATE_HOME"
 }
 trap cleanup EXIT
