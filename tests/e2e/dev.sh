@@ -26,14 +26,21 @@ need_root "dockerd, debootstrap and sshd" "$0" "$@"
 
 T=$(mktemp -d /tmp/envpin-e2e-dev.XXXXXX)
 . "$(dirname "$0")/servers.sh"
-SSHD_PID=""
-# Only what this test started is stopped: its sshd by pid, the forward keepers its own laptop state
-# records (each leads its process group: the keeper and its ssh), never a match on every process.
+SSHD_PID="" KEEPER="" KEEPER2=""
+# Only what this test started is stopped: its sshd by pid, the forward keepers it recorded and the
+# one its laptop state records now (each leads its process group: the keeper and its ssh, which
+# outlives a keeper killed alone), never a match on every process.
 cleanup() {
   [ -z "$SSHD_PID" ] || kill "$SSHD_PID" 2>/dev/null
   for f in "$T"/laptop-state/envpin/forward/*/state; do
-    k=$(sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$f" 2>/dev/null)
-    [ -z "$k" ] || kill -KILL -- "-$k" 2>/dev/null
+    KEEPER2="$KEEPER2 $(sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$f" 2>/dev/null)"
+  done
+  # A member of such a group is ours only when its command line names this test's directory (a
+  # group id can be reused once the group is gone).
+  for k in $KEEPER $KEEPER2; do
+    for p in $(pgrep -g "$k"); do
+      tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$T/" && kill -KILL "$p" 2>/dev/null
+    done
   done
   docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
   podman_down
